@@ -1,0 +1,50 @@
+"""poolspec: pooling and resampling written once against the Python array API standard.
+
+Runs on NumPy, CuPy, torch, JAX, Dask and array-api-strict arrays with torch's numerics, explicit
+``*_backward`` functions on every backend, and deterministic autodiff bindings on torch and JAX.
+
+>>> import numpy as np, poolspec
+>>> poolspec.avg_pool2d(np.arange(16.0).reshape(1, 4, 4), 2)
+array([[[ 2.5,  4.5],
+        [10.5, 12.5]]])
+"""
+
+from __future__ import annotations
+
+from . import spec
+from .ops.avg_pool import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool1d_backward,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool2d_backward,
+    adaptive_avg_pool3d,
+    adaptive_avg_pool3d_backward,
+    avg_pool1d,
+    avg_pool1d_backward,
+    avg_pool2d,
+    avg_pool2d_backward,
+    avg_pool3d,
+    avg_pool3d_backward,
+)
+from .spec import infer_arguments, output_shape
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "spec",
+    "output_shape",
+    "infer_arguments",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "avg_pool1d_backward",
+    "avg_pool2d_backward",
+    "avg_pool3d_backward",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_avg_pool1d_backward",
+    "adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d_backward",
+]

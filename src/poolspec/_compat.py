@@ -1,0 +1,90 @@
+"""The one import point of array-api-compat: namespaces, devices, dtypes and host-to-array transfer.
+
+Nothing here imports a backend: array-api-compat recognises arrays by the modules already loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat as _aac
+import numpy as np
+
+is_torch_array = _aac.is_torch_array
+is_jax_array = _aac.is_jax_array
+is_dask_array = _aac.is_dask_array
+
+FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)
+
+
+def namespace(*arrays: Any, names: tuple[str, ...] = ("x",)) -> Any:
+    """The array-API namespace shared by ``arrays``; a TypeError names the argument otherwise."""
+    spaces = []
+    for arr, name in zip(arrays, names):
+        try:
+            spaces.append(_aac.array_namespace(arr))
+        except TypeError:
+            raise TypeError(
+                f"{name} must be an array of a supported library (NumPy, CuPy, torch, JAX, Dask, "
+                f"array-api-strict), got {type(arr).__module__}.{type(arr).__qualname__}"
+            ) from None
+    first = spaces[0]
+    for space, name in zip(spaces[1:], names[1:]):
+        if space is not first:
+            raise TypeError(
+                f"{name} belongs to {space.__name__} but {names[0]} belongs to {first.__name__}: "
+                "all arrays of one call must come from the same library"
+            )
+    return first
+
+
+def device(x: Any) -> Any:
+    return _aac.device(x)
+
+
+def dtype_name(xp: Any, dtype: Any) -> str:
+    """A backend-neutral name for ``dtype`` (``'float32'``, ``'bfloat16'``, ...)."""
+    text = str(dtype)
+    if "bfloat16" in text:
+        return "bfloat16"
+    for name in _NAMES:
+        candidate = getattr(xp, name, None)
+        if candidate is not None and dtype == candidate:
+            return name
+    return text.rsplit(".", 1)[-1]
+
+
+def dtype_of(xp: Any, name: str) -> Any:
+    """The namespace's dtype for a name from :func:`dtype_name`."""
+    if name == "bfloat16" and not hasattr(xp, "bfloat16"):
+        # jax.numpy and torch expose bfloat16; the compat torch namespace forwards it.
+        raise TypeError(f"{xp.__name__} has no bfloat16")
+    return getattr(xp, name)
+
+
+def compute_dtype_name(name: str) -> str:
+    """Half precision is weighted and accumulated in float32 and rounded once (torch's CPU rule)."""
+    return "float32" if name in ("float16", "bfloat16") else name
+
+
+def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any:
+    """Move a small host-side plan array into ``like``'s namespace and device.
+
+    Under ``jax.jit`` the result is a compile-time constant.
+    """
+    dev = device(like)
+    if is_dask_array(like):
+        # Plan arrays are small and shared by every chunk: keep them NumPy so dask embeds them
+        # in the graph as constants instead of making them arrays of their own.
+        out = np.asarray(host)
+        return out if dtype is None else out.astype(np.dtype(str(dtype).rsplit(".", 1)[-1]))
+    if not host.flags.writeable and is_torch_array(like):
+        host = host.copy()  # torch warns on read-only NumPy buffers
+    out = xp.asarray(host, device=dev) if dev is not None else xp.asarray(host)
+    if dtype is not None and out.dtype != dtype:
+        out = xp.astype(out, dtype)
+    return out

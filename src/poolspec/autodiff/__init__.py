@@ -1,0 +1,28 @@
+"""Routing an op's forward or VJP through the caller's autodiff system.
+
+torch tensors go through an ``autograd.Function`` pair and JAX arrays through a ``custom_vjp`` pair whenever
+native autodiff would meet a gather (it would transpose it into a scatter-add, which is atomic and
+nondeterministic on GPUs). Slice-only kernels on JAX use native autodiff, which keeps every transform,
+forward mode included; on JAX every op runs as one cached ``jax.jit`` program (eager JAX would compile
+each slice separately). The backends are imported only when an array of theirs arrives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._compat import is_jax_array, is_torch_array
+from ..kernels.linear import SeparableLinear
+
+
+def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
+    """``op`` (or its transpose) applied to ``x`` with gradients of every order where the backend has them."""
+    if is_torch_array(x):
+        from .torch import linear as torch_linear
+
+        return torch_linear(op, x, transpose)
+    if is_jax_array(x):
+        from .jax import linear as jax_linear
+
+        return jax_linear(op, x, transpose)
+    return op.transpose(x) if transpose else op.apply(x)

@@ -1,0 +1,35 @@
+"""JAX bindings. A linear op with gathers becomes a pair of ``custom_vjp`` functions, each the other's VJP,
+so grad, grad of grad (any order), jit and vmap work and gathers never transpose into scatter-adds.
+Slice-only ops keep native autodiff (forward mode too). Either way the op is one jitted program."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import jax
+
+from ..kernels.linear import SeparableLinear
+
+
+@lru_cache(maxsize=1024)
+def _pair(op: SeparableLinear) -> tuple[Any, Any]:
+    if not op.gathers:
+        return jax.jit(op.apply), jax.jit(op.transpose)
+
+    @jax.custom_vjp
+    def forward(x: Any) -> Any:
+        return op.apply(x)
+
+    @jax.custom_vjp
+    def transpose(g: Any) -> Any:
+        return op.transpose(g)
+
+    forward.defvjp(lambda x: (forward(x), None), lambda _, g: (transpose(g),))
+    transpose.defvjp(lambda g: (transpose(g), None), lambda _, gg: (forward(gg),))
+    return jax.jit(forward), jax.jit(transpose)
+
+
+def linear(op: SeparableLinear, x: Any, transpose: bool) -> Any:
+    forward, backward = _pair(op)
+    return backward(x) if transpose else forward(x)

@@ -1,0 +1,110 @@
+"""The ``poolspec`` command line: ``cards`` prints the op cards, ``selfcheck`` checks the implemented ops on
+one backend without torch (shape rule, adjoint identity of forward and backward, bit-identical repeats)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import spec
+
+_SELFCHECK = [
+    ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool2d", (2, 3, 9, 8), dict(kernel_size=(3, 2), stride=2, padding=1, count_include_pad=False)),
+    ("avg_pool2d", (3, 7, 7), dict(kernel_size=2, stride=3, ceil_mode=True, divisor_override=3)),
+    ("avg_pool3d", (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 3), padding=1)),
+    ("adaptive_avg_pool1d", (2, 3, 13), dict(output_size=7)),
+    ("adaptive_avg_pool2d", (2, 3, 13, 5), dict(output_size=(7, 9))),
+    ("adaptive_avg_pool3d", (1, 2, 5, 6, 7), dict(output_size=(3, None, 2))),
+]
+
+
+def _backend(name: str) -> tuple[Any, Any]:
+    """(namespace, to-array function) for a backend name."""
+    if name == "numpy":
+        import array_api_compat.numpy as xp
+
+        return xp, np.asarray
+    if name == "array_api_strict":
+        xp = importlib.import_module("array_api_strict")
+        return xp, xp.asarray
+    if name == "torch":
+        torch = importlib.import_module("torch")
+        return importlib.import_module("array_api_compat.torch"), lambda a: torch.from_numpy(np.array(a))
+    if name == "jax":
+        jax = importlib.import_module("jax")
+        jax.config.update("jax_enable_x64", True)
+        return importlib.import_module("jax.numpy"), importlib.import_module("jax.numpy").asarray
+    if name == "dask":
+        da = importlib.import_module("dask.array")
+        return importlib.import_module("array_api_compat.dask.array"), lambda a: da.from_array(a)
+    if name == "cupy":
+        cp = importlib.import_module("cupy")
+        return importlib.import_module("array_api_compat.cupy"), cp.asarray
+    raise SystemExit(f"unknown backend {name!r}")
+
+
+def _host(x: Any) -> np.ndarray:
+    if hasattr(x, "compute"):
+        x = x.compute()
+    if hasattr(x, "get"):
+        x = x.get()
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    if hasattr(x, "_array"):
+        x = x._array
+    return np.asarray(x)
+
+
+def selfcheck(backend: str) -> int:
+    import poolspec
+
+    xp, make = _backend(backend)
+    rng = np.random.default_rng(0)
+    failures = 0
+    for op, shape, args in _SELFCHECK:
+        x = rng.standard_normal(shape)
+        out_shape = spec.output_shape(op, shape, **args)
+        g = rng.standard_normal(out_shape)
+        y = getattr(poolspec, op)(make(x), **args)
+        gx1 = getattr(poolspec, op + "_backward")(make(g), make(x), **args)
+        gx2 = getattr(poolspec, op + "_backward")(make(g), make(x), **args)
+        y_h, gx_h = _host(y), _host(gx1)
+        lhs, rhs = float(np.vdot(y_h, g)), float(np.vdot(x, gx_h))
+        checks = {
+            "shape": tuple(y.shape) == tuple(out_shape),
+            "adjoint": abs(lhs - rhs) <= 1e-12 * max(1.0, abs(lhs)),
+            "repeat": np.array_equal(gx_h, _host(gx2)),
+        }
+        ok = all(checks.values())
+        failures += not ok
+        status = "ok" if ok else "FAIL " + ",".join(k for k, v in checks.items() if not v)
+        print(f"{op:<22} {str(shape):<18} <Ax,g>-<x,A'g> = {lhs - rhs:+.1e}  {status}")
+    print(f"{len(_SELFCHECK) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="poolspec", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("cards", help="print op cards as JSON")
+    c.add_argument("ops", nargs="*", help="op names (all if none)")
+    s = sub.add_parser("selfcheck", help="check the implemented ops on one backend (no torch needed)")
+    s.add_argument("--backend", default="numpy",
+                   choices=["numpy", "torch", "jax", "array_api_strict", "dask", "cupy"])
+    args = parser.parse_args(argv)
+    if args.command == "cards":
+        chosen = [spec.card(n) for n in args.ops] if args.ops else spec.cards()
+        json.dump([c.to_dict() for c in chosen], sys.stdout, indent=2)
+        print()
+        return 0
+    return selfcheck(args.backend)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

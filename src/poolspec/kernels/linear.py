@@ -1,0 +1,105 @@
+"""Separable linear ops: a per-axis sum plan for each spatial axis, then one division by a divisor array.
+
+avg_pool (every flag), adaptive_avg_pool and lp_pool's inner sum are all of this form; the transpose
+(the VJP) divides first and applies the transposed plans. Both directions run on any array namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._compat import compute_dtype_name, device, dtype_name, dtype_of, namespace, to_namespace
+from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
+from .sums import gather_sum, slice_sum, slice_sum_t
+
+
+@dataclass(frozen=True, eq=False)
+class SeparableLinear:
+    """y = (A_1 x ... x A_n) x / D over the trailing n axes. ``divisor`` is None (no division), a number,
+    or an int64 array of the output's spatial shape."""
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+    axes: tuple[AxisPlan, ...]
+    divisor: Any = field(default=None, repr=False)
+
+    @property
+    def gathers(self) -> bool:
+        """Whether a plan uses take: native autodiff would transpose it into a scatter-add."""
+        return any(isinstance(p, GatherPlan) for p in self.axes)
+
+    @property
+    def empty(self) -> bool:
+        return 0 in self.out_spatial or 0 in self.in_spatial
+
+    def apply(self, x: Any) -> Any:
+        xp = namespace(x)
+        name = dtype_name(xp, x.dtype)
+        work = _to_compute(xp, x, name)
+        if self.empty:
+            return _zeros(xp, x, self.out_spatial)
+        lead = x.ndim - len(self.axes)
+        for i in reversed(range(len(self.axes))):  # innermost axis first: torch's row-major order
+            work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=False)
+        work = self._divide(xp, work, name)
+        return work if work.dtype == x.dtype else xp.astype(work, x.dtype)
+
+    def transpose(self, g: Any) -> Any:
+        xp = namespace(g)
+        name = dtype_name(xp, g.dtype)
+        if self.empty:
+            return _zeros(xp, g, self.in_spatial)
+        work = self._divide(xp, _to_compute(xp, g, name), name)
+        lead = g.ndim - len(self.axes)
+        for i in reversed(range(len(self.axes))):
+            work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
+        return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
+
+    def _divide(self, xp: Any, y: Any, name: str) -> Any:
+        d = self.divisor
+        if d is None:
+            return y
+        if name.startswith("int"):
+            d = d if isinstance(d, int) else to_namespace(np.asarray(d), xp, y, dtype=y.dtype)
+            return _trunc_div(xp, y, d)
+        if isinstance(d, (int, float)):
+            return y / float(d)
+        return y / to_namespace(np.asarray(d, dtype=np.float64), xp, y, dtype=y.dtype)
+
+
+def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan, transpose: bool) -> Any:
+    if isinstance(plan, SlicePlan):
+        return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
+    return gather_sum(xp, x, axis, plan.transpose if transpose else plan)
+
+
+def _to_compute(xp: Any, x: Any, name: str) -> Any:
+    compute = compute_dtype_name(name)
+    return x if compute == name else xp.astype(x, dtype_of(xp, compute))
+
+
+def _zeros(xp: Any, like: Any, spatial: tuple[int, ...]) -> Any:
+    shape = tuple(like.shape[: like.ndim - len(spatial)]) + tuple(spatial)
+    dev = device(like)
+    return xp.zeros(shape, dtype=like.dtype, **({} if dev is None else {"device": dev}))
+
+
+def _trunc_div(xp: Any, a: Any, b: Any) -> Any:
+    """Integer division rounding toward zero (C semantics, as torch's int64 avg_pool)."""
+    q = a // b
+    r = a - q * b
+    return xp.where((r != 0) & ((a < 0) != (b < 0)), q + 1, q)
+
+
+def outer_product(factors: list[np.ndarray]) -> np.ndarray | int:
+    """The divisor array from per-axis factors; a plain int when it is uniform."""
+    d = factors[0].astype(np.int64)
+    for f in factors[1:]:
+        d = np.multiply.outer(d, f.astype(np.int64))
+    if d.size and (d == d.flat[0]).all():
+        return int(d.flat[0])
+    d.setflags(write=False)
+    return d

@@ -1,0 +1,1 @@
+"""The public ops, one module per family."""

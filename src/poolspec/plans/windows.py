@@ -1,0 +1,113 @@
+"""Per-axis window plans, computed on the host from static sizes and cached.
+
+Two shapes of plan cover every pooling op:
+
+* :class:`SlicePlan` - regular windows (start o*s - p, taps at fixed offsets). Applied with one strided
+  slice per tap; its transpose is again a set of slices (see ``kernels.sums.slice_sum_t``).
+* :class:`GatherPlan` - ragged windows (adaptive pools) or weighted taps (interpolation): for each tap t an
+  index per output. Its transpose is a GatherPlan too, so backward passes gather and never scatter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class SlicePlan:
+    """Output o reads padded cells o*stride + off for off in offsets; padded cell P is input P - pad_left."""
+
+    length: int
+    out: int
+    stride: int
+    offsets: tuple[int, ...]
+    pad_left: int
+    pad_right: int
+
+
+@dataclass(frozen=True, eq=False)
+class GatherPlan:
+    """Output o is the sum over taps t of weight[t, o] * x[index[t, o]]; index == length is an implicit
+    padding cell (0 for sums), so ragged windows need no mask."""
+
+    length: int
+    out: int
+    index: np.ndarray = field(repr=False)
+    weight: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def taps(self) -> int:
+        return int(self.index.shape[0])
+
+    @cached_property
+    def uses_padding_cell(self) -> bool:
+        return bool((self.index == self.length).any())
+
+    @cached_property
+    def transpose(self) -> GatherPlan:
+        """For each input cell, the outputs that read it (ascending), with the same weights."""
+        taps, out = self.index.shape
+        valid = self.index < self.length
+        if self.weight is not None:
+            valid &= self.weight != 0
+        cell = self.index[valid]
+        reader = np.broadcast_to(np.arange(out, dtype=np.int64), (taps, out))[valid]
+        order = np.lexsort((reader, cell))
+        cell, reader = cell[order], reader[order]
+        counts = np.bincount(cell, minlength=self.length)
+        width = int(counts.max()) if counts.size else 0
+        first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        rank = np.arange(cell.size) - first[cell]
+        index = np.full((width, self.length), out, dtype=np.int64)
+        index[rank, cell] = reader
+        weight = None
+        if self.weight is not None:
+            w = self.weight[valid][order]
+            weight = np.zeros((width, self.length), dtype=np.float64)
+            weight[rank, cell] = w
+            weight.setflags(write=False)
+        index.setflags(write=False)
+        return GatherPlan(self.out, self.length, index, weight)
+
+
+AxisPlan = SlicePlan | GatherPlan
+
+
+@lru_cache(maxsize=1024)
+def regular(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int = 1) -> SlicePlan:
+    offsets = tuple(t * dilation for t in range(kernel))
+    needed = offsets[-1] + (out - 1) * stride + 1
+    return SlicePlan(length, out, stride, offsets, padding, max(0, needed - padding - length))
+
+
+def avg_counts(length: int, out: int, kernel: int, stride: int, padding: int,
+               count_include_pad: bool) -> np.ndarray:
+    """Per-output divisor factor along one axis (torch: padding counts, the ceil overhang never does)."""
+    a = np.arange(out, dtype=np.int64) * stride - padding
+    if count_include_pad:
+        return np.minimum(a + kernel, length + padding) - a
+    return np.minimum(a + kernel, length) - np.maximum(a, 0)
+
+
+def adaptive_bounds(length: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Window i = [floor(i*L/O), ceil((i+1)*L/O)), exactly in integers."""
+    i = np.arange(out, dtype=np.int64)
+    start = (i * length) // out
+    end = -((-(i + 1) * length) // out)
+    return start, end
+
+
+@lru_cache(maxsize=1024)
+def adaptive(length: int, out: int) -> AxisPlan:
+    if length % out == 0:
+        k = length // out
+        return regular(length, out, k, k, 0)
+    start, end = adaptive_bounds(length, out)
+    taps = int((end - start).max())
+    t = np.arange(taps, dtype=np.int64)[:, None]
+    index = np.where(start[None, :] + t < end[None, :], start[None, :] + t, length)
+    index.setflags(write=False)
+    return GatherPlan(length, out, index)

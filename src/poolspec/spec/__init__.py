@@ -1,0 +1,103 @@
+"""Op cards: identity, arguments, shape rule and determinism notes of every op, and what derives from them.
+
+>>> from poolspec import spec
+>>> spec.card("avg_pool2d").id
+'avg_pool2d@1'
+>>> spec.output_shape("avg_pool2d", ("B", 3, 32, 32), kernel_size=2)
+('B', 3, 16, 16)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ._card import Argument, Card, Gradient, Resolved
+from ._rules import fail, is_int
+from .pooling import pooling_cards
+from .resampling import resampling_cards
+
+__all__ = ["Argument", "Card", "Gradient", "Resolved", "card", "cards", "deviations", "output_shape",
+           "infer_arguments"]
+
+
+@lru_cache(maxsize=1)
+def _deviations() -> tuple[dict[str, Any], ...]:
+    text = resources.files("poolspec").joinpath("data/deviations.json").read_text(encoding="utf-8")
+    return tuple(json.loads(text)["deviations"])
+
+
+def deviations(op: str | None = None) -> list[dict[str, Any]]:
+    """The recorded deviations from (and extensions of) torch 2.13, all or those touching ``op``."""
+    return [dict(d) for d in _deviations() if op is None or op in d["ops"]]
+
+
+def _with_deviations(c: Card) -> Card:
+    return dataclasses.replace(c, deviations=tuple(d["id"] for d in _deviations() if c.name in d["ops"]))
+
+
+_CARDS: dict[str, Card] = {c.name: _with_deviations(c) for c in pooling_cards() + resampling_cards()}
+
+
+def card(name: str) -> Card:
+    """The card of op ``name`` (``"avg_pool2d"`` or ``"avg_pool2d@1"``)."""
+    base, _, version = name.partition("@")
+    found = _CARDS.get(base)
+    if found is None:
+        raise ValueError(f"unknown op {name!r}; known ops: {', '.join(sorted(_CARDS))}")
+    if version and version != str(found.version):
+        raise ValueError(f"{base} has version {found.version}, not {version}")
+    return found
+
+
+def cards() -> list[Card]:
+    """All cards, in a stable order."""
+    return list(_CARDS.values())
+
+
+def output_shape(name: str, input_shape: tuple[Any, ...], **arguments: Any) -> tuple[Any, ...]:
+    """The output shape of ``name`` on ``input_shape`` without running it.
+
+    Batch and channel dimensions may be symbols (strings); spatial ones must be ints.
+
+    >>> output_shape("adaptive_avg_pool2d", ("N", "C", 13, 13), output_size=7)
+    ('N', 'C', 7, 7)
+    """
+    c = card(name)
+    return c.resolve(tuple(input_shape), None, **arguments).output_shape
+
+
+def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple[Any, ...]) -> dict[str, Any]:
+    """The arguments that make op ``name`` map ``input_shape`` to ``output_shape`` (adaptive pools,
+    interpolate by size). Leading dimensions must agree (equal ints or equal symbols).
+
+    >>> infer_arguments("adaptive_avg_pool2d", ("B", 64, 13, 13), ("B", 64, 7, 7))
+    {'output_size': (7, 7)}
+    """
+    c = card(name)
+    if c.category not in ("adaptive_pooling", "resampling"):
+        raise ValueError(f"{name}: infer_arguments supports the adaptive pools and interpolate, "
+                         f"whose output size is an argument; {c.category} ops fix it by their windows")
+    input_shape, output_shape = tuple(input_shape), tuple(output_shape)
+    if len(input_shape) != len(output_shape):
+        fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
+    n = len(input_shape) - 2 if c.category == "resampling" else c.spatial_dims[0]
+    for i, (a, b) in enumerate(zip(input_shape[:-n], output_shape[:-n])):
+        if a != b:
+            fail(name, "output_shape", output_shape,
+                 f"dimension {i} must equal the input's ({a!r}): only spatial dimensions change")
+    spatial = output_shape[-n:]
+    if not all(is_int(v) for v in spatial):
+        fail(name, "output_shape", output_shape, "spatial dimensions must be ints", TypeError)
+    key = "size" if c.category == "resampling" else "output_size"
+    arguments = {key: tuple(int(v) for v in spatial)}
+    if key == "size":
+        arguments["mode"] = "nearest"
+    got = c.resolve(input_shape, None, **arguments).output_shape
+    if tuple(got) != output_shape:
+        fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
+    return {key: arguments[key]}
+

@@ -1,0 +1,154 @@
+"""The op card: one frozen record per op, the single source of its arguments, checks and shape rule."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_MISSING = object()
+REQUIRED = "<required>"
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of an op, as documented and as validated."""
+
+    name: str
+    type: str
+    default: Any = REQUIRED
+    constraints: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    @property
+    def is_array(self) -> bool:
+        """Array inputs (x, indices) are the op's operands, not options a shape rule reads."""
+        return "array" in self.type
+
+    def to_dict(self) -> dict[str, Any]:
+        default = self.default
+        return {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "default": None if self.required else _jsonable(default),
+            "constraints": list(self.constraints),
+            "description": self.description,
+        }
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """How gradients are available: the explicit VJP and what each autodiff system supports."""
+
+    backward: str | None
+    torch: tuple[str, ...] = ()
+    jax: tuple[str, ...] = ()
+    notes: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backward": self.backward, "torch": list(self.torch), "jax": list(self.jax),
+                "notes": self.notes}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Validated, normalised arguments and the output shape they imply."""
+
+    op: str
+    input_shape: tuple[Any, ...]
+    output_shape: tuple[Any, ...]
+    params: Mapping[str, Any]
+    batched: bool
+
+    def __getitem__(self, key: str) -> Any:
+        return self.params[key]
+
+
+@dataclass(frozen=True)
+class Card:
+    """A machine-readable op card. ``card.resolve`` is the op's validation and shape inference."""
+
+    name: str
+    version: int
+    category: str
+    summary: str
+    spatial_dims: tuple[int, ...]
+    input_ranks: tuple[int, ...]
+    dtypes: tuple[str, ...]
+    arguments: tuple[Argument, ...]
+    shape_relation: str
+    determinism: str
+    gradient: Gradient
+    torch_reference: str
+    status: str = "implemented"
+    notes: tuple[str, ...] = ()
+    deviations: tuple[str, ...] = ()
+    _resolve: Callable[..., Resolved] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def argument(self, name: str) -> Argument:
+        for arg in self.arguments:
+            if arg.name == name:
+                return arg
+        raise KeyError(name)
+
+    def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Fill the defaults of the non-array arguments; reject unknown and missing ones by name."""
+        options = [a for a in self.arguments if not a.is_array]
+        unknown = sorted(set(arguments) - {a.name for a in options})
+        if unknown:
+            raise TypeError(f"{self.name}: unexpected argument(s) {', '.join(unknown)}; "
+                            f"it takes {', '.join(a.name for a in options)}")
+        bound = {}
+        for arg in options:
+            value = arguments.get(arg.name, _MISSING)
+            if value is _MISSING:
+                if arg.required:
+                    raise TypeError(f"{self.name}: missing required argument {arg.name!r}")
+                value = arg.default
+            bound[arg.name] = value
+        return bound
+
+    def resolve(self, input_shape: tuple[Any, ...], dtype: str | None = None,
+                **arguments: Any) -> Resolved:
+        """Check ``arguments`` for an input of ``input_shape`` (and dtype name) and infer the output shape.
+
+        Leading (batch, channel) dimensions may be symbols; spatial ones must be integers.
+        """
+        if self._resolve is None:
+            raise NotImplementedError(f"{self.id} has no shape rule")
+        return self._resolve(self, tuple(input_shape), dtype, self.bind(arguments))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "version": self.version,
+            "category": self.category,
+            "status": self.status,
+            "summary": self.summary,
+            "torch_reference": self.torch_reference,
+            "spatial_dims": list(self.spatial_dims),
+            "input_ranks": list(self.input_ranks),
+            "dtypes": list(self.dtypes),
+            "arguments": [a.to_dict() for a in self.arguments],
+            "shape_relation": self.shape_relation,
+            "determinism": self.determinism,
+            "gradient": self.gradient.to_dict(),
+            "notes": list(self.notes),
+            "deviations": list(self.deviations),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,378 @@
+"""Cards of the pooling ops: avg, max, lp, adaptive avg/max, max_unpool, each for 1, 2 and 3 spatial dims.
+
+Each card's resolver is that op's argument validation and shape inference (TORCH_NUMERICS sections 1-4).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._card import Argument, Card, Gradient, Resolved
+from ._rules import (
+    as_int,
+    check_bool,
+    check_dtype,
+    fail,
+    int_tuple,
+    is_int,
+    pool_output_size,
+    split_shape,
+)
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8")
+
+_TORCH_LINEAR = ("autograd (any order)", "forward-mode (jvp)", "gradcheck", "gradgradcheck",
+                 "use_deterministic_algorithms(True)")
+_JAX_NATIVE = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "hessian")
+_JAX_CUSTOM = ("jit", "grad", "grad-of-grad", "vmap")
+
+
+def _stride(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, ...]:
+    if value is None or (isinstance(value, (tuple, list)) and len(value) == 0):
+        return kernel
+    return int_tuple(op, "stride", value, n)
+
+
+def _window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...],
+                   p: tuple[int, ...], d: tuple[int, ...], ceil_mode: bool) -> tuple[int, ...]:
+    """torch's shared pooling checks, in its order, then the output size (which must be >= 1)."""
+    if any(v <= 0 for v in k):
+        fail(op, "kernel_size", k, "every entry must be > 0")
+    if any(v <= 0 for v in s):
+        fail(op, "stride", s, "every entry must be > 0 (torch: stride should not be zero)")
+    if any(v <= 0 for v in d):
+        fail(op, "dilation", d, "every entry must be > 0")
+    if any(v < 0 for v in p):
+        fail(op, "padding", p, "every entry must be >= 0")
+    for i in range(n):
+        if p[i] > k[i] // 2:
+            fail(op, "padding", p, f"must be at most half the kernel size (padding <= kernel_size // 2); "
+                                   f"axis {i} has padding {p[i]} with kernel_size {k[i]}")
+    out = tuple(pool_output_size(spatial[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n))
+    if any(o < 1 for o in out):
+        fail(op, "kernel_size", k, f"with stride={s}, padding={p}, dilation={d} the output size {out} for "
+                                   f"input size {spatial} is too small (every entry must be >= 1)")
+    return out
+
+
+def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
+    check_dtype(op, dtype, card.dtypes)
+    k = int_tuple(op, "kernel_size", a["kernel_size"], n)
+    s = _stride(op, a["stride"], k, n)
+    p = int_tuple(op, "padding", a["padding"], n)
+    ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
+    cip = check_bool(op, "count_include_pad", a["count_include_pad"])
+    div = a["divisor_override"]
+    if div is not None:
+        div = as_int(op, "divisor_override", div)
+        if div == 0:
+            fail(op, "divisor_override", div, "must not be zero (None means the window's cell count)")
+    out = _window_checks(op, n, spatial, k, s, p, (1,) * n, ceil_mode)
+    if n == 3 and any(spatial[i] < k[i] for i in range(n)):
+        fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis; avg_pool3d requires "
+                                   "every input extent >= kernel_size, padding notwithstanding (as torch)")
+    params = dict(kernel_size=k, stride=s, padding=p, ceil_mode=ceil_mode, count_include_pad=cip,
+                  divisor_override=div)
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _resolve_max(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
+    check_dtype(op, dtype, card.dtypes)
+    k = int_tuple(op, "kernel_size", a["kernel_size"], n)
+    s = _stride(op, a["stride"], k, n)
+    p = int_tuple(op, "padding", a["padding"], n)
+    d = int_tuple(op, "dilation", a["dilation"], n)
+    ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
+    ret = check_bool(op, "return_indices", a["return_indices"])
+    out = _window_checks(op, n, spatial, k, s, p, d, ceil_mode)
+    for i in range(n):
+        empty = _first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
+        if empty is not None:
+            fail(op, "dilation", d, f"leaves window {empty} of axis {i} without a single input cell "
+                                    f"(taps {empty * s[i] - p[i]} + t*{d[i]} for t < {k[i]} all fall in the "
+                                    f"padding of an input of length {spatial[i]}); torch returns -inf there")
+    params = dict(kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=ceil_mode, return_indices=ret)
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int | None:
+    if d == 1:
+        return None  # contiguous windows always reach the input (padding <= k // 2, ceil start rule)
+    start = np.arange(O, dtype=np.int64) * s - p
+    taps = start[:, None] + np.arange(k, dtype=np.int64)[None, :] * d
+    hit = ((taps >= 0) & (taps < L)).any(axis=1)
+    bad = np.flatnonzero(~hit)
+    return int(bad[0]) if bad.size else None
+
+
+def _adaptive_output_size(op: str, value: Any, spatial: tuple[int, ...], n: int) -> tuple[int, ...]:
+    if value is None:
+        return spatial
+    if is_int(value):
+        items: tuple[Any, ...] = (value,) * n
+    elif isinstance(value, (tuple, list)):
+        items = tuple(value)
+        if len(items) != n:
+            fail(op, "output_size", value, f"must be an int or a tuple of exactly {n} entries, got {len(items)}")
+    else:
+        fail(op, "output_size", value, f"must be an int, None or a tuple of {n} ints/None, "
+                                       f"not {type(value).__name__}", TypeError)
+    out = []
+    for i, v in enumerate(items):
+        if v is None:
+            out.append(spatial[i])
+            continue
+        v = as_int(op, "output_size", v, value)
+        if v < 0:
+            fail(op, "output_size", value, "every entry must be >= 0 (0 gives an empty output)")
+        out.append(v)
+    return tuple(out)
+
+
+def _resolve_adaptive(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=True)
+    check_dtype(op, dtype, card.dtypes)
+    out = _adaptive_output_size(op, a["output_size"], spatial, n)
+    params: dict[str, Any] = dict(output_size=out)
+    if "return_indices" in a:
+        params["return_indices"] = check_bool(op, "return_indices", a["return_indices"])
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _resolve_unpool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
+    check_dtype(op, dtype, card.dtypes)
+    k = int_tuple(op, "kernel_size", a["kernel_size"], n)
+    s = _stride(op, a["stride"], k, n)
+    p = int_tuple(op, "padding", a["padding"], n)
+    if any(v <= 0 for v in k):
+        fail(op, "kernel_size", k, "every entry must be > 0")
+    if any(v <= 0 for v in s):
+        fail(op, "stride", s, "every entry must be > 0")
+    if any(v < 0 for v in p):
+        fail(op, "padding", p, "every entry must be >= 0")
+    default = tuple((spatial[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n))
+    size = a["output_size"]
+    if size is None:
+        out = default
+        if any(o < 1 for o in out):
+            fail(op, "kernel_size", k, f"with stride={s}, padding={p} the default output size {out} is < 1")
+    else:
+        if not isinstance(size, (tuple, list)):
+            fail(op, "output_size", size, "must be None or a tuple of ints", TypeError)
+        items = tuple(as_int(op, "output_size", v, size) for v in size)
+        if len(items) not in (n, len(shape)):
+            fail(op, "output_size", size, f"must have {n} entries (or {len(shape)} including batch and "
+                                          f"channel), got {len(items)}")
+        out = items[-n:]
+        for i in range(n):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < out[i] < hi:
+                fail(op, "output_size", size, f"entry {i} must lie strictly between {lo} and {hi} "
+                                              f"(default {default[i]} +- stride {s[i]})")
+    params = dict(kernel_size=k, stride=s, padding=p, output_size=out)
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
+    check_dtype(op, dtype, card.dtypes)
+    norm = a["norm_type"]
+    if isinstance(norm, (bool, np.bool_)) or not isinstance(norm, (int, float, np.integer, np.floating)):
+        fail(op, "norm_type", norm, "must be a real number", TypeError)
+    norm = float(norm)
+    if norm == 0 or math.isnan(norm):
+        fail(op, "norm_type", norm, "must be non-zero and not NaN (torch raises ZeroDivisionError for 0)")
+    k = int_tuple(op, "kernel_size", a["kernel_size"], n)
+    s = _stride(op, a["stride"], k, n)
+    ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
+    out = _window_checks(op, n, spatial, k, s, (0,) * n, (1,) * n, ceil_mode)
+    params = dict(norm_type=norm, kernel_size=k, stride=s, ceil_mode=ceil_mode)
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _ranks(n: int) -> tuple[int, ...]:
+    return (n + 1, n + 2)
+
+
+def _size_arg(name: str, n: int, default: Any, what: str, constraint: str) -> Argument:
+    return Argument(name, f"int | tuple[int x {n}]" + (" | None" if default is None else ""), default,
+                    (constraint,), what)
+
+
+def _input_arg(n: int) -> Argument:
+    dims = {1: "L", 2: "H, W", 3: "D, H, W"}[n]
+    return Argument("x", "array", constraints=(f"shape (N, C, {dims}) or (C, {dims})",
+                                               "non-batch dimensions non-empty"),
+                    description="the input array (any supported namespace)")
+
+
+_REG = "regular windows a = o*s - p, taps a + t*d for t < k; windows that start in the right padding " \
+       "are dropped in ceil_mode"
+_OUT_FORMULA = "O = floor((L + 2p - d(k-1) - 1 + (s-1 if ceil_mode)) / s) + 1, minus 1 if ceil_mode and " \
+               "(O-1)*s >= L + p"
+
+
+def _avg_card(n: int) -> Card:
+    name = f"avg_pool{n}d"
+    args = (
+        _input_arg(n),
+        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
+                 "the window step s"),
+        _size_arg("padding", n, 0, "implicit zero padding p on both sides", "0 <= p <= k // 2"),
+        Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
+        Argument("count_include_pad", "bool", True, (),
+                 "count padding cells (not the ceil_mode overhang) in the divisor"),
+        Argument("divisor_override", "int | None", None, ("!= 0 (negative allowed)",),
+                 "divide every window sum by this instead of the cell count"),
+    )
+    notes = ["int64 sums in int64 and divides with truncation toward zero, as torch",
+             "float16/bfloat16 sum and divide in float32 and round once"]
+    if n == 1:
+        notes.append("divisor_override is accepted on 1d too (torch's avg_pool1d lacks it)")
+    if n == 3:
+        notes.append("every input extent must be >= kernel_size even with padding, as torch")
+        notes.append("float16/bfloat16 are accepted (torch's CPU avg_pool3d refuses them)")
+    return Card(
+        name=name, version=1, category="pooling",
+        summary=f"{n}-d average pooling over regular windows.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + ("int64",),
+        arguments=args,
+        shape_relation=f"per spatial axis: {_OUT_FORMULA}; "
+                       "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p) - a) if "
+                       "count_include_pad, else the number of input cells in the window",
+        determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
+                    "across runs on every backend; backward gathers (no scatter, no atomics)",
+        gradient=Gradient(f"{name}_backward", _TORCH_LINEAR, _JAX_NATIVE,
+                          "linear: the backward is the transposed window sum, its own backward the forward"),
+        torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
+        "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
+        notes=tuple(notes), _resolve=_resolve_avg,
+    )
+
+
+def _adaptive_card(kind: str, n: int) -> Card:
+    name = f"adaptive_{kind}_pool{n}d"
+    args: tuple[Argument, ...] = (
+        Argument("x", "array", constraints=(f"shape (N, C, *S) or (C, *S) with {n} spatial dims",
+                                            "spatial dimensions non-empty (N and C may be 0)"),
+                 description="the input array"),
+        Argument("output_size", f"int | None | tuple[int | None x {n}]", "<required>",
+                 ("entries >= 0 (0 gives an empty output)", "None keeps the input size"),
+                 "the output spatial size O"),
+    )
+    if kind == "max":
+        args += (Argument("return_indices", "bool", False, (), "also return int64 flat indices"),)
+        gradient = Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck"),
+                            _JAX_CUSTOM, "routes the cotangent to the selected cells by gathering")
+        determinism = "ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); " \
+                      "backward gathers: bit-identical across runs (torch's CUDA backward scatters atomically)"
+    else:
+        gradient = Gradient(f"{name}_backward", _TORCH_LINEAR, _JAX_CUSTOM,
+                            "linear; on JAX a custom_vjp pair (gathers must not transpose into "
+                            "scatter-adds), so forward-mode jvp is not available there")
+        determinism = "forward and backward gather over a fixed tap order: bit-identical across runs on " \
+                      "every backend (torch's CUDA backward uses atomicAdd and raises under " \
+                      "use_deterministic_algorithms)"
+    return Card(
+        name=name, version=1, category="adaptive_pooling",
+        summary=f"{n}-d adaptive {kind} pooling to a given output size.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS, arguments=args,
+        shape_relation="per spatial axis: window i = [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap "
+                       "and O > L is allowed",
+        determinism=determinism, gradient=gradient,
+        torch_reference=f"torch.nn.functional.adaptive_{kind}_pool{n}d",
+        status="implemented" if kind == "avg" else "planned",
+        _resolve=_resolve_adaptive,
+    )
+
+
+def _max_card(n: int) -> Card:
+    name = f"max_pool{n}d"
+    args = (
+        _input_arg(n),
+        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
+                 "the window step s"),
+        _size_arg("padding", n, 0, "implicit -inf padding p on both sides", "0 <= p <= k // 2"),
+        _size_arg("dilation", n, 1, "the spacing d between taps", "every entry > 0"),
+        Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
+        Argument("return_indices", "bool", False, (), "also return int64 flat indices into the input plane"),
+    )
+    return Card(
+        name=name, version=1, category="pooling", summary=f"{n}-d max pooling over regular windows.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + INTS, arguments=args,
+        shape_relation=f"per spatial axis: {_OUT_FORMULA}; {_REG}",
+        determinism="ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); "
+                    "backward gathers: bit-identical across runs",
+        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck"),
+                          _JAX_CUSTOM, "routes the cotangent to the winners by gathering"),
+        torch_reference=f"torch.nn.functional.max_pool{n}d", status="planned",
+        notes=("a window that dilation and padding leave without an input cell raises ValueError "
+               "(torch returns -inf and an out-of-range index)",),
+        _resolve=_resolve_max,
+    )
+
+
+def _unpool_card(n: int) -> Card:
+    name = f"max_unpool{n}d"
+    args = (
+        _input_arg(n),
+        Argument("indices", "int64 array", constraints=("same shape as x", "values in [0, prod(output_size))"),
+                 description="flat indices as returned by max_pool with return_indices=True"),
+        _size_arg("kernel_size", n, "<required>", "the pooling window size", "every entry > 0"),
+        Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0",), "the pooling step"),
+        _size_arg("padding", n, 0, "the pooling padding", ">= 0"),
+        Argument("output_size", f"tuple[int x {n}] | None", None,
+                 ("default - stride < entry < default + stride",), "the output spatial size"),
+    )
+    return Card(
+        name=name, version=1, category="unpooling", summary=f"{n}-d partial inverse of max_pool{n}d.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + INTS, arguments=args,
+        shape_relation="per spatial axis: default O = (L - 1)*s - 2p + k",
+        determinism="duplicate indices resolve to one documented winner; computed by gathering, "
+                    "so it is deterministic (torch raises under use_deterministic_algorithms)",
+        gradient=Gradient(f"{name}_backward", ("autograd (any order)",), _JAX_CUSTOM,
+                          "w.r.t. x: a gather at the indices"),
+        torch_reference=f"torch.nn.functional.max_unpool{n}d", status="planned", _resolve=_resolve_unpool,
+    )
+
+
+def _lp_card(n: int) -> Card:
+    name = f"lp_pool{n}d"
+    args = (
+        _input_arg(n),
+        Argument("norm_type", "float", "<required>", ("!= 0", "inf and -inf allowed"), "the power p"),
+        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0",), "the window step s"),
+        Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
+    )
+    return Card(
+        name=name, version=1, category="pooling", summary=f"{n}-d power-average pooling.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS, arguments=args,
+        shape_relation=f"per spatial axis: {_OUT_FORMULA} with p = 0, d = 1; y = S^(1/p), "
+                       "S = avg_pool(x^p) * prod(k) (partial ceil windows scaled by K/n as torch)",
+        determinism="deterministic; gradient 0 where the window sum is 0",
+        gradient=Gradient(f"{name}_backward", ("autograd (any order)",), _JAX_CUSTOM, ""),
+        torch_reference=f"torch.nn.functional.lp_pool{n}d", status="planned", _resolve=_resolve_lp,
+    )
+
+
+def pooling_cards() -> list[Card]:
+    cards: list[Card] = []
+    for n in (1, 2, 3):
+        cards += [_avg_card(n), _adaptive_card("avg", n), _max_card(n), _adaptive_card("max", n),
+                  _unpool_card(n), _lp_card(n)]
+    return cards

@@ -1,0 +1,120 @@
+"""Test configurations: a systematic grid of each op's edge rules plus seeded random ones.
+
+A case is (op, input shape, arguments, flags). Whether a case is valid is decided by torch in the tests,
+never here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str
+    shape: tuple[int, ...]
+    args: dict[str, Any] = field(hash=False)
+    flags: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        a = ",".join(f"{k}={v}" for k, v in self.args.items())
+        return f"{self.op}{list(self.shape)}({a})"
+
+
+def _lead(n: int, batched: bool = True, batch: int = 2, channels: int = 2) -> tuple[int, ...]:
+    return (batch, channels) if batched else (channels,)
+
+
+def avg_grid() -> list[Case]:
+    """Edge rules of TORCH_NUMERICS section 1, in every rank."""
+    out: list[Case] = []
+    # (L, k, s, p, ceil, flags) along one axis
+    axis_cases = [
+        (7, 2, 3, 0, True, ("ceil_last_window_one_cell",)),
+        (5, 3, 2, 1, True, ("ceil_mode", "padding")),
+        (6, 3, 2, 1, True, ("ceil_window_start_in_padding_dropped",)),
+        (8, 4, 3, 2, True, ("padding_at_limit", "ceil_overhang")),
+        (5, 3, 1, 1, False, ("padding_at_limit",)),
+        (4, 2, 1, 1, False, ("padding_at_limit", "even_kernel")),
+        (2, 3, 1, 1, False, ("kernel_larger_than_input",)),
+        (9, 2, 4, 0, False, ("stride_gt_kernel",)),
+        (9, 2, 4, 1, True, ("stride_gt_kernel", "ceil_mode", "padding")),
+        (6, 1, 1, 0, False, ("kernel_1",)),
+        (10, 5, 2, 2, True, ("padding_at_limit", "ceil_mode")),
+        (11, 4, 4, 1, True, ("ceil_overhang",)),
+    ]
+    for n in (1, 2, 3):
+        op = f"avg_pool{n}d"
+        for L, k, s, p, ceil, flags in axis_cases:
+            if n == 3 and L < k:
+                continue
+            for cip, div in itertools.product((True, False), (None, 3, -2)):
+                spatial = (L,) + tuple(min(L, 4) + i for i in range(n - 1))
+                kernel = (k,) + (2,) * (n - 1) if n > 1 else k
+                stride = (s,) + (1,) * (n - 1) if n > 1 else s
+                pad = (p,) + (1,) * (n - 1) if n > 1 else p
+                f = flags + (("count_include_pad",) if cip else ("exclude_pad",))
+                f += (("divisor_override",) if div is not None else ())
+                out.append(Case(op, _lead(n) + spatial, dict(kernel_size=kernel, stride=stride, padding=pad,
+                                ceil_mode=ceil, count_include_pad=cip, divisor_override=div), f))
+        out.append(Case(op, (3,) + (6,) * n, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                        ("unbatched",)))
+        out.append(Case(op, (0, 2) + (5,) * n, dict(kernel_size=2), ("empty_batch",)))
+        out.append(Case(op, (1, 1) + (5,) * n, dict(kernel_size=2, stride=None), ("stride_default",)))
+    return out
+
+
+def avg_random(count: int, seed: int = 0) -> list[Case]:
+    """Seeded random avg_pool configurations, some invalid on purpose (torch decides which)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.choice((1, 2, 3))
+        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
+        k = tuple(rng.randint(1, 4) for _ in range(n))
+        s = tuple(rng.randint(1, 4) for _ in range(n))
+        p = tuple(rng.randint(0, max(0, kk // 2 + (1 if rng.random() < 0.1 else 0))) for kk in k)
+        batched = rng.random() < 0.8
+        lead = _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))
+        args = dict(kernel_size=k, stride=None if rng.random() < 0.2 else s, padding=p,
+                    ceil_mode=rng.random() < 0.5, count_include_pad=rng.random() < 0.5,
+                    divisor_override=rng.choice((None, None, None, 2, 5, -3)))
+        out.append(Case(f"avg_pool{n}d", lead + spatial, args, ("random",)))
+    return out
+
+
+def adaptive_grid() -> list[Case]:
+    """Windows that overlap, output larger than input, equal, divisible, to 1, None entries, empty output."""
+    out: list[Case] = []
+    pairs = [(13, 7, "overlapping"), (7, 13, "output_larger"), (5, 5, "identity"), (12, 4, "divisible"),
+             (7, 1, "global"), (1, 3, "upsample_from_1"), (10, 3, "ragged"), (4, 8, "output_multiple"),
+             (9, 0, "empty_output")]
+    for n in (1, 2, 3):
+        op = f"adaptive_avg_pool{n}d"
+        for L, O, flag in pairs:
+            spatial = (L,) + tuple(3 + i for i in range(n - 1))
+            size = (O,) + tuple(2 + i for i in range(n - 1)) if n > 1 else O
+            out.append(Case(op, _lead(n) + spatial, dict(output_size=size), (flag,)))
+        out.append(Case(op, (3,) + (6,) * n, dict(output_size=4), ("unbatched",)))
+        out.append(Case(op, (0, 2) + (5,) * n, dict(output_size=3), ("empty_batch",)))
+        out.append(Case(op, (2, 0) + (5,) * n, dict(output_size=3), ("empty_channels",)))
+        if n > 1:
+            out.append(Case(op, (1, 2) + (5,) * n, dict(output_size=(None,) + (3,) * (n - 1)), ("none_entry",)))
+    return out
+
+
+def adaptive_random(count: int, seed: int = 1) -> list[Case]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.choice((1, 2, 3))
+        spatial = tuple(rng.randint(1, 12 if n < 3 else 7) for _ in range(n))
+        size = tuple(rng.randint(1, 12 if n < 3 else 7) for _ in range(n))
+        batched = rng.random() < 0.8
+        out.append(Case(f"adaptive_avg_pool{n}d", _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))
+                        + spatial, dict(output_size=size), ("random",)))
+    return out
