@@ -14,7 +14,7 @@ from ..kernels.linear import SeparableLinear
 
 @lru_cache(maxsize=1024)
 def _pair(op: SeparableLinear) -> tuple[Any, Any]:
-    if not op.gathers:
+    if not op.custom_vjp:
         return jax.jit(op.apply), jax.jit(op.transpose)
 
     @jax.custom_vjp

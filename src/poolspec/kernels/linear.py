@@ -19,17 +19,22 @@ from .sums import gather_sum, slice_sum, slice_sum_t
 @dataclass(frozen=True, eq=False)
 class SeparableLinear:
     """y = (A_1 x ... x A_n) x / D over the trailing n axes. ``divisor`` is None (no division), a number,
-    or an int64 array of the output's spatial shape."""
+    or an int64 array of the output's spatial shape.
+
+    ``custom_vjp`` asks autodiff systems to use the explicit transpose instead of differentiating the
+    kernels; it is required whenever a plan gathers (native autodiff would scatter-add), and an op may set
+    it for every shape so that the transforms it supports do not depend on the shape.
+    """
 
     in_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
     axes: tuple[AxisPlan, ...]
     divisor: Any = field(default=None, repr=False)
+    custom_vjp: bool = False
 
-    @property
-    def gathers(self) -> bool:
-        """Whether a plan uses take: native autodiff would transpose it into a scatter-add."""
-        return any(isinstance(p, GatherPlan) for p in self.axes)
+    def __post_init__(self) -> None:
+        if any(isinstance(p, GatherPlan) for p in self.axes) and not self.custom_vjp:
+            raise AssertionError("a gathering plan needs custom_vjp: native autodiff would scatter-add")
 
     @property
     def empty(self) -> bool:

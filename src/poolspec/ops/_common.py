@@ -26,6 +26,7 @@ def resolve_backward(op: str, grad_output: Any, x: Any, **arguments: Any) -> tup
     g_dtype = dtype_name(xp, grad_output.dtype)
     if g_dtype != dtype:
         raise TypeError(f"{op}_backward: grad_output.dtype={g_dtype!r}: must equal x.dtype {dtype!r}")
-    if device(grad_output) != device(x):
+    # a JAX tracer has no device (None): only concrete devices are compared
+    if None not in (device(grad_output), device(x)) and device(grad_output) != device(x):
         raise ValueError(f"{op}_backward: grad_output is on {device(grad_output)} but x is on {device(x)}")
     return xp, dtype, r

@@ -48,14 +48,15 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
 
 @lru_cache(maxsize=512)
 def _adaptive_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> SeparableLinear:
+    # custom_vjp on every shape, not only ragged ones, so JAX's transforms do not depend on L % O
     if 0 in out_spatial:
-        return SeparableLinear(in_spatial, out_spatial, ())
+        return SeparableLinear(in_spatial, out_spatial, (), custom_vjp=True)
     axes = tuple(windows.adaptive(L, O) for L, O in zip(in_spatial, out_spatial))
     counts = []
     for L, O in zip(in_spatial, out_spatial):
         start, end = windows.adaptive_bounds(L, O)
         counts.append(end - start)
-    return SeparableLinear(in_spatial, out_spatial, axes, outer_product(counts))
+    return SeparableLinear(in_spatial, out_spatial, axes, outer_product(counts), custom_vjp=True)
 
 
 def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = None) -> Any:

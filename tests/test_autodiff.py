@@ -1,0 +1,201 @@
+"""Autodiff through poolspec on torch and JAX: every order, against torch's own first and second derivatives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poolspec
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+# (op, input shape, arguments): regular and ragged windows, every rank, the edge flags.
+CONFIGS = [
+    ("avg_pool1d", (2, 2, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool2d", (2, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 3), padding=1, count_include_pad=False)),
+    ("avg_pool2d", (2, 5, 5), dict(kernel_size=2, stride=3, ceil_mode=True, divisor_override=-3)),
+    ("avg_pool3d", (1, 2, 4, 5, 6), dict(kernel_size=2, stride=(1, 2, 2), padding=1, ceil_mode=True)),
+    ("adaptive_avg_pool1d", (2, 2, 13), dict(output_size=7)),
+    ("adaptive_avg_pool2d", (2, 2, 7, 5), dict(output_size=(13, 3))),
+    ("adaptive_avg_pool2d", (2, 6, 6), dict(output_size=3)),
+    ("adaptive_avg_pool3d", (1, 2, 5, 4, 7), dict(output_size=(3, 4, 2))),
+]
+IDS = [f"{op}-{shape}" for op, shape, _ in CONFIGS]
+
+
+def _x(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _torch_op(op, args):
+    from oracle import torch_fn
+
+    return torch_fn(op, args)
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_torch_gradcheck_and_gradgradcheck(op, shape, args):
+    x = torch.from_numpy(_x(shape)).requires_grad_(True)
+    fn = lambda t: getattr(poolspec, op)(t, **args)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x,))
+    assert torch.autograd.gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_torch_first_and_second_order_match_torch(op, shape, args):
+    """Gradient and Hessian-vector product of a nonlinear loss, and the derivative of the explicit backward
+    w.r.t. its cotangent, against torch's own autograd."""
+    xs = _x(shape)
+    v = _x(shape, 1)
+    results = []
+    for fn in (lambda t: getattr(poolspec, op)(t, **args), _torch_op(op, args)):
+        x = torch.from_numpy(xs).requires_grad_(True)
+        loss = (fn(x) ** 3).sum()
+        (g,) = torch.autograd.grad(loss, x, create_graph=True)
+        (hv,) = torch.autograd.grad(g, x, torch.from_numpy(v))
+        results.append((g.detach().numpy(), hv.numpy()))
+    (g1, h1), (g2, h2) = results
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(h1, h2, rtol=1e-12, atol=1e-13)
+
+    from oracle import double_backward
+
+    out_shape = poolspec.output_shape(op, shape, **args)
+    gout, w = _x(out_shape, 2), _x(shape, 3)
+    gt = torch.from_numpy(gout).requires_grad_(True)
+    grad = getattr(poolspec, op + "_backward")(gt, torch.from_numpy(xs), **args)
+    (gg,) = torch.autograd.grad(grad, gt, torch.from_numpy(w))
+    np.testing.assert_allclose(gg.numpy(), double_backward(op, xs, args, gout, w), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_torch_deterministic_mode_and_bit_identical(op, shape, args):
+    prior = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        grads = []
+        for _ in range(3):
+            x = torch.from_numpy(_x(shape)).requires_grad_(True)
+            y = getattr(poolspec, op)(x, **args)
+            (g,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+            (gg,) = torch.autograd.grad(g.sum(), x)
+            grads.append((g.detach().numpy(), gg.numpy()))
+    finally:
+        torch.use_deterministic_algorithms(prior)
+    for g, gg in grads[1:]:
+        assert np.array_equal(g, grads[0][0]) and np.array_equal(gg, grads[0][1])
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_torch_forward_mode(op, shape, args):
+    import torch.autograd.forward_ad as fwAD
+
+    xs, ts = _x(shape), _x(shape, 4)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.from_numpy(xs), torch.from_numpy(ts))
+        tangent = fwAD.unpack_dual(getattr(poolspec, op)(dual, **args)).tangent
+    want = _torch_op(op, args)(torch.from_numpy(ts))  # linear: the JVP is the op applied to the tangent
+    np.testing.assert_allclose(tangent.numpy(), want.numpy(), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_torch_autograd_low_precision(dtype):
+    x = torch.from_numpy(_x((2, 3, 9, 9))).to(getattr(torch, dtype)).requires_grad_(True)
+    y = poolspec.adaptive_avg_pool2d(x, 4)
+    (g,) = torch.autograd.grad(y.sum(), x)
+    assert y.dtype == x.dtype and g.dtype == x.dtype
+    want = poolspec.adaptive_avg_pool2d_backward(torch.ones_like(y), x.detach(), 4)
+    assert torch.equal(g, want)
+
+
+# ---------------------------------------------------------------------------------------------- JAX
+
+
+@pytest.fixture
+def jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_jax_jit_grad_gradgrad_match_torch(jax, op, shape, args):
+    jnp = jax.numpy
+    xs, v = _x(shape), _x(shape, 1)
+
+    def loss(x):
+        return (getattr(poolspec, op)(x, **args) ** 3).sum()
+
+    g = jax.jit(jax.grad(loss))(jnp.asarray(xs))
+    hv = jax.jit(jax.grad(lambda x: jnp.vdot(jax.grad(loss)(x), jnp.asarray(v))))(jnp.asarray(xs))
+
+    x = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((_torch_op(op, args)(x) ** 3).sum(), x, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, x, torch.from_numpy(v))
+    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(hv), thv.numpy(), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_jax_backward_differentiable_in_cotangent(jax, op, shape, args):
+    from oracle import double_backward
+
+    jnp = jax.numpy
+    xs = _x(shape)
+    out_shape = poolspec.output_shape(op, shape, **args)
+    gout, w = _x(out_shape, 2), _x(shape, 3)
+    backward = getattr(poolspec, op + "_backward")
+    gg = jax.grad(lambda g: jnp.vdot(backward(g, jnp.asarray(xs), **args), jnp.asarray(w)))(jnp.asarray(gout))
+    np.testing.assert_allclose(np.asarray(gg), double_backward(op, xs, args, gout, w), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_jax_vmap(jax, op, shape, args):
+    jnp = jax.numpy
+    stacked = np.stack([_x(shape, s) for s in range(3)])
+    fn = lambda x: getattr(poolspec, op)(x, **args)  # noqa: E731
+    got = jax.vmap(fn)(jnp.asarray(stacked))
+    want = np.stack([_torch_op(op, args)(torch.from_numpy(s)).numpy() for s in stacked])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-13)
+    grads = jax.vmap(jax.grad(lambda x: (fn(x) ** 2).sum()))(jnp.asarray(stacked))
+    singles = [jax.grad(lambda x: (fn(x) ** 2).sum())(jnp.asarray(s)) for s in stacked]
+    np.testing.assert_allclose(np.asarray(grads), np.stack([np.asarray(s) for s in singles]), rtol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_jax_transforms_as_the_card_states(jax, op, shape, args):
+    """Forward mode works exactly where the card says it does, and raises elsewhere."""
+    jnp = jax.numpy
+    xs, ts = jnp.asarray(_x(shape)), jnp.asarray(_x(shape, 4))
+    fn = lambda x: getattr(poolspec, op)(x, **args)  # noqa: E731
+    claimed = poolspec.spec.card(op).gradient.jax
+    if "jvp" in claimed:
+        _, tangent = jax.jvp(fn, (xs,), (ts,))
+        want = _torch_op(op, args)(torch.from_numpy(np.array(ts))).numpy()
+        np.testing.assert_allclose(np.asarray(tangent), want, rtol=1e-12, atol=1e-13)
+        h = jax.hessian(lambda x: (fn(x) ** 2).sum())(xs)
+        assert h.shape == xs.shape * 2
+    else:
+        with pytest.raises(TypeError, match="forward-mode"):
+            jax.jvp(fn, (xs,), (ts,))
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS, ids=IDS)
+def test_jax_gradients_never_scatter(jax, op, shape, args):
+    """No scatter (hence no atomics on GPU) in the first or second derivative programs."""
+    jnp = jax.numpy
+    fn = lambda x: (getattr(poolspec, op)(x, **args) ** 2).sum()  # noqa: E731
+    xs = jnp.asarray(_x(shape))
+    for program in (jax.grad(fn), jax.grad(lambda x: jax.grad(fn)(x).sum())):
+        text = str(jax.make_jaxpr(program)(xs))
+        assert "scatter" not in text
+
+
+@pytest.mark.parametrize("op,shape,args", CONFIGS[:2] + CONFIGS[4:6], ids=IDS[:2] + IDS[4:6])
+def test_jax_bit_identical_repeats(jax, op, shape, args):
+    jnp = jax.numpy
+    fn = jax.grad(lambda x: (getattr(poolspec, op)(x, **args) ** 2).sum())
+    first = np.asarray(fn(jnp.asarray(_x(shape))))
+    for _ in range(2):
+        assert np.array_equal(np.asarray(fn(jnp.asarray(_x(shape)))), first)

@@ -1,0 +1,129 @@
+"""Backend-independent promises: inputs untouched, namespace/dtype/device kept, Dask lazy, repeats
+bit-identical, work bounded by the windows, and the command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec.plans import windows
+
+OPS = [
+    ("avg_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ("avg_pool1d", (3, 10), dict(kernel_size=4, stride=3, padding=2, count_include_pad=False)),
+    ("avg_pool3d", (1, 2, 4, 5, 6), dict(kernel_size=2, divisor_override=3)),
+    ("adaptive_avg_pool1d", (2, 3, 13), dict(output_size=7)),
+    ("adaptive_avg_pool2d", (3, 7, 5), dict(output_size=(3, 9))),
+    ("adaptive_avg_pool3d", (1, 2, 5, 4, 7), dict(output_size=(2, None, 3))),
+]
+IDS = [op for op, _, _ in OPS]
+
+
+def _pair(op, shape, args, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(poolspec.output_shape(op, shape, **args))
+    return x, g
+
+
+@pytest.mark.parametrize("op,shape,args", OPS, ids=IDS)
+def test_inputs_untouched_and_types_kept(backend, op, shape, args):
+    x, g = _pair(op, shape, args)
+    xb, gb = backend.asarray(x), backend.asarray(g)
+    y = getattr(poolspec, op)(xb, **args)
+    dx = getattr(poolspec, op + "_backward")(gb, xb, **args)
+    np.testing.assert_array_equal(backend.to_numpy(xb), x)
+    np.testing.assert_array_equal(backend.to_numpy(gb), g)
+    import array_api_compat as aac
+
+    for out in (y, dx):
+        assert type(out) is type(xb)
+        assert out.dtype == xb.dtype
+        assert aac.device(out) == aac.device(xb)
+    assert tuple(dx.shape) == tuple(xb.shape)
+
+
+@pytest.mark.parametrize("op,shape,args", OPS, ids=IDS)
+def test_repeated_calls_bit_identical(backend, op, shape, args):
+    x, g = _pair(op, shape, args)
+    outs = [backend.to_numpy(getattr(poolspec, op + "_backward")(backend.asarray(g), backend.asarray(x), **args))
+            for _ in range(3)]
+    for o in outs[1:]:
+        assert np.array_equal(o, outs[0])
+
+
+def test_read_only_numpy_accepted():
+    x = np.arange(2 * 3 * 6 * 6, dtype=np.float64).reshape(2, 3, 6, 6)
+    x.setflags(write=False)
+    g = np.ones((2, 3, 3, 3))
+    g.setflags(write=False)
+    want = x.reshape(2, 3, 3, 2, 3, 2).mean(axis=(3, 5))
+    np.testing.assert_array_equal(poolspec.avg_pool2d(x, 2), want)
+    np.testing.assert_array_equal(poolspec.adaptive_avg_pool2d(x, 3), want)
+    assert poolspec.avg_pool2d_backward(g, x, 2).shape == x.shape
+
+
+def test_dask_stays_lazy():
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    calls = []
+
+    def load():
+        calls.append(1)
+        return np.arange(2 * 3 * 16 * 16, dtype=np.float64).reshape(2, 3, 16, 16)
+
+    x = da.from_delayed(dask.delayed(load)(), shape=(2, 3, 16, 16), dtype=np.float64)
+    y = poolspec.adaptive_avg_pool2d(poolspec.avg_pool2d(x, 3, 1, 1), 5)
+    dx = poolspec.avg_pool2d_backward(da.ones((2, 3, 8, 8)), x, 2)
+    assert isinstance(y, da.Array) and isinstance(dx, da.Array)
+    assert calls == []
+    want = poolspec.adaptive_avg_pool2d(poolspec.avg_pool2d(load(), 3, 1, 1), 5)
+    np.testing.assert_allclose(y.compute(), want, rtol=1e-14)
+
+
+def test_adaptive_plans_scale_with_the_windows_not_the_axis():
+    """A long ragged axis gets a (taps x output) index table; its transpose (taps x input) likewise."""
+    L, O = 100_003, 99_991
+    plan = windows.adaptive(L, O)
+    assert plan.index.shape[1] == O and plan.index.shape[0] <= -(-L // O) + 1
+    t = plan.transpose
+    assert t.index.shape[1] == L and t.index.shape[0] <= -(-O // L) + 2
+    x = np.random.default_rng(0).standard_normal((1, L))
+    y = poolspec.adaptive_avg_pool1d(x, O)
+    starts, ends = windows.adaptive_bounds(L, O)
+    i = 12_345
+    assert y[0, i] == pytest.approx(x[0, starts[i]:ends[i]].mean(), rel=1e-14)
+
+
+def test_slice_plan_transpose_is_exact_adjoint():
+    """<A x, g> == <x, A^T g> for regular windows with padding, stride > kernel and ceil overhang."""
+    rng = np.random.default_rng(1)
+    for L, k, s, p, ceil in [(11, 4, 3, 2, True), (9, 2, 4, 1, True), (7, 5, 1, 2, False), (6, 1, 5, 0, True)]:
+        x = rng.standard_normal((1, L))
+        args = dict(kernel_size=k, stride=s, padding=p, ceil_mode=ceil, divisor_override=1)
+        y = poolspec.avg_pool1d(x, **args)
+        g = rng.standard_normal(y.shape)
+        assert np.vdot(y, g) == pytest.approx(np.vdot(x, poolspec.avg_pool1d_backward(g, x, **args)), rel=1e-13)
+
+
+def test_import_loads_no_backend():
+    code = ("import poolspec, sys; poolspec.avg_pool2d(__import__('numpy').ones((1, 4, 4)), 2); "
+            "print(sorted(m for m in ('torch', 'jax', 'dask', 'cupy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_cli_selfcheck_and_cards():
+    out = subprocess.run([sys.executable, "-m", "poolspec", "selfcheck", "--backend", "numpy"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1].endswith("0 failed")
+    import json
+
+    cards = subprocess.run([sys.executable, "-m", "poolspec", "cards", "avg_pool2d"], capture_output=True,
+                           text=True, check=True)
+    assert json.loads(cards.stdout)[0]["id"] == "avg_pool2d@1"
