@@ -109,13 +109,14 @@ def _bf16(name: str) -> Any:
     raise TypeError(f"{name} has no bfloat16")
 
 
+_INTS = ("int8", "int16", "int32", "int64", "uint8")
 ALL = {
-    "numpy": Backend("numpy", ("float16", "float32", "float64", "int64")),
-    "torch": Backend("torch", ("float16", "bfloat16", "float32", "float64", "int64")),
-    "jax": Backend("jax", ("float16", "bfloat16", "float32", "float64", "int64")),
-    "array_api_strict": Backend("array_api_strict", ("float32", "float64", "int64")),
-    "dask": Backend("dask", ("float16", "float32", "float64", "int64")),
-    "cupy": Backend("cupy", ("float16", "float32", "float64", "int64")),
+    "numpy": Backend("numpy", ("float16", "float32", "float64") + _INTS),
+    "torch": Backend("torch", ("float16", "bfloat16", "float32", "float64") + _INTS),
+    "jax": Backend("jax", ("float16", "bfloat16", "float32", "float64") + _INTS),
+    "array_api_strict": Backend("array_api_strict", ("float32", "float64") + _INTS),
+    "dask": Backend("dask", ("float16", "float32", "float64") + _INTS),
+    "cupy": Backend("cupy", ("float16", "float32", "float64") + _INTS),
 }
 
 

@@ -118,3 +118,53 @@ def adaptive_random(count: int, seed: int = 1) -> list[Case]:
         out.append(Case(f"adaptive_avg_pool{n}d", _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))
                         + spatial, dict(output_size=size), ("random",)))
     return out
+
+
+def max_grid() -> list[Case]:
+    """Edge rules of TORCH_NUMERICS section 2: ceil_mode, padding at the limit (windows next to all-padding
+    regions), dilation with ceil_mode, overlapping windows, empty windows (rejected), unbatched, N = 0."""
+    out: list[Case] = []
+    # (L, k, s, p, d, ceil, flags)
+    axis_cases = [
+        (7, 2, 3, 0, 1, True, ("ceil_last_window_one_cell",)),
+        (6, 3, 2, 1, 1, True, ("ceil_window_start_in_padding_dropped", "padding_at_limit")),
+        (5, 3, 1, 1, 1, False, ("overlapping", "padding_at_limit")),
+        (4, 2, 1, 1, 1, True, ("padding_adjacent", "even_kernel")),
+        (9, 3, 2, 1, 2, True, ("dilation", "ceil_mode")),
+        (8, 2, 3, 1, 3, True, ("dilation", "ceil_mode", "padding")),
+        (10, 4, 3, 2, 2, False, ("dilation", "padding_at_limit")),
+        (1, 2, 3, 1, 2, False, ("empty_window",)),
+        (3, 2, 1, 1, 3, False, ("empty_window",)),
+        (6, 1, 2, 0, 1, False, ("kernel_1",)),
+        (5, 5, 1, 2, 1, True, ("window_wider_than_input",)),
+    ]
+    for n in (1, 2, 3):
+        op = f"max_pool{n}d"
+        for L, k, s, p, d, ceil, flags in axis_cases:
+            spatial = (L,) + tuple(4 + i for i in range(n - 1))
+            rest = n - 1
+            args = dict(kernel_size=(k,) + (2,) * rest, stride=(s,) + (1,) * rest, padding=(p,) + (1,) * rest,
+                        dilation=(d,) + (1,) * rest, ceil_mode=ceil)
+            out.append(Case(op, _lead(n) + spatial, args, flags))
+        out.append(Case(op, (3,) + (6,) * n, dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                        ("unbatched",)))
+        out.append(Case(op, (0, 2) + (5,) * n, dict(kernel_size=2), ("empty_batch",)))
+        out.append(Case(op, (1, 2) + (6,) * n, dict(kernel_size=3, stride=1, padding=1), ("overlapping",)))
+    return out
+
+
+def max_random(count: int, seed: int = 2) -> list[Case]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.choice((1, 2, 3))
+        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
+        k = tuple(rng.randint(1, 4) for _ in range(n))
+        s = tuple(rng.randint(1, 4) for _ in range(n))
+        d = tuple(rng.choice((1, 1, 2, 3)) for _ in range(n))
+        p = tuple(rng.randint(0, max(0, kk // 2 + (1 if rng.random() < 0.1 else 0))) for kk in k)
+        lead = _lead(n, rng.random() < 0.8, rng.choice((1, 2)), rng.choice((1, 3)))
+        args = dict(kernel_size=k, stride=None if rng.random() < 0.2 else s, padding=p, dilation=d,
+                    ceil_mode=rng.random() < 0.5)
+        out.append(Case(f"max_pool{n}d", lead + spatial, args, ("random",)))
+    return out

@@ -81,3 +81,20 @@ def _np(t: Any) -> np.ndarray:
     if t.dtype == torch.bfloat16:
         t = t.float()
     return t.numpy()
+
+
+def max_reference(op: str, x: np.ndarray, dtype: str, args: dict[str, Any],
+                  g: np.ndarray | None) -> dict[str, np.ndarray]:
+    """torch's values, int64 indices and (floating dtypes, cotangent g) gradient of a max op."""
+    fn = getattr(F, op)
+    tdt = _TORCH_DTYPES.get(dtype) or getattr(torch, dtype)
+    compute = torch.float32 if dtype in ("float16", "bfloat16") else tdt
+    xr = torch.from_numpy(np.array(x)).to(tdt).to(compute)
+    if g is not None:
+        xr.requires_grad_(True)
+    values, indices = fn(xr, **{**args, "return_indices": True})
+    result = {"output": _np(values.to(tdt)), "indices": indices.numpy()}
+    if g is not None:
+        (grad,) = torch.autograd.grad(values, xr, torch.from_numpy(np.array(g)).to(tdt).to(compute))
+        result["grad_input"] = _np(grad.to(tdt))
+    return result

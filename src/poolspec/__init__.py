@@ -26,6 +26,14 @@ from .ops.avg_pool import (
     avg_pool3d,
     avg_pool3d_backward,
 )
+from .ops.max_pool import (
+    max_pool1d,
+    max_pool1d_backward,
+    max_pool2d,
+    max_pool2d_backward,
+    max_pool3d,
+    max_pool3d_backward,
+)
 from .spec import infer_arguments, output_shape
 
 __version__ = "0.1.0"
@@ -47,4 +55,10 @@ __all__ = [
     "adaptive_avg_pool1d_backward",
     "adaptive_avg_pool2d_backward",
     "adaptive_avg_pool3d_backward",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_pool1d_backward",
+    "max_pool2d_backward",
+    "max_pool3d_backward",
 ]

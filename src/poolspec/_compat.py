@@ -71,6 +71,13 @@ def compute_dtype_name(name: str) -> str:
     return "float32" if name in ("float16", "bfloat16") else name
 
 
+def to_compute(xp: Any, x: Any) -> Any:
+    """``x`` in its compute dtype (float32 for half precision, else unchanged)."""
+    name = dtype_name(xp, x.dtype)
+    compute = compute_dtype_name(name)
+    return x if compute == name else xp.astype(x, dtype_of(xp, compute))
+
+
 def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any:
     """Move a small host-side plan array into ``like``'s namespace and device.
 

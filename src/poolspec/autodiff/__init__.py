@@ -13,6 +13,7 @@ from typing import Any
 
 from .._compat import is_jax_array, is_torch_array
 from ..kernels.linear import SeparableLinear
+from ..kernels.maxes import MaxWindows
 
 
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
@@ -26,3 +27,29 @@ def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
 
         return jax_linear(op, x, transpose)
     return op.transpose(x) if transpose else op.apply(x)
+
+
+def max_pool(windows: MaxWindows, x: Any, *, with_index: bool) -> tuple[Any, Any]:
+    """(values, flat indices) of a max pool; differentiable on torch and JAX, the gradient a gather."""
+    if is_torch_array(x) and x.requires_grad:
+        from .torch import max_pool as torch_max_pool
+
+        return torch_max_pool(windows, x)
+    if is_jax_array(x):
+        from .jax import max_pool as jax_max_pool
+
+        return jax_max_pool(windows, x)
+    return windows.forward(x, with_index=with_index)
+
+
+def max_backward(windows: MaxWindows, g: Any, idx: Any) -> Any:
+    """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order."""
+    if is_torch_array(g):
+        from .torch import max_backward as torch_max_backward
+
+        return torch_max_backward(windows, g, idx)
+    if is_jax_array(g):
+        from .jax import max_backward as jax_max_backward
+
+        return jax_max_backward(windows, g, idx)
+    return windows.backward(g, idx)

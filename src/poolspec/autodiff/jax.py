@@ -10,6 +10,7 @@ from typing import Any
 import jax
 
 from ..kernels.linear import SeparableLinear
+from ..kernels.maxes import MaxWindows
 
 
 @lru_cache(maxsize=1024)
@@ -33,3 +34,36 @@ def _pair(op: SeparableLinear) -> tuple[Any, Any]:
 def linear(op: SeparableLinear, x: Any, transpose: bool) -> Any:
     forward, backward = _pair(op)
     return backward(x) if transpose else forward(x)
+
+
+@lru_cache(maxsize=1024)
+def _max_functions(windows: MaxWindows) -> tuple[Any, Any]:
+    @jax.custom_vjp
+    def backward(g: Any, idx: Any) -> Any:
+        return windows.backward(g, idx)
+
+    @jax.custom_vjp
+    def select(gg: Any, idx: Any) -> Any:
+        return windows.select(gg, idx)
+
+    backward.defvjp(lambda g, idx: (backward(g, idx), idx), lambda idx, gg: (select(gg, idx), None))
+    select.defvjp(lambda gg, idx: (select(gg, idx), idx), lambda idx, g: (backward(g, idx), None))
+
+    @jax.custom_vjp
+    def forward(x: Any) -> tuple[Any, Any]:
+        return windows.forward(x)
+
+    def forward_fwd(x: Any) -> tuple[tuple[Any, Any], Any]:
+        values, idx = windows.forward(x)
+        return (values, idx), idx
+
+    forward.defvjp(forward_fwd, lambda idx, cts: (backward(cts[0], idx),))
+    return jax.jit(forward), jax.jit(backward)
+
+
+def max_pool(windows: MaxWindows, x: Any) -> tuple[Any, Any]:
+    return _max_functions(windows)[0](x)
+
+
+def max_backward(windows: MaxWindows, g: Any, idx: Any) -> Any:
+    return _max_functions(windows)[1](g, idx)

@@ -1,5 +1,6 @@
-"""torch bindings: each op's backward is another Function whose backward is the op again (linear ops), so
-``create_graph=True`` works to any order and never reaches an atomic scatter."""
+"""torch bindings: each op's backward is another Function whose backward is the op again (linear ops) or
+the gather at the winners (max ops), so ``create_graph=True`` works to any order and never reaches an
+atomic scatter."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import torch
 
 from ..kernels.linear import SeparableLinear
+from ..kernels.maxes import MaxWindows
 
 
 def _run(op: SeparableLinear, x: Any, transpose: bool) -> Any:
@@ -31,3 +33,54 @@ class _Linear(torch.autograd.Function):
 
 def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool) -> torch.Tensor:
     return _Linear.apply(x, op, transpose)
+
+
+class _MaxPool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, windows: MaxWindows) -> tuple[torch.Tensor, torch.Tensor]:
+        values, idx = windows.forward(x)
+        ctx.windows = windows
+        ctx.save_for_backward(idx)
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor, _grad_idx: Any) -> tuple[Any, None]:
+        (idx,) = ctx.saved_tensors
+        return _MaxBackward.apply(grad, idx, ctx.windows), None
+
+
+class _MaxBackward(torch.autograd.Function):
+    """g -> gradient at the winners; linear in g, its VJP is the gather at the winners (and back)."""
+
+    @staticmethod
+    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: MaxWindows) -> torch.Tensor:
+        ctx.windows = windows
+        ctx.save_for_backward(idx)
+        return windows.backward(g, idx)
+
+    @staticmethod
+    def backward(ctx: Any, gg: torch.Tensor) -> tuple[Any, None, None]:
+        (idx,) = ctx.saved_tensors
+        return _MaxSelect.apply(gg, idx, ctx.windows), None, None
+
+
+class _MaxSelect(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: Any, gg: torch.Tensor, idx: torch.Tensor, windows: MaxWindows) -> torch.Tensor:
+        ctx.windows = windows
+        ctx.save_for_backward(idx)
+        return windows.select(gg, idx)
+
+    @staticmethod
+    def backward(ctx: Any, g: torch.Tensor) -> tuple[Any, None, None]:
+        (idx,) = ctx.saved_tensors
+        return _MaxBackward.apply(g, idx, ctx.windows), None, None
+
+
+def max_pool(windows: MaxWindows, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return _MaxPool.apply(x, windows)
+
+
+def max_backward(windows: MaxWindows, g: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return _MaxBackward.apply(g, idx, windows)

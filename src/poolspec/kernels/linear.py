@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import compute_dtype_name, device, dtype_name, dtype_of, namespace, to_namespace
+from .._compat import device, dtype_name, namespace, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .sums import gather_sum, slice_sum, slice_sum_t
 
@@ -43,7 +43,7 @@ class SeparableLinear:
     def apply(self, x: Any) -> Any:
         xp = namespace(x)
         name = dtype_name(xp, x.dtype)
-        work = _to_compute(xp, x, name)
+        work = to_compute(xp, x)
         if self.empty:
             return _zeros(xp, x, self.out_spatial)
         lead = x.ndim - len(self.axes)
@@ -57,7 +57,7 @@ class SeparableLinear:
         name = dtype_name(xp, g.dtype)
         if self.empty:
             return _zeros(xp, g, self.in_spatial)
-        work = self._divide(xp, _to_compute(xp, g, name), name)
+        work = self._divide(xp, to_compute(xp, g), name)
         lead = g.ndim - len(self.axes)
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
@@ -79,11 +79,6 @@ def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan, transpose: bool) -> 
     if isinstance(plan, SlicePlan):
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
     return gather_sum(xp, x, axis, plan.transpose if transpose else plan)
-
-
-def _to_compute(xp: Any, x: Any, name: str) -> Any:
-    compute = compute_dtype_name(name)
-    return x if compute == name else xp.astype(x, dtype_of(xp, compute))
 
 
 def _zeros(xp: Any, like: Any, spatial: tuple[int, ...]) -> Any:

@@ -111,3 +111,23 @@ def adaptive(length: int, out: int) -> AxisPlan:
     index = np.where(start[None, :] + t < end[None, :], start[None, :] + t, length)
     index.setflags(write=False)
     return GatherPlan(length, out, index)
+
+
+@lru_cache(maxsize=1024)
+def tap_coords(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
+    """(kernel, out) input coordinate of tap t of output o; outside [0, length) where it reads padding."""
+    c = (np.arange(out, dtype=np.int64) * stride - padding)[None, :] + \
+        (np.arange(kernel, dtype=np.int64) * dilation)[:, None]
+    c.setflags(write=False)
+    return c
+
+
+@lru_cache(maxsize=1024)
+def first_valid_tap(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
+    """(kernel, out) bool: tap t is output o's first tap inside the input (torch's starting index)."""
+    c = tap_coords(length, out, kernel, stride, padding, dilation)
+    valid = (c >= 0) & (c < length)
+    first = np.argmax(valid, axis=0)
+    mask = np.arange(kernel)[:, None] == first[None, :]
+    mask.setflags(write=False)
+    return mask

@@ -44,11 +44,11 @@ _CARDS: dict[str, Card] = {c.name: _with_deviations(c) for c in pooling_cards() 
 
 def card(name: str) -> Card:
     """The card of op ``name`` (``"avg_pool2d"`` or ``"avg_pool2d@1"``)."""
-    base, _, version = name.partition("@")
+    base, at, version = name.partition("@")
     found = _CARDS.get(base)
     if found is None:
         raise ValueError(f"unknown op {name!r}; known ops: {', '.join(sorted(_CARDS))}")
-    if version and version != str(found.version):
+    if at and version != str(found.version):
         raise ValueError(f"{base} has version {found.version}, not {version}")
     return found
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._card import Argument, Card, Gradient, Resolved
+from ._card import REQUIRED, Argument, Card, Gradient, Resolved
 from ._rules import (
     as_int,
     check_bool,
@@ -165,16 +165,18 @@ def _resolve_unpool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: di
     size = a["output_size"]
     if size is None:
         out = default
-        if any(o < 1 for o in out):
-            fail(op, "kernel_size", k, f"with stride={s}, padding={p} the default output size {out} is < 1")
+        if any(o < 0 for o in out):
+            fail(op, "kernel_size", k, f"with stride={s}, padding={p} the default output size {out} is negative")
     else:
         if not isinstance(size, (tuple, list)):
             fail(op, "output_size", size, "must be None or a tuple of ints", TypeError)
         items = tuple(as_int(op, "output_size", v, size) for v in size)
-        if len(items) not in (n, len(shape)):
-            fail(op, "output_size", size, f"must have {n} entries (or {len(shape)} including batch and "
-                                          f"channel), got {len(items)}")
+        if len(items) not in (n, n + 2):
+            fail(op, "output_size", size, f"must have {n} entries (or {n + 2}, whose first two are ignored, "
+                                          f"as torch), got {len(items)}")
         out = items[-n:]
+        if any(o < 0 for o in out):
+            fail(op, "output_size", size, "spatial entries must be >= 0")
         for i in range(n):
             lo, hi = default[i] - s[i], default[i] + s[i]
             if not lo < out[i] < hi:
@@ -198,6 +200,9 @@ def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[s
     s = _stride(op, a["stride"], k, n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     out = _window_checks(op, n, spatial, k, s, (0,) * n, (1,) * n, ceil_mode)
+    if n == 3 and any(spatial[i] < k[i] for i in range(n)):
+        fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis (lp_pool3d inherits "
+                                   "avg_pool3d's rule: every input extent >= kernel_size)")
     params = dict(norm_type=norm, kernel_size=k, stride=s, ceil_mode=ceil_mode)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
@@ -228,7 +233,7 @@ def _avg_card(n: int) -> Card:
     name = f"avg_pool{n}d"
     args = (
         _input_arg(n),
-        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
         _size_arg("padding", n, 0, "implicit zero padding p on both sides", "0 <= p <= k // 2"),
@@ -269,7 +274,7 @@ def _adaptive_card(kind: str, n: int) -> Card:
         Argument("x", "array", constraints=(f"shape (N, C, *S) or (C, *S) with {n} spatial dims",
                                             "spatial dimensions non-empty (N and C may be 0)"),
                  description="the input array"),
-        Argument("output_size", f"int | None | tuple[int | None x {n}]", "<required>",
+        Argument("output_size", f"int | None | tuple[int | None x {n}]", REQUIRED,
                  ("entries >= 0 (0 gives an empty output)", "None keeps the input size"),
                  "the output spatial size O"),
     )
@@ -303,7 +308,7 @@ def _max_card(n: int) -> Card:
     name = f"max_pool{n}d"
     args = (
         _input_arg(n),
-        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
         _size_arg("padding", n, 0, "implicit -inf padding p on both sides", "0 <= p <= k // 2"),
@@ -319,7 +324,7 @@ def _max_card(n: int) -> Card:
                     "backward gathers: bit-identical across runs",
         gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck"),
                           _JAX_CUSTOM, "routes the cotangent to the winners by gathering"),
-        torch_reference=f"torch.nn.functional.max_pool{n}d", status="planned",
+        torch_reference=f"torch.nn.functional.max_pool{n}d",
         notes=("a window that dilation and padding leave without an input cell raises ValueError "
                "(torch returns -inf and an out-of-range index)",),
         _resolve=_resolve_max,
@@ -332,7 +337,7 @@ def _unpool_card(n: int) -> Card:
         _input_arg(n),
         Argument("indices", "int64 array", constraints=("same shape as x", "values in [0, prod(output_size))"),
                  description="flat indices as returned by max_pool with return_indices=True"),
-        _size_arg("kernel_size", n, "<required>", "the pooling window size", "every entry > 0"),
+        _size_arg("kernel_size", n, REQUIRED, "the pooling window size", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0",), "the pooling step"),
         _size_arg("padding", n, 0, "the pooling padding", ">= 0"),
         Argument("output_size", f"tuple[int x {n}] | None", None,
@@ -354,8 +359,8 @@ def _lp_card(n: int) -> Card:
     name = f"lp_pool{n}d"
     args = (
         _input_arg(n),
-        Argument("norm_type", "float", "<required>", ("!= 0", "inf and -inf allowed"), "the power p"),
-        _size_arg("kernel_size", n, "<required>", "the window size k", "every entry > 0"),
+        Argument("norm_type", "float", REQUIRED, ("!= 0", "inf and -inf allowed"), "the power p"),
+        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0",), "the window step s"),
         Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
     )

@@ -89,14 +89,14 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
         else:
             fail(op, "size", size, f"must be an int or a tuple of {n} ints", TypeError)
         out = tuple(as_int(op, "size", v, size) for v in items)
-        if any(o <= 0 for o in out):
-            fail(op, "size", size, "every entry must be > 0")
+        if any(o < 0 for o in out) or (mode != "area" and any(o == 0 for o in out)):
+            fail(op, "size", size, "every entry must be > 0 (area, an adaptive average pool, also takes 0)")
         scales: tuple[float | None, ...] = (None,) * n
     else:
         sfs = _scale(op, sf, n)
         # torch: O = floor(float(L) * sf), in double precision
         out = tuple(int(math.floor(float(L) * f)) for L, f in zip(spatial, sfs))
-        if any(o <= 0 for o in out):
+        if any(o == 0 for o in out) and mode != "area":
             fail(op, "scale_factor", sf, f"gives output size {out} for input {tuple(spatial)}; "
                                          "every output size must be > 0")
         keep = not recompute and mode != "area"

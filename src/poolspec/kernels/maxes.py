@@ -1,0 +1,184 @@
+"""Array-API kernels of the max family over regular windows: the separable max with torch's scan rule, the
+gradient routed to the winners, and the gather at the winners - all strided slices and selects.
+
+torch scans a window row-major and updates when ``v > m or isnan(v)``, starting from m = -inf at the first
+tap inside the input. Reducing the innermost axis first and applying the same rule at every stage gives
+the same values and flat indices: ties go to the first maximum, a NaN wins (the last NaN's index).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._compat import device, dtype_name, namespace, to_compute, to_namespace
+from ..plans import windows
+from ..plans.windows import SlicePlan
+from .sums import _at, full_like_axis, pad_axis
+
+_NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
+
+
+def _lowest(xp: Any, x: Any) -> float | int:
+    name = dtype_name(xp, x.dtype)
+    if name.startswith(("float", "bfloat")):
+        return -math.inf
+    return int(np.iinfo(np.dtype(name)).min)
+
+
+def _device_kw(x: Any) -> dict[str, Any]:
+    dev = device(x)
+    return {} if dev is None else {"device": dev}
+
+
+def _along(host: np.ndarray, trailing: int) -> np.ndarray:
+    return host.reshape((-1,) + (1,) * trailing)
+
+
+@dataclass(frozen=True, eq=False)
+class MaxWindows:
+    """Regular max-pool windows over the trailing axes: plans, tap coordinates and plane strides."""
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+    dilation: tuple[int, ...]
+
+    @property
+    def plans(self) -> tuple[SlicePlan, ...]:
+        return tuple(windows.regular(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes())
+
+    def _axes(self) -> list[tuple[int, ...]]:
+        return list(zip(self.in_spatial, self.out_spatial, self.kernel, self.stride, self.padding,
+                        self.dilation))
+
+    def plane_strides(self) -> tuple[int, ...]:
+        return tuple(int(np.prod(self.in_spatial[i + 1:], dtype=np.int64)) for i in range(len(self.in_spatial)))
+
+    def flat_offsets(self, axis: int) -> np.ndarray:
+        """(k, O) contribution of tap t of output o along ``axis`` to the flat index (_NEVER in padding)."""
+        L, O, k, s, p, d = self._axes()[axis]
+        c = windows.tap_coords(L, O, k, s, p, d)
+        return np.where((c >= 0) & (c < L), c * self.plane_strides()[axis], _NEVER)
+
+    # -- forward -------------------------------------------------------------------------------------
+
+    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
+        xp = namespace(x)
+        lowest = _lowest(xp, x)
+        floating = isinstance(lowest, float)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        values, flat = x, None
+        for i in reversed(range(n)):  # innermost axis first
+            axis, plan = lead + i, self.plans[i]
+            trailing = x.ndim - axis - 1
+            L, O, k, s, p, d = self._axes()[i]
+            first = windows.first_valid_tap(L, O, k, s, p, d)
+            offsets = self.flat_offsets(i)
+            vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
+            fp = None if flat is None else pad_axis(xp, flat, axis, plan.pad_left, plan.pad_right, 0)
+            span = (plan.out - 1) * plan.stride + 1
+            m = idx = None
+            for t, off in enumerate(plan.offsets):
+                sl = _at(axis, slice(off, off + span, plan.stride))
+                v = vp[sl]
+                force = to_namespace(_along(first[t], trailing), xp, v)
+                if m is None:
+                    m = xp.where(force, v, full_like_axis(xp, v, axis, O, lowest))
+                    upd = force
+                else:
+                    upd = (v > m) | force
+                    if floating:
+                        upd = upd | xp.isnan(v)
+                    m = xp.where(upd, v, m)
+                if with_index:
+                    f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
+                    f = f if fp is None else fp[sl] + f
+                    if idx is None:
+                        idx = xp.zeros(tuple(v.shape), dtype=xp.int64, **_device_kw(v))
+                    idx = xp.where(upd, f, idx)
+            values, flat = m, idx
+        return values, flat
+
+    # -- the gradient, routed to the winners by gathering ---------------------------------------------
+
+    def _targets(self, xp: Any, like: Any) -> list[tuple[tuple[int, ...], Any]]:
+        """For every tap tuple, the flat input index each output reads there (negative in padding)."""
+        n = len(self.in_spatial)
+        per_axis = [self.flat_offsets(i) for i in range(n)]
+        out = []
+        for taps in itertools.product(*(range(k) for k in self.kernel)):
+            target = None
+            for i, t in enumerate(taps):
+                part = to_namespace(_along(per_axis[i][t], n - i - 1), xp, like)
+                target = part if target is None else target + part
+            out.append((tuple(t * d for t, d in zip(taps, self.dilation)), target))
+        return out
+
+    def backward(self, g: Any, idx: Any) -> Any:
+        """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
+        xp = namespace(g)
+        work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
+        terms = ((offs, xp.where(idx == target, work, xp.zeros_like(work)))
+                 for offs, target in self._targets(xp, g))
+        out = embed_sum(xp, terms, self.plans, g.ndim - len(self.plans))
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+    def select(self, gg: Any, idx: Any) -> Any:
+        """gg at each output's winner: the transpose of :meth:`backward` (the double backward)."""
+        xp = namespace(gg)
+        n = len(self.plans)
+        lead = gg.ndim - n
+        padded = gg
+        for i, plan in enumerate(self.plans):
+            padded = pad_axis(xp, padded, lead + i, plan.pad_left, plan.pad_right, 0)
+        out = None
+        for offs, target in self._targets(xp, gg):
+            sl = (slice(None),) * lead + tuple(
+                slice(off, off + (p.out - 1) * p.stride + 1, p.stride) for off, p in zip(offs, self.plans))
+            v = padded[sl]
+            term = xp.where(idx == target, v, xp.zeros_like(v))
+            out = term if out is None else out + term
+        return out
+
+
+def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> Any:
+    """sum over (offsets, h) of h embedded at padded positions o*stride + offset along each axis, cropped
+    to the input: the transpose of strided slicing, computed with pads, slices, stack and reshape only.
+
+    Terms are grouped by their residue (offset mod stride) per axis; each group lives on the coarse grid of
+    one phase, and the phases are interleaved at the end, so the work is taps x output.
+    """
+    n = len(plans)
+    q = [-(-(p.pad_left + p.length) // p.stride) for p in plans]
+    phases: dict[tuple[int, ...], Any] = {}
+    for offs, h in terms:
+        residue = tuple(off % p.stride for off, p in zip(offs, plans))
+        for i, (off, p) in enumerate(zip(offs, plans)):
+            m = off // p.stride
+            h = pad_axis(xp, h, lead + i, m, max(0, q[i] - p.out - m))[_at(lead + i, slice(0, q[i]))]
+        phases[residue] = h if residue not in phases else phases[residue] + h
+    for i in reversed(range(n)):
+        axis, s = lead + i, plans[i].stride
+        merged: dict[tuple[int, ...], Any] = {}
+        for prefix in sorted({r[:i] for r in phases}):
+            parts = [phases.get(prefix + (r,)) for r in range(s)]
+            template = next(x for x in parts if x is not None)
+            parts = [xp.zeros_like(template) if x is None else x for x in parts]
+            if s == 1:
+                merged[prefix] = parts[0]
+                continue
+            y = xp.stack(parts, axis=axis + 1)
+            merged[prefix] = xp.reshape(y, tuple(y.shape[:axis]) + (q[i] * s,) + tuple(y.shape[axis + 2:]))
+        phases = merged
+    out = phases[()]
+    for i, p in enumerate(plans):
+        out = out[_at(lead + i, slice(p.pad_left, p.pad_left + p.length))]
+    return out

@@ -1,0 +1,139 @@
+"""max_pool1d/2d/3d and their VJPs.
+
+Whole definition: the cards are ``spec.card("max_pool2d")`` etc. (spec/pooling.py: torch's checks, plus a
+ValueError for a window that dilation and padding leave without an input cell); the windows and kernels
+are ``kernels.maxes.MaxWindows`` (separable max with torch's scan rule; gradient and double backward by
+strided slices and selects); the autodiff bindings are ``autodiff.max_pool`` / ``autodiff.max_backward``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .._compat import dtype_name, namespace
+from ..autodiff import max_backward, max_pool
+from ..kernels.maxes import MaxWindows
+from ._common import resolve, resolve_backward
+
+Size = int | tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...],
+             stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...]) -> MaxWindows:
+    return MaxWindows(in_spatial, out_spatial, kernel, stride, padding, dilation)
+
+
+def _plan(n: int, x: Any, r: Any) -> MaxWindows:
+    p = r.params
+    return _windows(tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), p["kernel_size"], p["stride"],
+                    p["padding"], p["dilation"])
+
+
+def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
+    _, _, r = resolve(f"max_pool{n}d", x, **args)
+    values, idx = max_pool(_plan(n, x, r), x, with_index=r["return_indices"])
+    return (values, idx) if r["return_indices"] else values
+
+
+def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: Any) -> Any:
+    _, _, r = resolve_backward(f"max_pool{n}d", grad_output, x, **args)
+    windows = _plan(n, x, r)
+    if indices is None:
+        _, indices = windows.forward(x)
+    else:
+        _check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
+    return max_backward(windows, grad_output, indices)
+
+
+def _check_indices(op: str, indices: Any, x: Any, shape: tuple[int, ...]) -> None:
+    xp = namespace(indices, x, names=("indices", "x"))
+    if not dtype_name(xp, indices.dtype).startswith("int"):
+        raise TypeError(f"{op}: indices.dtype={dtype_name(xp, indices.dtype)!r}: must be an integer dtype")
+    if tuple(indices.shape) != tuple(shape):
+        raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal the output "
+                         f"shape {tuple(shape)}")
+
+
+def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """1-d max pooling of ``x`` shaped (N, C, L) or (C, L), as ``torch.nn.functional.max_pool1d``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_pool1d(np.array([[1.0, 3.0, 3.0, 0.0, 5.0]]), 2, return_indices=True)
+    (array([[3., 3.]]), array([[1, 2]]))
+    """
+    return _forward(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+                               ceil_mode=ceil_mode, return_indices=return_indices))
+
+
+def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """2-d max pooling of ``x`` shaped (N, C, H, W) or (C, H, W), as ``torch.nn.functional.max_pool2d``;
+    indices are flat in the unpadded (H, W) plane.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_pool2d(np.arange(16.0).reshape(1, 4, 4), 3, 2, 1)
+    array([[[ 5.,  7.],
+            [13., 15.]]])
+    """
+    return _forward(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+                               ceil_mode=ceil_mode, return_indices=return_indices))
+
+
+def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """3-d max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.max_pool3d``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2)
+    array([[[[7.]]]])
+    """
+    return _forward(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
+                               ceil_mode=ceil_mode, return_indices=return_indices))
+
+
+def max_pool1d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        return_indices: bool = False, *, indices: Any = None) -> Any:
+    """The gradient of :func:`max_pool1d` w.r.t. ``x``: ``grad_output`` routed to the winners by gathering.
+    ``indices=`` (from ``return_indices=True``) skips recomputing them.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_pool1d_backward(np.ones((1, 2)), np.array([[1.0, 3.0, 3.0, 0.0]]), 2)
+    array([[0., 1., 1., 0.]])
+    """
+    return _backward(1, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                             dilation=dilation, ceil_mode=ceil_mode,
+                                             return_indices=return_indices), indices)
+
+
+def max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        return_indices: bool = False, *, indices: Any = None) -> Any:
+    """The gradient of :func:`max_pool2d` w.r.t. ``x`` (overlapping windows accumulate on shared winners).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_pool2d_backward(np.ones((1, 2, 2)), np.array([[[0.0, 0, 0], [0, 9, 0], [0, 0, 0]]]), 2, 1)
+    array([[[0., 0., 0.],
+            [0., 4., 0.],
+            [0., 0., 0.]]])
+    """
+    return _backward(2, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                             dilation=dilation, ceil_mode=ceil_mode,
+                                             return_indices=return_indices), indices)
+
+
+def max_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        return_indices: bool = False, *, indices: Any = None) -> Any:
+    """The gradient of :func:`max_pool3d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> float(poolspec.max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 2)[0, 1, 1, 1])
+    1.0
+    """
+    return _backward(3, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                             dilation=dilation, ceil_mode=ceil_mode,
+                                             return_indices=return_indices), indices)
