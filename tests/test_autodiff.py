@@ -199,3 +199,82 @@ def test_jax_bit_identical_repeats(jax, op, shape, args):
     first = np.asarray(fn(jnp.asarray(_x(shape))))
     for _ in range(2):
         assert np.array_equal(np.asarray(fn(jnp.asarray(_x(shape)))), first)
+
+
+# ------------------------------------------------------------------------------------------ max family
+
+MAX_CONFIGS = [
+    ("max_pool1d", (2, 2, 11), dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)),
+    ("max_pool2d", (2, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=1)),
+    ("max_pool2d", (2, 6, 6), dict(kernel_size=3, stride=1, padding=1)),  # overlapping windows
+    ("max_pool3d", (1, 2, 5, 4, 6), dict(kernel_size=2, stride=(1, 2, 2), padding=1, dilation=(2, 1, 1))),
+]
+MAX_IDS = [f"{op}-{shape}" for op, shape, _ in MAX_CONFIGS]
+
+
+@pytest.mark.parametrize("op,shape,args", MAX_CONFIGS, ids=MAX_IDS)
+def test_torch_max_gradcheck_gradgradcheck_and_deterministic(op, shape, args):
+    x = torch.from_numpy(_x(shape)).requires_grad_(True)
+    fn = lambda t: getattr(poolspec, op)(t, **args)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x,))
+    assert torch.autograd.gradgradcheck(fn, (x,))
+    prior = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = []
+        for _ in range(2):
+            values, idx = getattr(poolspec, op)(x, **args, return_indices=True)
+            (g,) = torch.autograd.grad((values ** 3).sum(), x, create_graph=True)
+            (hv,) = torch.autograd.grad(g, x, torch.from_numpy(_x(shape, 1)))
+            runs.append((g.detach().numpy(), hv.numpy()))
+    finally:
+        torch.use_deterministic_algorithms(prior)
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0], runs[1]))
+    xt = torch.from_numpy(_x(shape)).requires_grad_(True)
+    (tg,) = torch.autograd.grad((getattr(F, op)(xt, **args) ** 3).sum(), xt, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, xt, torch.from_numpy(_x(shape, 1)))
+    np.testing.assert_allclose(runs[0][0], tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(runs[0][1], thv.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("op,shape,args", MAX_CONFIGS, ids=MAX_IDS)
+def test_max_backward_differentiable_in_cotangent(jax, op, shape, args):
+    """The explicit backward, differentiated w.r.t. grad_output, is the gather at the indices (torch's
+    double backward), on torch and JAX."""
+    from oracle import double_backward
+
+    xs = _x(shape)
+    out_shape = poolspec.output_shape(op, shape, **args)
+    gout, w = _x(out_shape, 2), _x(shape, 3)
+    want = double_backward(op, xs, args, gout, w)
+    backward = getattr(poolspec, op + "_backward")
+    gt = torch.from_numpy(gout).requires_grad_(True)
+    (gg,) = torch.autograd.grad(backward(gt, torch.from_numpy(xs), **args), gt, torch.from_numpy(w))
+    np.testing.assert_allclose(gg.numpy(), want, rtol=1e-12, atol=1e-13)
+    jnp = jax.numpy
+    gj = jax.grad(lambda g: jnp.vdot(backward(g, jnp.asarray(xs), **args), jnp.asarray(w)))(jnp.asarray(gout))
+    np.testing.assert_allclose(np.asarray(gj), want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", MAX_CONFIGS, ids=MAX_IDS)
+def test_jax_max_jit_grad_gradgrad_vmap_no_scatter(jax, op, shape, args):
+    jnp = jax.numpy
+    xs, v = _x(shape), _x(shape, 1)
+
+    def loss(x):
+        return (getattr(poolspec, op)(x, **args) ** 3).sum()
+
+    g = jax.jit(jax.grad(loss))(jnp.asarray(xs))
+    gradgrad = jax.grad(lambda x: jnp.vdot(jax.grad(loss)(x), jnp.asarray(v)))
+    hv = jax.jit(gradgrad)(jnp.asarray(xs))
+    x = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((getattr(F, op)(x, **args) ** 3).sum(), x, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, x, torch.from_numpy(v))
+    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(hv), thv.numpy(), rtol=1e-12, atol=1e-13)
+    for program in (jax.grad(loss), gradgrad):
+        assert "scatter" not in str(jax.make_jaxpr(program)(jnp.asarray(xs)))
+    stacked = np.stack([_x(shape, s) for s in range(3)])
+    got = jax.vmap(jax.grad(loss))(jnp.asarray(stacked))
+    np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(jax.grad(loss)(jnp.asarray(s)))
+                                                          for s in stacked]), rtol=1e-13)
