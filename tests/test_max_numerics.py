@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import poolspec
+
 from cases import Case, max_grid, max_random
 
 oracle = pytest.importorskip("oracle")

@@ -10,7 +10,6 @@ import ast
 import inspect
 import itertools
 import json
-import math
 import random
 import subprocess
 import sys
