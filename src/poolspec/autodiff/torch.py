@@ -47,35 +47,23 @@ class _MaxPool(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor, _grad_idx: Any) -> tuple[Any, None]:
         (idx,) = ctx.saved_tensors
-        return _MaxBackward.apply(grad, idx, ctx.windows), None
+        return _MaxRoute.apply(grad, idx, ctx.windows, False), None
 
 
-class _MaxBackward(torch.autograd.Function):
-    """g -> gradient at the winners; linear in g, its VJP is the gather at the winners (and back)."""
+class _MaxRoute(torch.autograd.Function):
+    """Linear in its first argument: ``select=False`` routes g to the winners (the max pool's VJP),
+    ``select=True`` gathers at the winners; each is the other's VJP."""
 
     @staticmethod
-    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: MaxWindows) -> torch.Tensor:
-        ctx.windows = windows
+    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: MaxWindows, select: bool) -> torch.Tensor:
+        ctx.windows, ctx.select = windows, select
         ctx.save_for_backward(idx)
-        return windows.backward(g, idx)
+        return windows.select(g, idx) if select else windows.backward(g, idx)
 
     @staticmethod
-    def backward(ctx: Any, gg: torch.Tensor) -> tuple[Any, None, None]:
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None, None, None]:
         (idx,) = ctx.saved_tensors
-        return _MaxSelect.apply(gg, idx, ctx.windows), None, None
-
-
-class _MaxSelect(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx: Any, gg: torch.Tensor, idx: torch.Tensor, windows: MaxWindows) -> torch.Tensor:
-        ctx.windows = windows
-        ctx.save_for_backward(idx)
-        return windows.select(gg, idx)
-
-    @staticmethod
-    def backward(ctx: Any, g: torch.Tensor) -> tuple[Any, None, None]:
-        (idx,) = ctx.saved_tensors
-        return _MaxBackward.apply(g, idx, ctx.windows), None, None
+        return _MaxRoute.apply(grad, idx, ctx.windows, not ctx.select), None, None, None
 
 
 def max_pool(windows: MaxWindows, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -83,4 +71,4 @@ def max_pool(windows: MaxWindows, x: torch.Tensor) -> tuple[torch.Tensor, torch.
 
 
 def max_backward(windows: MaxWindows, g: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    return _MaxBackward.apply(g, idx, windows)
+    return _MaxRoute.apply(g, idx, windows, False)

@@ -60,18 +60,18 @@ def check_bool(op: str, name: str, value: Any) -> bool:
 def split_shape(op: str, shape: tuple[Any, ...], n: int, *, allow_empty_channel: bool) -> tuple[bool, tuple[int, ...]]:
     """Accept (C, *S) or (N, C, *S); return (batched, spatial sizes). Spatial sizes must be ints > 0."""
     if len(shape) not in (n + 1, n + 2):
-        fail(op, "x", _shape_text(shape),
+        fail(op, "x", tuple(shape),
              f"must have {n + 1} (unbatched) or {n + 2} (batched) dimensions, got {len(shape)}")
     for i, dim in enumerate(shape):
         if isinstance(dim, str):
             if i >= len(shape) - n:
-                fail(op, "x", _shape_text(shape), f"spatial dimension {i} must be an integer, not a symbol",
+                fail(op, "x", tuple(shape), f"spatial dimension {i} must be an integer, not a symbol",
                      TypeError)
             continue
         if not is_int(dim):
-            fail(op, "x", _shape_text(shape), f"dimension {i} must be an int or a symbol", TypeError)
+            fail(op, "x", tuple(shape), f"dimension {i} must be an int or a symbol", TypeError)
         if dim < 0:
-            fail(op, "x", _shape_text(shape), f"dimension {i} is negative")
+            fail(op, "x", tuple(shape), f"dimension {i} is negative")
     batched = len(shape) == n + 2
     spatial = tuple(int(d) for d in shape[-n:])
     for i, dim in enumerate(shape):
@@ -81,7 +81,7 @@ def split_shape(op: str, shape: tuple[Any, ...], n: int, *, allow_empty_channel:
         is_channel = i == len(shape) - n - 1
         if is_batch or (is_channel and allow_empty_channel):
             continue
-        fail(op, "x", _shape_text(shape), f"dimension {i} is empty; only the batch dimension may be 0")
+        fail(op, "x", tuple(shape), f"dimension {i} is empty; only the batch dimension may be 0")
     return batched, spatial
 
 
@@ -99,6 +99,3 @@ def pool_output_size(L: int, k: int, s: int, p: int, d: int, ceil_mode: bool) ->
         out -= 1
     return out
 
-
-def _shape_text(shape: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple(shape)
