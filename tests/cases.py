@@ -87,14 +87,14 @@ def avg_random(count: int, seed: int = 0) -> list[Case]:
     return out
 
 
-def adaptive_grid() -> list[Case]:
+def adaptive_grid(kind: str = "avg") -> list[Case]:
     """Windows that overlap, output larger than input, equal, divisible, to 1, None entries, empty output."""
     out: list[Case] = []
     pairs = [(13, 7, "overlapping"), (7, 13, "output_larger"), (5, 5, "identity"), (12, 4, "divisible"),
              (7, 1, "global"), (1, 3, "upsample_from_1"), (10, 3, "ragged"), (4, 8, "output_multiple"),
              (9, 0, "empty_output")]
     for n in (1, 2, 3):
-        op = f"adaptive_avg_pool{n}d"
+        op = f"adaptive_{kind}_pool{n}d"
         for L, O, flag in pairs:
             spatial = (L,) + tuple(3 + i for i in range(n - 1))
             size = (O,) + tuple(2 + i for i in range(n - 1)) if n > 1 else O
@@ -107,7 +107,7 @@ def adaptive_grid() -> list[Case]:
     return out
 
 
-def adaptive_random(count: int, seed: int = 1) -> list[Case]:
+def adaptive_random(count: int, seed: int = 1, kind: str = "avg") -> list[Case]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
@@ -115,7 +115,7 @@ def adaptive_random(count: int, seed: int = 1) -> list[Case]:
         spatial = tuple(rng.randint(1, 12 if n < 3 else 7) for _ in range(n))
         size = tuple(rng.randint(1, 12 if n < 3 else 7) for _ in range(n))
         batched = rng.random() < 0.8
-        out.append(Case(f"adaptive_avg_pool{n}d", _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))
+        out.append(Case(f"adaptive_{kind}_pool{n}d", _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))
                         + spatial, dict(output_size=size), ("random",)))
     return out
 
@@ -167,4 +167,93 @@ def max_random(count: int, seed: int = 2) -> list[Case]:
         args = dict(kernel_size=k, stride=None if rng.random() < 0.2 else s, padding=p, dilation=d,
                     ceil_mode=rng.random() < 0.5)
         out.append(Case(f"max_pool{n}d", lead + spatial, args, ("random",)))
+    return out
+
+
+def unpool_grid() -> list[Case]:
+    """max_unpool after max_pool (overlapping windows give duplicate indices), the default and explicit
+    output sizes at both ends of torch's +-stride window, padding, unbatched, N = 0. ``pool`` holds the
+    max_pool arguments that make the indices; ``indices`` says how the test makes them."""
+    out: list[Case] = []
+    # (L, k, s, p, output_size delta or None, indices kind, flags)
+    axis_cases = [
+        (8, 2, 2, 0, None, "pool", ("tiling",)),
+        (7, 3, 2, 1, None, "pool", ("padding", "duplicates_possible")),
+        (7, 3, 2, 1, 1, "pool", ("output_size_above_default",)),
+        (9, 3, 3, 0, -2, "pool", ("output_size_at_lower_limit",)),
+        (6, 3, 1, 1, None, "pool", ("overlapping", "duplicates")),
+        (5, 2, 2, 0, None, "permutation", ("arbitrary_indices",)),
+        (5, 2, 2, 0, None, "duplicates", ("duplicates", "winner_rule")),
+        (4, 4, 1, 0, 0, "pool", ("output_size_equals_default",)),
+    ]
+    for n in (1, 2, 3):
+        op = f"max_unpool{n}d"
+        for L, k, s, p, delta, kind, flags in axis_cases:
+            spatial = (L,) + tuple(3 + i for i in range(n - 1))
+            rest = n - 1
+            args = dict(kernel_size=(k,) + (2,) * rest, stride=(s,) + (1,) * rest, padding=(p,) + (0,) * rest)
+            shape = _lead(n) + spatial
+            pooled = tuple((spatial[i] + 2 * args["padding"][i] - args["kernel_size"][i]) // args["stride"][i] + 1
+                           for i in range(n))
+            if delta is not None:
+                default = [(pooled[i] - 1) * args["stride"][i] - 2 * args["padding"][i] + args["kernel_size"][i]
+                           for i in range(n)]
+                args["output_size"] = (default[0] + delta,) + tuple(default[1:])
+            out.append(Case(op, shape, dict(args, indices=kind), flags))
+        out.append(Case(op, (3,) + (6,) * n, dict(kernel_size=2, indices="pool"), ("unbatched",)))
+        out.append(Case(op, (0, 2) + (6,) * n, dict(kernel_size=2, indices="pool"), ("empty_batch",)))
+    return out
+
+
+def unpool_random(count: int, seed: int = 3) -> list[Case]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.choice((1, 2, 3))
+        spatial = tuple(rng.randint(2, 9 if n < 3 else 6) for _ in range(n))
+        k = tuple(rng.randint(1, min(3, L)) for L in spatial)
+        s = tuple(rng.randint(1, 3) for _ in range(n))
+        p = tuple(rng.randint(0, kk // 2) for kk in k)
+        lead = _lead(n, rng.random() < 0.8, rng.choice((1, 2)), rng.choice((1, 3)))
+        kind = rng.choice(("pool", "pool", "permutation", "duplicates"))
+        out.append(Case(f"max_unpool{n}d", lead + spatial, dict(kernel_size=k, stride=s, padding=p, indices=kind),
+                        ("random",)))
+    return out
+
+
+def lp_grid() -> list[Case]:
+    """TORCH_NUMERICS section 4: the ceil_mode K/n scaling of partial windows, windows whose sum is 0
+    (gradient 0), negative sums with non-integer 1/p (NaN), p = 1 with negative sums, p = +-inf, negative
+    and fractional p, a 1-tuple kernel on 1d, unbatched and N = 0."""
+    out: list[Case] = []
+    norms = [(1.0, "p_1"), (2.0, "p_2"), (3.0, "odd_p"), (1.5, "fractional_p"), (0.5, "p_below_1"),
+             (-1.0, "negative_p"), (float("inf"), "p_inf"), (float("-inf"), "p_minus_inf")]
+    for n in (1, 2, 3):
+        op = f"lp_pool{n}d"
+        spatial = (7,) + tuple(4 + i for i in range(n - 1))
+        for p, flag in norms:
+            for ceil in (False, True):
+                args = dict(norm_type=p, kernel_size=(2,) + (2,) * (n - 1), stride=(3,) + (1,) * (n - 1),
+                            ceil_mode=ceil)
+                out.append(Case(op, _lead(n) + spatial, args, (flag,) + (("ceil_partial_window",) if ceil else ())))
+        out.append(Case(op, _lead(n) + spatial, dict(norm_type=2, kernel_size=3), ("int_norm_type",)))
+        out.append(Case(op, (3,) + (5,) * n, dict(norm_type=2.0, kernel_size=2, ceil_mode=True), ("unbatched",)))
+        out.append(Case(op, (0, 2) + (4,) * n, dict(norm_type=2.0, kernel_size=2), ("empty_batch",)))
+    out.append(Case("lp_pool1d", (2, 2, 7), dict(norm_type=2.0, kernel_size=(3,), stride=(2,)), ("tuple_kernel",)))
+    return out
+
+
+def lp_random(count: int, seed: int = 4) -> list[Case]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        n = rng.choice((1, 2, 3))
+        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
+        k = tuple(rng.randint(1, 4) for _ in range(n))
+        s = tuple(rng.randint(1, 4) for _ in range(n))
+        p = rng.choice((1.0, 2.0, 3.0, 4.0, 0.5, 1.5, 2.5, -1.0, -2.0, float("inf"), float("-inf")))
+        lead = _lead(n, rng.random() < 0.8, rng.choice((1, 2)), rng.choice((1, 3)))
+        args = dict(norm_type=p, kernel_size=k, stride=None if rng.random() < 0.2 else s,
+                    ceil_mode=rng.random() < 0.5)
+        out.append(Case(f"lp_pool{n}d", lead + spatial, args, ("random",)))
     return out

@@ -29,6 +29,9 @@ def torch_fn(op: str, args: dict[str, Any]):
         return lambda x: F.avg_pool2d(x.unsqueeze(-2), unit(k, 1), unit(s, 1), unit(p, 0), **a).squeeze(-2)
     if op == "avg_pool1d":
         args = {k: v for k, v in args.items() if k != "divisor_override"}
+    if op == "lp_pool1d" and isinstance(args.get("kernel_size"), tuple):
+        # deviation lp_pool1d_tuple_kernel: torch's wrapper multiplies by the tuple and raises; (k,) means k
+        args = dict(args, kernel_size=args["kernel_size"][0])
     fn = getattr(F, op)
     return lambda x: fn(x, **args)
 
@@ -94,7 +97,9 @@ def max_reference(op: str, x: np.ndarray, dtype: str, args: dict[str, Any],
         xr.requires_grad_(True)
     values, indices = fn(xr, **{**args, "return_indices": True})
     result = {"output": _np(values.to(tdt)), "indices": indices.numpy()}
-    if g is not None:
+    if g is not None and values.numel() == 0:
+        result["grad_input"] = _np(torch.zeros_like(xr).to(tdt))  # torch's backward refuses an empty output
+    elif g is not None:
         (grad,) = torch.autograd.grad(values, xr, torch.from_numpy(np.array(g)).to(tdt).to(compute))
         result["grad_input"] = _np(grad.to(tdt))
     return result

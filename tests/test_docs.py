@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool"]
+MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool", "poolspec.ops.max_pool", "poolspec.ops.max_unpool",
+           "poolspec.ops.lp_pool"]
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 

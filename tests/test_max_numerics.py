@@ -10,12 +10,12 @@ import pytest
 
 import poolspec
 
-from cases import Case, max_grid, max_random
+from cases import Case, adaptive_grid, adaptive_random, max_grid, max_random
 
 oracle = pytest.importorskip("oracle")
 torch = pytest.importorskip("torch")
 
-MAX = max_grid() + max_random(250)
+MAX = max_grid() + max_random(250) + adaptive_grid("max") + adaptive_random(120, kind="max")
 TOL = {"float64": (1e-12, 1e-13), "float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3)}
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 
@@ -38,6 +38,14 @@ def _torch_refuses(case: Case) -> bool:
     return oracle.raises(case.op, case.shape, "float64", {**case.args, "return_indices": True})
 
 
+def _empty_channel_extension(case: Case) -> bool:
+    """Deviation adaptive_pool3d_empty_channels: torch refuses a batched C = 0, poolspec returns the empty
+    result."""
+    ids = {d["id"] for d in poolspec.spec.deviations(case.op)}
+    n = int(case.op[-2])
+    return "adaptive_pool3d_empty_channels" in ids and len(case.shape) == n + 2 and case.shape[1] == 0
+
+
 def _empty_window(case: Case) -> bool:
     """Deviation max_pool_empty_window: torch gives -inf and an out-of-range index; poolspec raises."""
     ref = oracle.max_reference(case.op, np.zeros(case.shape), "float64", case.args, None)
@@ -58,7 +66,20 @@ def _run(backend, errors, case: Case, dtype: str) -> None:
     fn = getattr(poolspec, case.op)
     x = _data(case, dtype)
     xb = backend.asarray(x, dtype)
+    if case.op.startswith("adaptive") and dtype not in FLOATS:
+        with pytest.raises(TypeError, match="dtype"):  # torch: "adaptive_max_pool2d" not implemented for 'Long'
+            fn(xb, **case.args)
+        return
     if _torch_refuses(case):
+        if _empty_channel_extension(case):
+            values, indices = fn(xb, **case.args, return_indices=True)
+            want = poolspec.output_shape(case.op, case.shape, **case.args)
+            assert tuple(values.shape) == want and tuple(indices.shape) == want
+            if dtype in FLOATS:
+                grad = getattr(poolspec, case.op + "_backward")(backend.asarray(np.zeros(want), dtype), xb,
+                                                                **case.args)
+                assert tuple(grad.shape) == case.shape
+            return
         with pytest.raises((ValueError, TypeError)):
             fn(xb, **case.args)
         return

@@ -26,13 +26,35 @@ from .ops.avg_pool import (
     avg_pool3d,
     avg_pool3d_backward,
 )
+from .ops.lp_pool import (
+    lp_pool1d,
+    lp_pool1d_backward,
+    lp_pool2d,
+    lp_pool2d_backward,
+    lp_pool3d,
+    lp_pool3d_backward,
+)
 from .ops.max_pool import (
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_backward,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_backward,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_backward,
     max_pool1d,
     max_pool1d_backward,
     max_pool2d,
     max_pool2d_backward,
     max_pool3d,
     max_pool3d_backward,
+)
+from .ops.max_unpool import (
+    max_unpool1d,
+    max_unpool1d_backward,
+    max_unpool2d,
+    max_unpool2d_backward,
+    max_unpool3d,
+    max_unpool3d_backward,
 )
 from .spec import infer_arguments, output_shape
 
@@ -61,4 +83,22 @@ __all__ = [
     "max_pool1d_backward",
     "max_pool2d_backward",
     "max_pool3d_backward",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool1d_backward",
+    "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d_backward",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "max_unpool1d_backward",
+    "max_unpool2d_backward",
+    "max_unpool3d_backward",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "lp_pool1d_backward",
+    "lp_pool2d_backward",
+    "lp_pool3d_backward",
 ]

@@ -9,11 +9,22 @@ each slice separately). The backends are imported only when an array of theirs a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from .._compat import is_jax_array, is_torch_array
 from ..kernels.linear import SeparableLinear
-from ..kernels.maxes import MaxWindows
+
+
+class Routes(Protocol):
+    """What the max family's kernels provide (``kernels.maxes``, ``kernels.unpool``): ``route`` is linear in
+    its first argument given integer winners, ``select`` is its transpose; ``forward`` (pools only) gives
+    values and winners."""
+
+    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]: ...
+
+    def route(self, g: Any, idx: Any) -> Any: ...
+
+    def select(self, gg: Any, idx: Any) -> Any: ...
 
 
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
@@ -29,7 +40,17 @@ def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
     return op.transpose(x) if transpose else op.apply(x)
 
 
-def max_pool(windows: MaxWindows, x: Any, *, with_index: bool) -> tuple[Any, Any]:
+def compose(fn: Any, static: tuple[Any, ...], *arrays: Any) -> Any:
+    """``fn(*static, *arrays)`` for an op built from differentiable pieces: native autodiff on torch; one
+    cached ``jax.jit`` program on JAX (``static`` must be hashable)."""
+    if is_jax_array(arrays[0]):
+        from .jax import compiled
+
+        return compiled(fn, static)(*arrays)
+    return fn(*static, *arrays)
+
+
+def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     """(values, flat indices) of a max pool; differentiable on torch and JAX, the gradient a gather."""
     if is_torch_array(x) and x.requires_grad:
         from .torch import max_pool as torch_max_pool
@@ -42,7 +63,7 @@ def max_pool(windows: MaxWindows, x: Any, *, with_index: bool) -> tuple[Any, Any
     return windows.forward(x, with_index=with_index)
 
 
-def max_backward(windows: MaxWindows, g: Any, idx: Any) -> Any:
+def max_backward(windows: Routes, g: Any, idx: Any) -> Any:
     """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order."""
     if is_torch_array(g):
         from .torch import max_backward as torch_max_backward
@@ -52,4 +73,17 @@ def max_backward(windows: MaxWindows, g: Any, idx: Any) -> Any:
         from .jax import max_backward as jax_max_backward
 
         return jax_max_backward(windows, g, idx)
-    return windows.backward(g, idx)
+    return windows.route(g, idx)
+
+
+def max_select(windows: Routes, gg: Any, idx: Any) -> Any:
+    """``gg`` gathered at the winners (the transpose of :func:`max_backward`); differentiable to any order."""
+    if is_torch_array(gg):
+        from .torch import max_select as torch_max_select
+
+        return torch_max_select(windows, gg, idx)
+    if is_jax_array(gg):
+        from .jax import max_select as jax_max_select
+
+        return jax_max_select(windows, gg, idx)
+    return windows.select(gg, idx)

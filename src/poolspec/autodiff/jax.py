@@ -4,13 +4,12 @@ Slice-only ops keep native autodiff (forward mode too). Either way the op is one
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 import jax
 
 from ..kernels.linear import SeparableLinear
-from ..kernels.maxes import MaxWindows
 
 
 @lru_cache(maxsize=1024)
@@ -37,10 +36,10 @@ def linear(op: SeparableLinear, x: Any, transpose: bool) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def _max_functions(windows: MaxWindows) -> tuple[Any, Any]:
+def _max_functions(windows: Any) -> tuple[Any, Any, Any]:
     @jax.custom_vjp
     def backward(g: Any, idx: Any) -> Any:
-        return windows.backward(g, idx)
+        return windows.route(g, idx)
 
     @jax.custom_vjp
     def select(gg: Any, idx: Any) -> Any:
@@ -58,12 +57,21 @@ def _max_functions(windows: MaxWindows) -> tuple[Any, Any]:
         return (values, idx), idx
 
     forward.defvjp(forward_fwd, lambda idx, cts: (backward(cts[0], idx),))
-    return jax.jit(forward), jax.jit(backward)
+    return jax.jit(forward), jax.jit(backward), jax.jit(select)
 
 
-def max_pool(windows: MaxWindows, x: Any) -> tuple[Any, Any]:
+def max_pool(windows: Any, x: Any) -> tuple[Any, Any]:
     return _max_functions(windows)[0](x)
 
 
-def max_backward(windows: MaxWindows, g: Any, idx: Any) -> Any:
+def max_backward(windows: Any, g: Any, idx: Any) -> Any:
     return _max_functions(windows)[1](g, idx)
+
+
+def max_select(windows: Any, gg: Any, idx: Any) -> Any:
+    return _max_functions(windows)[2](gg, idx)
+
+
+@lru_cache(maxsize=1024)
+def compiled(fn: Any, static: tuple[Any, ...]) -> Any:
+    return jax.jit(partial(fn, *static))

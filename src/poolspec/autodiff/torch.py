@@ -9,7 +9,6 @@ from typing import Any
 import torch
 
 from ..kernels.linear import SeparableLinear
-from ..kernels.maxes import MaxWindows
 
 
 def _run(op: SeparableLinear, x: Any, transpose: bool) -> Any:
@@ -37,7 +36,7 @@ def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool) -> torch.Tenso
 
 class _MaxPool(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, windows: MaxWindows) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(ctx: Any, x: torch.Tensor, windows: Any) -> tuple[torch.Tensor, torch.Tensor]:
         values, idx = windows.forward(x)
         ctx.windows = windows
         ctx.save_for_backward(idx)
@@ -55,10 +54,10 @@ class _MaxRoute(torch.autograd.Function):
     ``select=True`` gathers at the winners; each is the other's VJP."""
 
     @staticmethod
-    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: MaxWindows, select: bool) -> torch.Tensor:
+    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: Any, select: bool) -> torch.Tensor:
         ctx.windows, ctx.select = windows, select
         ctx.save_for_backward(idx)
-        return windows.select(g, idx) if select else windows.backward(g, idx)
+        return windows.select(g, idx) if select else windows.route(g, idx)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None, None, None]:
@@ -66,9 +65,13 @@ class _MaxRoute(torch.autograd.Function):
         return _MaxRoute.apply(grad, idx, ctx.windows, not ctx.select), None, None, None
 
 
-def max_pool(windows: MaxWindows, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def max_pool(windows: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return _MaxPool.apply(x, windows)
 
 
-def max_backward(windows: MaxWindows, g: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+def max_backward(windows: Any, g: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return _MaxRoute.apply(g, idx, windows, False)
+
+
+def max_select(windows: Any, gg: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    return _MaxRoute.apply(gg, idx, windows, True)

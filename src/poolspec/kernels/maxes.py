@@ -122,7 +122,7 @@ class MaxWindows:
             out.append((tuple(t * d for t, d in zip(taps, self.dilation)), target))
         return out
 
-    def backward(self, g: Any, idx: Any) -> Any:
+    def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
         xp = namespace(g)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
@@ -132,7 +132,7 @@ class MaxWindows:
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
     def select(self, gg: Any, idx: Any) -> Any:
-        """gg at each output's winner: the transpose of :meth:`backward` (the double backward)."""
+        """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
         xp = namespace(gg)
         n = len(self.plans)
         lead = gg.ndim - n
@@ -182,3 +182,132 @@ def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> A
     for i, p in enumerate(plans):
         out = out[_at(lead + i, slice(p.pad_left, p.pad_left + p.length))]
     return out
+
+
+@dataclass(frozen=True, eq=False)
+class AdaptiveMaxWindows:
+    """Ragged adaptive max windows [floor(i*L/O), ceil((i+1)*L/O)) over the trailing axes, by ``take``.
+
+    Same interface as :class:`MaxWindows`. Tap t of output o reads cell start[o] + t, or an appended
+    padding cell (the dtype's lowest value) past the window's end; tap 0 is always inside, so it starts
+    the scan as torch's does. The gradient gathers through the transposed tables: every input cell visits
+    the outputs whose window holds it (ascending, which is torch's accumulation order) and keeps g where
+    that output's winner is the cell.
+    """
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+
+    @property
+    def _empty_output(self) -> bool:
+        return 0 in self.out_spatial
+
+    def _plans(self) -> list[Any]:
+        return [windows.ragged(L, O) for L, O in zip(self.in_spatial, self.out_spatial)]
+
+    def _strides(self) -> tuple[int, ...]:
+        return tuple(int(np.prod(self.in_spatial[i + 1:], dtype=np.int64)) for i in range(len(self.in_spatial)))
+
+    def _offsets(self, i: int) -> np.ndarray:
+        plan = self._plans()[i]
+        return np.where(plan.index < plan.length, plan.index * self._strides()[i], _NEVER)
+
+    def _empty(self, xp: Any, like: Any, spatial: tuple[int, ...], dtype: Any) -> Any:
+        shape = tuple(like.shape[:like.ndim - len(spatial)]) + spatial
+        return xp.zeros(shape, dtype=dtype, **_device_kw(like))
+
+    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
+        xp = namespace(x)
+        if self._empty_output:
+            return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
+        lowest = _lowest(xp, x)
+        floating = isinstance(lowest, float)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        values, flat = x, None
+        for i in reversed(range(n)):
+            axis, plan = lead + i, self._plans()[i]
+            trailing = x.ndim - axis - 1
+            offsets = self._offsets(i)
+            vp = pad_axis(xp, values, axis, 0, 1, lowest)
+            fp = None if flat is None else pad_axis(xp, flat, axis, 0, 1, 0)
+            m = idx = None
+            for t in range(plan.taps):
+                where = to_namespace(plan.index[t], xp, x)
+                v = xp.take(vp, where, axis=axis)
+                if m is None:
+                    m, upd = v, None
+                else:
+                    upd = v > m
+                    if floating:
+                        upd = upd | xp.isnan(v)
+                    m = xp.where(upd, v, m)
+                if with_index:
+                    f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
+                    f = f if fp is None else xp.take(fp, where, axis=axis) + f
+                    if idx is None:
+                        idx = f + xp.zeros(tuple(v.shape), dtype=xp.int64, **_device_kw(v))
+                    else:
+                        idx = xp.where(upd, f, idx)
+            values, flat = m, idx
+        return values, flat
+
+    def _walk(self, xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:
+        """Every combination of one row per axis of ``tables``, taken from each of ``arrays``."""
+        if axis == len(tables):
+            yield (), arrays
+            return
+        for t, row in enumerate(tables[axis]):
+            where = to_namespace(row, xp, arrays[0])
+            taken = tuple(xp.take(a, where, axis=lead + axis) for a in arrays)
+            for rest, out in self._walk(xp, taken, tables, lead, axis + 1):
+                yield (t,) + rest, out
+
+    def route(self, g: Any, idx: Any) -> Any:
+        """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
+        xp = namespace(g)
+        n = len(self.in_spatial)
+        lead = g.ndim - n
+        if self._empty_output:
+            return self._empty(xp, g, self.in_spatial, g.dtype)
+        work, winners = to_compute(xp, g), idx
+        for i in range(n):  # the reader index O points at a padding output that never wins
+            work = pad_axis(xp, work, lead + i, 0, 1, 0)
+            winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
+        cell = to_namespace(np.arange(int(np.prod(self.in_spatial)), dtype=np.int64).reshape(self.in_spatial),
+                            xp, g)
+        out = None
+        for _, (gv, iv) in self._walk(xp, (work, winners), [p.transpose.index for p in self._plans()], lead):
+            term = xp.where(iv == cell, gv, xp.zeros_like(gv))
+            out = term if out is None else out + term
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+    def select(self, gg: Any, idx: Any) -> Any:
+        """gg at each output's winner: the transpose of :meth:`route`."""
+        xp = namespace(gg)
+        n = len(self.in_spatial)
+        lead = gg.ndim - n
+        if self._empty_output:
+            return self._empty(xp, gg, self.out_spatial, gg.dtype)
+        padded = gg
+        for i in range(n):
+            padded = pad_axis(xp, padded, lead + i, 0, 1, 0)
+        offsets = [self._offsets(i) for i in range(n)]
+        out = None
+        for taps, (v,) in self._walk(xp, (padded,), [p.index for p in self._plans()], lead):
+            target = None
+            for i, t in enumerate(taps):
+                part = to_namespace(_along(offsets[i][t], n - i - 1), xp, gg)
+                target = part if target is None else target + part
+            term = xp.where(idx == target, v, xp.zeros_like(v))
+            out = term if out is None else out + term
+        return out
+
+
+def adaptive_max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:
+    """Strided-slice windows where every axis divides evenly (L % O == 0), ragged gathers otherwise."""
+    if all(O and L % O == 0 for L, O in zip(in_spatial, out_spatial)):
+        k = tuple(L // O for L, O in zip(in_spatial, out_spatial))
+        n = len(k)
+        return MaxWindows(in_spatial, out_spatial, k, k, (0,) * n, (1,) * n)
+    return AdaptiveMaxWindows(in_spatial, out_spatial)

@@ -1,9 +1,11 @@
-"""max_pool1d/2d/3d and their VJPs.
+"""max_pool1d/2d/3d, adaptive_max_pool1d/2d/3d and their VJPs.
 
 Whole definition: the cards are ``spec.card("max_pool2d")`` etc. (spec/pooling.py: torch's checks, plus a
 ValueError for a window that dilation and padding leave without an input cell); the windows and kernels
 are ``kernels.maxes.MaxWindows`` (separable max with torch's scan rule; gradient and double backward by
-strided slices and selects); the autodiff bindings are ``autodiff.max_pool`` / ``autodiff.max_backward``.
+strided slices and selects) and ``kernels.maxes.AdaptiveMaxWindows`` (the same scan over ragged
+adaptive windows, by ``take``; evenly dividing axes use ``MaxWindows``); the autodiff bindings are
+``autodiff.max_pool`` / ``autodiff.max_backward``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any
 
 from .._compat import dtype_name, namespace
 from ..autodiff import max_backward, max_pool
-from ..kernels.maxes import MaxWindows
+from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import resolve, resolve_backward
 
 Size = int | tuple[int, ...]
+OutputSize = int | None | tuple[int | None, ...]
 
 
 @lru_cache(maxsize=512)
@@ -137,3 +140,96 @@ def max_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
     return _backward(3, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                              dilation=dilation, ceil_mode=ceil_mode,
                                              return_indices=return_indices), indices)
+
+
+# -- adaptive_max_pool1d/2d/3d: the same scan over the windows [floor(i*L/O), ceil((i+1)*L/O)) -------------
+
+@lru_cache(maxsize=512)
+def _adaptive_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:
+    return adaptive_max_windows(in_spatial, out_spatial)
+
+
+def _adaptive_forward(n: int, x: Any, output_size: Any, return_indices: bool) -> Any:
+    _, _, r = resolve(f"adaptive_max_pool{n}d", x, output_size=output_size, return_indices=return_indices)
+    windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
+    values, idx = max_pool(windows, x, with_index=r["return_indices"])
+    return (values, idx) if r["return_indices"] else values
+
+
+def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, return_indices: bool,
+                       indices: Any) -> Any:
+    op = f"adaptive_max_pool{n}d"
+    _, _, r = resolve_backward(op, grad_output, x, output_size=output_size, return_indices=return_indices)
+    windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
+    if indices is None:
+        _, indices = windows.forward(x)
+    else:
+        _check_indices(f"{op}_backward", indices, x, r.output_shape)
+    return max_backward(windows, grad_output, indices)
+
+
+def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+    """1-d adaptive max pooling of ``x`` shaped (N, C, L) or (C, L), as
+    ``torch.nn.functional.adaptive_max_pool1d``: window i is [floor(i*L/O), ceil((i+1)*L/O)).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.adaptive_max_pool1d(np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3, return_indices=True)
+    (array([[5., 5., 4.]]), array([[1, 1, 3]]))
+    """
+    return _adaptive_forward(1, x, output_size, return_indices)
+
+
+def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+    """2-d adaptive max pooling of ``x`` shaped (N, C, H, W) or (C, H, W); indices are flat in (H, W).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.adaptive_max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2)
+    array([[[4., 5.],
+            [7., 8.]]])
+    """
+    return _adaptive_forward(2, x, output_size, return_indices)
+
+
+def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+    """3-d adaptive max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.adaptive_max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1)
+    array([[[[7.]]]])
+    """
+    return _adaptive_forward(3, x, output_size, return_indices)
+
+
+def adaptive_max_pool1d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Any:
+    """The gradient of :func:`adaptive_max_pool1d` w.r.t. ``x``, by gathering (overlapping windows add up on
+    a shared winner).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.adaptive_max_pool1d_backward(np.ones((1, 3)), np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3)
+    array([[0., 2., 0., 1., 0.]])
+    """
+    return _adaptive_backward(1, grad_output, x, output_size, return_indices, indices)
+
+
+def adaptive_max_pool2d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Any:
+    """The gradient of :func:`adaptive_max_pool2d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.adaptive_max_pool2d_backward(np.ones((1, 1, 1)), np.arange(4.0).reshape(1, 2, 2), 1)
+    array([[[0., 0.],
+            [0., 1.]]])
+    """
+    return _adaptive_backward(2, grad_output, x, output_size, return_indices, indices)
+
+
+def adaptive_max_pool3d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Any:
+    """The gradient of :func:`adaptive_max_pool3d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> float(poolspec.adaptive_max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 1).sum())
+    1.0
+    """
+    return _adaptive_backward(3, grad_output, x, output_size, return_indices, indices)

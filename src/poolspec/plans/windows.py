@@ -105,6 +105,12 @@ def adaptive(length: int, out: int) -> AxisPlan:
     if length % out == 0:
         k = length // out
         return regular(length, out, k, k, 0)
+    return ragged(length, out)
+
+
+@lru_cache(maxsize=1024)
+def ragged(length: int, out: int) -> GatherPlan:
+    """The adaptive windows as a gather table, whether or not L % O == 0."""
     start, end = adaptive_bounds(length, out)
     taps = int((end - start).max())
     t = np.arange(taps, dtype=np.int64)[:, None]

@@ -200,9 +200,9 @@ def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[s
     s = _stride(op, a["stride"], k, n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     out = _window_checks(op, n, spatial, k, s, (0,) * n, (1,) * n, ceil_mode)
-    if n == 3 and any(spatial[i] < k[i] for i in range(n)):
+    if n == 3 and math.isfinite(norm) and any(spatial[i] < k[i] for i in range(n)):
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis (lp_pool3d inherits "
-                                   "avg_pool3d's rule: every input extent >= kernel_size)")
+                                   "avg_pool3d's rule for finite norm_type: every input extent >= kernel_size)")
     params = dict(norm_type=norm, kernel_size=k, stride=s, ceil_mode=ceil_mode)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
@@ -299,7 +299,6 @@ def _adaptive_card(kind: str, n: int) -> Card:
                        "and O > L is allowed",
         determinism=determinism, gradient=gradient,
         torch_reference=f"torch.nn.functional.adaptive_{kind}_pool{n}d",
-        status="implemented" if kind == "avg" else "planned",
         _resolve=_resolve_adaptive,
     )
 
@@ -349,9 +348,11 @@ def _unpool_card(n: int) -> Card:
         shape_relation="per spatial axis: default O = (L - 1)*s - 2p + k",
         determinism="duplicate indices resolve to one documented winner; computed by gathering, "
                     "so it is deterministic (torch raises under use_deterministic_algorithms)",
-        gradient=Gradient(f"{name}_backward", ("autograd (any order)",), _JAX_CUSTOM,
-                          "w.r.t. x: a gather at the indices"),
-        torch_reference=f"torch.nn.functional.max_unpool{n}d", status="planned", _resolve=_resolve_unpool,
+        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
+                                                "use_deterministic_algorithms(True)"), _JAX_CUSTOM,
+                          "linear in x: the backward is a gather at the indices (winners only), its "
+                          "backward the unpool again"),
+        torch_reference=f"torch.nn.functional.max_unpool{n}d", _resolve=_resolve_unpool,
     )
 
 
@@ -370,8 +371,12 @@ def _lp_card(n: int) -> Card:
         shape_relation=f"per spatial axis: {_OUT_FORMULA} with p = 0, d = 1; y = S^(1/p), "
                        "S = avg_pool(x^p) * prod(k) (partial ceil windows scaled by K/n as torch)",
         determinism="deterministic; gradient 0 where the window sum is 0",
-        gradient=Gradient(f"{name}_backward", ("autograd (any order)",), _JAX_CUSTOM, ""),
-        torch_reference=f"torch.nn.functional.lp_pool{n}d", status="planned", _resolve=_resolve_lp,
+        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
+                                                "use_deterministic_algorithms(True)"),
+                          ("jit", "grad", "grad-of-grad", "vmap"),
+                          "native autodiff over torch's formula (the window sum is the avg family's linear "
+                          "op; p = +-inf routes through max_pool); jvp works for finite norm_type"),
+        torch_reference=f"torch.nn.functional.lp_pool{n}d", _resolve=_resolve_lp,
     )
 
 

@@ -1,0 +1,78 @@
+"""max_unpool as gathers: each output cell looks itself up among the sorted indices of its plane.
+
+The indices are data, so there is no static plan: per call, the keys plane * P + index (P the output plane
+size) are sorted once (stable), every output cell finds the last key equal to its own with a binary
+search, and takes that input's value. Duplicate indices therefore resolve to the **last** input cell in
+row-major order, the one a sequential scatter would leave - on every backend, every run. The adjoint
+gathers the cotangent at the indices and gives it to those winners only, so the pair stays exact
+transposes (torch's backward also feeds the losing duplicates, which its forward dropped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._compat import device, namespace
+
+
+def _kw(x: Any) -> dict[str, Any]:
+    dev = device(x)
+    return {} if dev is None else {"device": dev}
+
+
+@dataclass(frozen=True, eq=False)
+class Unpool:
+    """Scatter-free unpooling of (..., *in_spatial) values into (..., *out_spatial) planes. ``route`` is the
+    op, ``select`` its transpose (the gradient w.r.t. the values)."""
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+
+    @property
+    def _sizes(self) -> tuple[int, int]:
+        return int(np.prod(self.in_spatial, dtype=np.int64)), int(np.prod(self.out_spatial, dtype=np.int64))
+
+    def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
+        m, p = self._sizes
+        flat = xp.reshape(xp.astype(idx, xp.int64), (-1,))
+        plane = xp.arange(flat.shape[0], dtype=xp.int64, **_kw(idx)) // m
+        # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
+        # so it can never land in a neighbouring plane
+        keys = xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
+        order = xp.argsort(keys, stable=True)
+        return keys, order, xp.take(keys, order)
+
+    def route(self, x: Any, idx: Any) -> Any:
+        xp = namespace(x)
+        lead = tuple(x.shape[:x.ndim - len(self.in_spatial)])
+        m, p = self._sizes
+        planes = int(np.prod(lead, dtype=np.int64))
+        if planes * m == 0 or p == 0:
+            return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **_kw(x))
+        _, order, ordered = self._keys(xp, idx)
+        cells = xp.arange(planes * p, dtype=xp.int64, **_kw(x))
+        last = xp.searchsorted(ordered, cells, side="right") - 1
+        last = xp.where(last < 0, xp.zeros_like(last), last)
+        hit = xp.take(ordered, last) == cells
+        values = xp.take(xp.reshape(x, (-1,)), xp.take(order, last))
+        y = xp.where(hit, values, xp.zeros_like(values))
+        return xp.reshape(y, lead + self.out_spatial)
+
+    def select(self, gy: Any, idx: Any) -> Any:
+        xp = namespace(gy)
+        lead = tuple(gy.shape[:gy.ndim - len(self.out_spatial)])
+        m, p = self._sizes
+        planes = int(np.prod(lead, dtype=np.int64))
+        if planes * m == 0 or p == 0:
+            return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **_kw(gy))
+        keys, order, ordered = self._keys(xp, idx)
+        last = xp.searchsorted(ordered, keys, side="right") - 1
+        own = xp.arange(keys.shape[0], dtype=xp.int64, **_kw(gy))
+        inside = keys >= 0
+        winner = (xp.take(order, last) == own) & inside
+        safe = xp.where(inside, keys, xp.zeros_like(keys))
+        v = xp.take(xp.reshape(gy, (-1,)), safe)
+        return xp.reshape(xp.where(winner, v, xp.zeros_like(v)), lead + self.in_spatial)

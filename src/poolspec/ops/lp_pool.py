@@ -1,0 +1,196 @@
+"""lp_pool1d/2d/3d and their VJPs.
+
+Whole definition: the cards are ``spec.card("lp_pool2d")`` etc. (spec/pooling.py). torch's formula
+(TORCH_NUMERICS section 4): S = avg_pool(x^p, k, s, 0, ceil_mode) * prod(k) and y = S^(1/p) - so a partial
+ceil_mode window of n cells is scaled by prod(k)/n - with the derivative of S^(1/p) taken as 0 where
+S == 0; p = +-inf is +-max_pool(+-|x|). The window sum is the avg family's ``SeparableLinear``; the rest
+is elementwise, so torch and JAX differentiate the forward natively to any order, and the explicit
+backward below is the same chain rule written out (itself differentiable in ``grad_output``).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+from .._compat import namespace, to_compute
+from ..autodiff import compose, linear, max_backward, max_pool
+from ..kernels.linear import SeparableLinear, outer_product
+from ..kernels.maxes import MaxWindows
+from ..plans import windows
+from ._common import resolve, resolve_backward
+
+Size = int | tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _sum_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...],
+              stride: tuple[int, ...]) -> SeparableLinear:
+    """avg_pool with padding 0 and count_include_pad: the divisor of a ceil_mode overhang is its cell count."""
+    axes = tuple(windows.regular(L, O, k, s, 0) for L, O, k, s in zip(in_spatial, out_spatial, kernel, stride))
+    counts = outer_product([windows.avg_counts(L, O, k, s, 0, True)
+                            for L, O, k, s in zip(in_spatial, out_spatial, kernel, stride)])
+    return SeparableLinear(in_spatial, out_spatial, axes, counts)
+
+
+@lru_cache(maxsize=512)
+def _max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...],
+                 stride: tuple[int, ...]) -> MaxWindows:
+    n = len(kernel)
+    return MaxWindows(in_spatial, out_spatial, kernel, stride, (0,) * n, (1,) * n)
+
+
+def _pow(xp: Any, x: Any, e: float) -> Any:
+    """x ** e with torch's CPU special exponents (sqrt for 0.5, products for 2 and 3, reciprocals for -0.5,
+    -1 and -2), which differ from pow at signed zeros and infinities (rsqrt(-0) = -inf, pow(-0, -0.5) = inf)."""
+    if e == 1:
+        return x
+    if e == 0.5:
+        return xp.sqrt(x)
+    if e == 2:
+        return x * x
+    if e == 3:
+        return x * x * x
+    if e == -0.5:
+        return 1 / xp.sqrt(x)
+    if e == -1:
+        return 1 / x
+    if e == -2:
+        return 1 / (x * x)
+    return x ** e
+
+
+def _powers(xp: Any, x: Any, p: float) -> tuple[Any, Any]:
+    """x^p and its derivative p*x^(p-1), unmasked as torch's pow backward (1 at x == 0 for p = 1, inf
+    for p < 1)."""
+    return _pow(xp, x, p), p * _pow(xp, x, p - 1)
+
+
+def _root(xp: Any, s: Any, p: float) -> tuple[Any, Any]:
+    """S^(1/p) and its derivative, taken as 0 where S == 0 (torch's sign/relu chain gives exactly 0)."""
+    e = 1.0 / p
+    zero = s == 0
+    safe = xp.where(zero, xp.ones_like(s), s)
+    at_zero = xp.zeros_like(s) if p > 0 else xp.full_like(s, math.inf)
+    return xp.where(zero, at_zero, _pow(xp, safe, e)), xp.where(zero, xp.zeros_like(s), e * _pow(xp, safe, e - 1))
+
+
+def _finite_forward(plan: SeparableLinear, scale: int, p: float, x: Any) -> Any:
+    xp = namespace(x)
+    work = to_compute(xp, x)
+    y, _ = _root(xp, linear(plan, _powers(xp, work, p)[0]) * scale, p)
+    return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
+
+
+def _finite_backward(plan: SeparableLinear, scale: int, p: float, g: Any, x: Any) -> Any:
+    xp = namespace(x)
+    work, gw = to_compute(xp, x), to_compute(xp, g)
+    power, dpower = _powers(xp, work, p)
+    _, droot = _root(xp, linear(plan, power) * scale, p)
+    grad = linear(plan, gw * droot * scale, transpose=True) * dpower
+    return grad if grad.dtype == x.dtype else xp.astype(grad, x.dtype)
+
+
+def _setup(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> tuple[Any, float, tuple]:
+    op = f"lp_pool{n}d"
+    if grad_output is None:
+        _, _, r = resolve(op, x, **args)
+    else:
+        _, _, r = resolve_backward(op, grad_output, x, **args)
+    prm = r.params
+    key = (tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), prm["kernel_size"], prm["stride"])
+    return r, prm["norm_type"], key
+
+
+def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
+    _, p, key = _setup(n, x, args)
+    xp = namespace(x)
+    if math.isinf(p):
+        sign = 1 if p > 0 else -1
+        values, _ = max_pool(_max_windows(*key), sign * xp.abs(x), with_index=False)
+        return sign * values
+    return compose(_finite_forward, (_sum_plan(*key), math.prod(key[2]), p), x)
+
+
+def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any]) -> Any:
+    _, p, key = _setup(n, x, args, grad_output)
+    xp = namespace(x)
+    if math.isinf(p):
+        sign = 1 if p > 0 else -1
+        windows_ = _max_windows(*key)
+        _, idx = windows_.forward(sign * xp.abs(x))
+        # d/dx of sign * max(sign * |x|) is the routed cotangent times sign(x) (0 at x == 0, as torch)
+        return max_backward(windows_, grad_output, idx) * xp.sign(x)
+    return compose(_finite_backward, (_sum_plan(*key), math.prod(key[2]), p), grad_output, x)
+
+
+def _args(norm_type: float, kernel_size: Size, stride: Size | None, ceil_mode: bool) -> dict[str, Any]:
+    return dict(norm_type=norm_type, kernel_size=kernel_size, stride=stride, ceil_mode=ceil_mode)
+
+
+def lp_pool1d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Any:
+    """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d`` (a 1-tuple kernel is accepted).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.lp_pool1d(np.array([[3.0, 4.0, 1.0]]), 2, 2, ceil_mode=True)
+    array([[5.        , 1.41421356]])
+    """
+    return _forward(1, x, _args(norm_type, kernel_size, stride, ceil_mode))
+
+
+def lp_pool2d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Any:
+    """2-d power-average pooling of (N, C, H, W) or (C, H, W), as ``torch.nn.functional.lp_pool2d``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.lp_pool2d(np.full((1, 2, 2), 2.0), 1, 2)
+    array([[[8.]]])
+    """
+    return _forward(2, x, _args(norm_type, kernel_size, stride, ceil_mode))
+
+
+def lp_pool3d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Any:
+    """3-d power-average pooling of (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.lp_pool3d``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.lp_pool3d(-np.arange(8.0).reshape(1, 2, 2, 2), float("inf"), 2)
+    array([[[[7.]]]])
+    """
+    return _forward(3, x, _args(norm_type, kernel_size, stride, ceil_mode))
+
+
+def lp_pool1d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Any:
+    """The gradient of :func:`lp_pool1d` w.r.t. ``x`` (0 where a window's sum of powers is 0).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.lp_pool1d_backward(np.ones((1, 1)), np.array([[3.0, 4.0]]), 2, 2)
+    array([[0.6, 0.8]])
+    """
+    return _backward(1, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
+
+
+def lp_pool2d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Any:
+    """The gradient of :func:`lp_pool2d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.lp_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2, 2)
+    array([[[0., 0.],
+            [0., 0.]]])
+    """
+    return _backward(2, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
+
+
+def lp_pool3d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Any:
+    """The gradient of :func:`lp_pool3d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> float(poolspec.lp_pool3d_backward(np.ones((1, 1, 1, 1)), np.ones((1, 2, 2, 2)), 1, 2).sum())
+    8.0
+    """
+    return _backward(3, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))

@@ -1,0 +1,152 @@
+"""max_unpool1d/2d/3d and the VJP w.r.t. the values.
+
+Whole definition: the cards are ``spec.card("max_unpool2d")`` etc. (spec/pooling.py: torch's output size
+rule and its +-stride window for an explicit ``output_size``); the kernel is ``kernels.unpool.Unpool``
+(a sort and binary search per call instead of a scatter; duplicate indices: the last input cell in
+row-major order wins); the autodiff bindings are ``autodiff.max_backward`` (the op, linear in ``x``) and
+``autodiff.max_select`` (its transpose).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from .._compat import dtype_name, is_jax_array, namespace
+from ..autodiff import max_backward, max_select
+from ..kernels.unpool import Unpool
+from ._common import resolve, resolve_backward
+
+Size = int | tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _unpool(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Unpool:
+    return Unpool(in_spatial, out_spatial)
+
+
+def _traced(a: Any) -> bool:
+    if not is_jax_array(a):
+        return False
+    import jax
+
+    return isinstance(a, jax.core.Tracer)
+
+
+def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> None:
+    xp = namespace(x, indices, names=("x", "indices"))
+    name = dtype_name(xp, indices.dtype)
+    if not name.startswith(("int", "uint")):
+        raise TypeError(f"{op}: indices.dtype={name!r}: must be an integer dtype (int64 from max_pool)")
+    if tuple(indices.shape) != tuple(x.shape):
+        raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
+    size = 1
+    for s in out_spatial:
+        size *= s
+    if _traced(indices) or indices.size == 0 or size == 0:
+        # a traced index cannot be inspected (out-of-range entries are then dropped, see Unpool); an empty
+        # output plane has nothing to place, as torch
+        return
+    wide = xp.astype(indices, xp.int64)
+    bad = (wide < 0) | (wide >= size)
+    if bool(xp.any(bad)):
+        value = int(xp.min(wide)) if bool(xp.any(wide < 0)) else int(xp.max(wide))
+        raise ValueError(f"{op}: indices contains {value}, outside the output plane of spatial size "
+                         f"{tuple(out_spatial)} (valid: 0 <= index < {size})")
+
+
+def _resolve(n: int, x: Any, indices: Any, args: dict[str, Any], grad_output: Any = None) -> tuple[Any, Unpool]:
+    op = f"max_unpool{n}d"
+    if grad_output is None:
+        _, _, r = resolve(op, x, **args)
+    else:
+        _, _, r = resolve_backward(op, grad_output, x, **args)
+    out_spatial = tuple(r.params["output_size"])
+    _check(op if grad_output is None else op + "_backward", x, indices, out_spatial)
+    return r, _unpool(tuple(x.shape[-n:]), out_spatial)
+
+
+def _forward(n: int, x: Any, indices: Any, args: dict[str, Any]) -> Any:
+    _, kernel = _resolve(n, x, indices, args)
+    return max_backward(kernel, x, indices)
+
+
+def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, Any]) -> Any:
+    _, kernel = _resolve(n, x, indices, args, grad_output)
+    return max_select(kernel, grad_output, indices)
+
+
+def max_unpool1d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Any:
+    """1-d max unpooling, as ``torch.nn.functional.max_unpool1d``: zeros except ``x`` at ``indices``; of
+    duplicate indices the last in row-major order wins.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_unpool1d(np.array([[3.0, 5.0]]), np.array([[1, 2]]), 2)
+    array([[0., 3., 5., 0.]])
+    """
+    return _forward(1, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                        output_size=output_size))
+
+
+def max_unpool2d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Any:
+    """2-d max unpooling of (N, C, H, W) or (C, H, W), indices flat in the output plane.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_unpool2d(np.array([[[7.0]]]), np.array([[[3]]]), 2)
+    array([[[0., 0.],
+            [0., 7.]]])
+    """
+    return _forward(2, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                        output_size=output_size))
+
+
+def max_unpool3d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Any:
+    """3-d max unpooling of (N, C, D, H, W) or (C, D, H, W).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_unpool3d(np.array([[[[7.0]]]]), np.array([[[[7]]]]), 2).shape
+    (1, 2, 2, 2)
+    """
+    return _forward(3, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                        output_size=output_size))
+
+
+def max_unpool1d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+    """The gradient of :func:`max_unpool1d` w.r.t. ``x``: ``grad_output`` gathered at the indices (a losing
+    duplicate gets 0, as it does not reach the output).
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_unpool1d_backward(np.array([[1.0, 2.0, 3.0, 4.0]]), np.ones((1, 2)), np.array([[1, 2]]), 2)
+    array([[2., 3.]])
+    """
+    return _backward(1, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                                      output_size=output_size))
+
+
+def max_unpool2d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+    """The gradient of :func:`max_unpool2d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> poolspec.max_unpool2d_backward(np.arange(4.0).reshape(1, 2, 2), np.ones((1, 1, 1)), np.array([[[2]]]), 2)
+    array([[[2.]]])
+    """
+    return _backward(2, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                                      output_size=output_size))
+
+
+def max_unpool3d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+    """The gradient of :func:`max_unpool3d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> g = np.arange(8.0).reshape(1, 2, 2, 2)
+    >>> poolspec.max_unpool3d_backward(g, np.ones((1, 1, 1, 1)), np.array([[[[5]]]]), 2)
+    array([[[[5.]]]])
+    """
+    return _backward(3, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
+                                                      output_size=output_size))
