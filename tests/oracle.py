@@ -29,7 +29,7 @@ def torch_fn(op: str, args: dict[str, Any]):
         return lambda x: F.avg_pool2d(x.unsqueeze(-2), unit(k, 1), unit(s, 1), unit(p, 0), **a).squeeze(-2)
     if op == "avg_pool1d":
         args = {k: v for k, v in args.items() if k != "divisor_override"}
-    if op == "lp_pool1d" and isinstance(args.get("kernel_size"), tuple):
+    if op == "lp_pool1d" and isinstance(args.get("kernel_size"), tuple) and len(args["kernel_size"]) == 1:
         # deviation lp_pool1d_tuple_kernel: torch's wrapper multiplies by the tuple and raises; (k,) means k
         args = dict(args, kernel_size=args["kernel_size"][0])
     fn = getattr(F, op)

@@ -208,6 +208,10 @@ MAX_CONFIGS = [
     ("max_pool2d", (2, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=1)),
     ("max_pool2d", (2, 6, 6), dict(kernel_size=3, stride=1, padding=1)),  # overlapping windows
     ("max_pool3d", (1, 2, 5, 4, 6), dict(kernel_size=2, stride=(1, 2, 2), padding=1, dilation=(2, 1, 1))),
+    ("adaptive_max_pool1d", (2, 2, 13), dict(output_size=5)),  # ragged, overlapping windows
+    ("adaptive_max_pool2d", (2, 2, 7, 6), dict(output_size=(3, 4))),
+    ("adaptive_max_pool2d", (2, 6, 6), dict(output_size=3)),  # evenly dividing: the strided-slice path
+    ("adaptive_max_pool3d", (1, 2, 5, 4, 7), dict(output_size=(3, 2, 4))),
 ]
 MAX_IDS = [f"{op}-{shape}" for op, shape, _ in MAX_CONFIGS]
 
@@ -278,3 +282,202 @@ def test_jax_max_jit_grad_gradgrad_vmap_no_scatter(jax, op, shape, args):
     got = jax.vmap(jax.grad(loss))(jnp.asarray(stacked))
     np.testing.assert_allclose(np.asarray(got), np.stack([np.asarray(jax.grad(loss)(jnp.asarray(s)))
                                                           for s in stacked]), rtol=1e-13)
+
+
+def test_jax_max_pool_with_dilation_where_jax_own_gradient_fails(jax):
+    """JAX's own reduce_window max has no gradient with window dilation; poolspec's max_pool has, and it is
+    torch's."""
+    jnp, lax = jax.numpy, jax.lax
+    xs = _x((1, 2, 9, 9))
+    own = lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 1, 3, 3), (1, 1, 2, 2), "VALID",  # noqa: E731
+                                      window_dilation=(1, 1, 2, 2)).sum()
+    with pytest.raises(Exception):  # noqa: B017 - whatever JAX raises, it has no such gradient
+        jax.grad(own)(jnp.asarray(xs))
+    args = dict(kernel_size=3, stride=2, dilation=2)
+    g = jax.grad(lambda x: poolspec.max_pool2d(x, **args).sum())(jnp.asarray(xs))
+    xt = torch.from_numpy(xs).requires_grad_(True)
+    (want,) = torch.autograd.grad(F.max_pool2d(xt, **args).sum(), xt)
+    np.testing.assert_array_equal(np.asarray(g), want.numpy())
+
+
+# ------------------------------------------------------------------------------------------ max_unpool
+
+UNPOOL_CONFIGS = [
+    ("max_unpool1d", (2, 2, 11), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_unpool2d", (2, 2, 6, 8), dict(kernel_size=2)),
+    ("max_unpool2d", (2, 7, 7), dict(kernel_size=3, stride=2, padding=1, output_size=(8, 7))),
+    ("max_unpool3d", (1, 2, 4, 6, 4), dict(kernel_size=2, stride=(1, 2, 2))),
+]
+UNPOOL_IDS = [f"{op}-{shape}" for op, shape, _ in UNPOOL_CONFIGS]
+
+
+def _unpool_operands(op, shape, args):
+    """Values shaped as max_pool's output on ``shape`` (torch's), and indices unique within each plane (so torch's
+    max_unpool is defined), drawn into the unpool's output plane."""
+    n = int(op[-2])
+    pool_args = {k: v for k, v in args.items() if k != "output_size"}
+    pooled = tuple(getattr(F, f"max_pool{n}d")(torch.zeros(shape, dtype=torch.float64), **pool_args).shape)
+    out = poolspec.output_shape(op, pooled, **args)
+    rng = np.random.default_rng(5)
+    m, size = int(np.prod(pooled[-n:])), int(np.prod(out[-n:]))
+    planes = int(np.prod(pooled[:-n]))
+    idx = np.stack([rng.permutation(size)[:m] for _ in range(planes)]).reshape(pooled)
+    return _x(pooled), idx
+
+
+@pytest.mark.parametrize("op,shape,args", UNPOOL_CONFIGS, ids=UNPOOL_IDS)
+def test_torch_unpool_every_order_deterministic_and_as_torch(op, shape, args):
+    xs, idx = _unpool_operands(op, shape, args)
+    it = torch.from_numpy(idx)
+    fn = lambda t: getattr(poolspec, op)(t, it, **args)  # noqa: E731
+    x = torch.from_numpy(xs).requires_grad_(True)
+    assert torch.autograd.gradcheck(fn, (x,))
+    assert torch.autograd.gradgradcheck(fn, (x,))
+    v = _x(xs.shape, 1)
+    prior = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)  # torch's own max_unpool raises here, even on CPU
+    try:
+        runs = []
+        for _ in range(2):
+            (g,) = torch.autograd.grad((fn(x) ** 3).sum(), x, create_graph=True)
+            (hv,) = torch.autograd.grad(g, x, torch.from_numpy(v))
+            runs.append((g.detach().numpy(), hv.numpy()))
+    finally:
+        torch.use_deterministic_algorithms(prior)
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0], runs[1]))
+    xt = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((getattr(F, op)(xt, it, **args) ** 3).sum(), xt, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, xt, torch.from_numpy(v))
+    np.testing.assert_allclose(runs[0][0], tg.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(runs[0][1], thv.numpy(), rtol=1e-12)
+    # the explicit backward, differentiated in its cotangent, is the unpool again (torch's double backward)
+    out_shape = poolspec.output_shape(op, xs.shape, **args)
+    gout, w = _x(out_shape, 2), _x(xs.shape, 3)
+    gt = torch.from_numpy(gout).requires_grad_(True)
+    (gg,) = torch.autograd.grad(getattr(poolspec, op + "_backward")(gt, torch.from_numpy(xs), it, **args), gt,
+                                torch.from_numpy(w))
+    xr, gr = torch.from_numpy(xs).requires_grad_(True), torch.from_numpy(gout).requires_grad_(True)
+    (grad,) = torch.autograd.grad(getattr(F, op)(xr, it, **args), xr, gr, create_graph=True)
+    (want,) = torch.autograd.grad(grad, gr, torch.from_numpy(w))
+    np.testing.assert_allclose(gg.numpy(), want.numpy(), rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", UNPOOL_CONFIGS, ids=UNPOOL_IDS)
+def test_jax_unpool_jit_grad_gradgrad_vmap_no_scatter(jax, op, shape, args):
+    jnp = jax.numpy
+    xs, idx = _unpool_operands(op, shape, args)
+    ij = jnp.asarray(idx)
+    v = _x(xs.shape, 1)
+
+    def loss(x):
+        return (getattr(poolspec, op)(x, ij, **args) ** 3).sum()
+
+    g = jax.jit(jax.grad(loss))(jnp.asarray(xs))
+    gradgrad = jax.grad(lambda x: jnp.vdot(jax.grad(loss)(x), jnp.asarray(v)))
+    hv = jax.jit(gradgrad)(jnp.asarray(xs))
+    it = torch.from_numpy(idx)
+    x = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((getattr(F, op)(x, it, **args) ** 3).sum(), x, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, x, torch.from_numpy(v))
+    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(hv), thv.numpy(), rtol=1e-12, atol=1e-13)
+    for program in (jax.grad(loss), gradgrad):
+        assert "scatter" not in str(jax.make_jaxpr(program)(jnp.asarray(xs)))
+    stacked = np.stack([_x(xs.shape, s) for s in range(3)])
+    got = jax.vmap(lambda x: getattr(poolspec, op)(x, ij, **args))(jnp.asarray(stacked))
+    want = np.stack([getattr(F, op)(torch.from_numpy(s), it, **args).numpy() for s in stacked])
+    np.testing.assert_array_equal(np.asarray(got), want)
+    grads = jax.vmap(jax.grad(loss))(jnp.asarray(stacked))
+    np.testing.assert_allclose(np.asarray(grads), np.stack([np.asarray(jax.grad(loss)(jnp.asarray(s)))
+                                                            for s in stacked]), rtol=1e-13)
+
+
+# ------------------------------------------------------------------------------------------ lp_pool
+
+LP_CONFIGS = [
+    ("lp_pool1d", (2, 2, 9), dict(norm_type=2.0, kernel_size=3, stride=2, ceil_mode=True)),
+    ("lp_pool2d", (2, 2, 7, 6), dict(norm_type=1.5, kernel_size=(3, 2), stride=(2, 1))),
+    ("lp_pool2d", (2, 6, 6), dict(norm_type=3, kernel_size=2, ceil_mode=True)),
+    ("lp_pool3d", (1, 2, 4, 5, 4), dict(norm_type=2.5, kernel_size=2, stride=(1, 2, 2))),
+    ("lp_pool2d", (2, 2, 6, 6), dict(norm_type=float("inf"), kernel_size=2, stride=1)),
+    ("lp_pool1d", (2, 2, 9), dict(norm_type=float("-inf"), kernel_size=3, stride=2)),
+]
+LP_IDS = [f"{op}-p{a['norm_type']}-{shape}" for op, shape, a in LP_CONFIGS]
+
+
+def _lp_x(shape, args, seed=0):
+    """Positive data away from zero where a negative window sum would give NaN (fractional or odd p); signed
+    data otherwise."""
+    x = _x(shape, seed)
+    p = args["norm_type"]
+    return np.abs(x) + 0.5 if np.isfinite(p) and p not in (1, 2) else x
+
+
+@pytest.mark.parametrize("op,shape,args", LP_CONFIGS, ids=LP_IDS)
+def test_torch_lp_every_order_deterministic_and_as_torch(op, shape, args):
+    xs, v = _lp_x(shape, args), _x(shape, 1)
+    fn = lambda t: getattr(poolspec, op)(t, **args)  # noqa: E731
+    x = torch.from_numpy(xs).requires_grad_(True)
+    assert torch.autograd.gradcheck(fn, (x,))
+    assert torch.autograd.gradgradcheck(fn, (x,))
+    prior = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        runs = []
+        for _ in range(2):
+            (g,) = torch.autograd.grad((fn(x) ** 3).sum(), x, create_graph=True)
+            (hv,) = torch.autograd.grad(g, x, torch.from_numpy(v))
+            runs.append((g.detach().numpy(), hv.numpy()))
+    finally:
+        torch.use_deterministic_algorithms(prior)
+    assert all(np.array_equal(a, b) for a, b in zip(runs[0], runs[1]))
+    xt = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((_torch_op(op, args)(xt) ** 3).sum(), xt, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, xt, torch.from_numpy(v))
+    np.testing.assert_allclose(runs[0][0], tg.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(runs[0][1], thv.numpy(), rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("op,shape,args", LP_CONFIGS, ids=LP_IDS)
+def test_lp_backward_differentiable_in_cotangent(jax, op, shape, args):
+    from oracle import double_backward
+
+    xs = _lp_x(shape, args)
+    gout, w = _x(poolspec.output_shape(op, shape, **args), 2), _x(shape, 3)
+    want = double_backward(op, xs, args, gout, w)
+    backward = getattr(poolspec, op + "_backward")
+    gt = torch.from_numpy(gout).requires_grad_(True)
+    (gg,) = torch.autograd.grad(backward(gt, torch.from_numpy(xs), **args), gt, torch.from_numpy(w))
+    np.testing.assert_allclose(gg.numpy(), want, rtol=1e-12, atol=1e-13)
+    jnp = jax.numpy
+    gj = jax.grad(lambda g: jnp.vdot(backward(g, jnp.asarray(xs), **args), jnp.asarray(w)))(jnp.asarray(gout))
+    np.testing.assert_allclose(np.asarray(gj), want, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("op,shape,args", LP_CONFIGS, ids=LP_IDS)
+def test_jax_lp_jit_grad_gradgrad_vmap_no_scatter(jax, op, shape, args):
+    jnp = jax.numpy
+    xs, v = _lp_x(shape, args), _x(shape, 1)
+
+    def loss(x):
+        return (getattr(poolspec, op)(x, **args) ** 3).sum()
+
+    g = jax.jit(jax.grad(loss))(jnp.asarray(xs))
+    gradgrad = jax.grad(lambda x: jnp.vdot(jax.grad(loss)(x), jnp.asarray(v)))
+    hv = jax.jit(gradgrad)(jnp.asarray(xs))
+    xt = torch.from_numpy(xs).requires_grad_(True)
+    (tg,) = torch.autograd.grad((_torch_op(op, args)(xt) ** 3).sum(), xt, create_graph=True)
+    (thv,) = torch.autograd.grad(tg, xt, torch.from_numpy(v))
+    np.testing.assert_allclose(np.asarray(g), tg.detach().numpy(), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(hv), thv.numpy(), rtol=1e-11, atol=1e-12)
+    for program in (jax.grad(loss), gradgrad):
+        assert "scatter" not in str(jax.make_jaxpr(program)(jnp.asarray(xs)))
+    stacked = np.stack([_lp_x(shape, args, s) for s in range(3)])
+    got = jax.vmap(lambda x: getattr(poolspec, op)(x, **args))(jnp.asarray(stacked))
+    want = np.stack([_torch_op(op, args)(torch.from_numpy(s)).numpy() for s in stacked])
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-13)
+    if np.isfinite(args["norm_type"]):  # the card's note: forward mode works for finite norm_type
+        _, tangent = jax.jvp(lambda x: getattr(poolspec, op)(x, **args), (jnp.asarray(xs),),
+                             (jnp.asarray(v),))
+        _, want_t = torch.func.jvp(_torch_op(op, args), (torch.from_numpy(xs),), (torch.from_numpy(v),))
+        np.testing.assert_allclose(np.asarray(tangent), want_t.numpy(), rtol=1e-12, atol=1e-13)

@@ -19,25 +19,39 @@ OPS = [
     ("adaptive_avg_pool1d", (2, 3, 13), dict(output_size=7)),
     ("adaptive_avg_pool2d", (3, 7, 5), dict(output_size=(3, 9))),
     ("adaptive_avg_pool3d", (1, 2, 5, 4, 7), dict(output_size=(2, None, 3))),
+    ("max_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1, dilation=(1, 2), ceil_mode=True)),
+    ("adaptive_max_pool1d", (2, 3, 13), dict(output_size=5)),
+    ("adaptive_max_pool3d", (1, 2, 5, 4, 6), dict(output_size=(2, 4, 3))),
+    ("max_unpool2d", (2, 3, 3, 4), dict(kernel_size=3, stride=2, padding=1)),
+    ("lp_pool2d", (2, 3, 7, 6), dict(norm_type=2.0, kernel_size=2, ceil_mode=True)),
+    ("lp_pool1d", (2, 3, 9), dict(norm_type=float("inf"), kernel_size=3, stride=2)),
 ]
 IDS = [op for op, _, _ in OPS]
 
 
 def _pair(op, shape, args, seed=0):
+    """(x, g, extra operands): max_unpool also takes indices (here with duplicates in every plane)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal(shape)
     g = rng.standard_normal(poolspec.output_shape(op, shape, **args))
-    return x, g
+    extra = ()
+    if op.startswith("max_unpool"):
+        size = int(np.prod(g.shape[2:]))
+        extra = (rng.integers(0, size, shape),)
+    return x, g, extra
 
 
 @pytest.mark.parametrize("op,shape,args", OPS, ids=IDS)
 def test_inputs_untouched_and_types_kept(backend, op, shape, args):
-    x, g = _pair(op, shape, args)
+    x, g, extra = _pair(op, shape, args)
     xb, gb = backend.asarray(x), backend.asarray(g)
-    y = getattr(poolspec, op)(xb, **args)
-    dx = getattr(poolspec, op + "_backward")(gb, xb, **args)
+    eb = tuple(backend.asarray(e) for e in extra)
+    y = getattr(poolspec, op)(xb, *eb, **args)
+    dx = getattr(poolspec, op + "_backward")(gb, xb, *eb, **args)
     np.testing.assert_array_equal(backend.to_numpy(xb), x)
     np.testing.assert_array_equal(backend.to_numpy(gb), g)
+    for e, eb_ in zip(extra, eb):
+        np.testing.assert_array_equal(backend.to_numpy(eb_), e)
     import array_api_compat as aac
 
     for out in (y, dx):
@@ -49,8 +63,9 @@ def test_inputs_untouched_and_types_kept(backend, op, shape, args):
 
 @pytest.mark.parametrize("op,shape,args", OPS, ids=IDS)
 def test_repeated_calls_bit_identical(backend, op, shape, args):
-    x, g = _pair(op, shape, args)
-    outs = [backend.to_numpy(getattr(poolspec, op + "_backward")(backend.asarray(g), backend.asarray(x), **args))
+    x, g, extra = _pair(op, shape, args)
+    outs = [backend.to_numpy(getattr(poolspec, op + "_backward")(backend.asarray(g), backend.asarray(x),
+                                                                 *(backend.asarray(e) for e in extra), **args))
             for _ in range(3)]
     for o in outs[1:]:
         assert np.array_equal(o, outs[0])
@@ -79,10 +94,15 @@ def test_dask_stays_lazy():
     x = da.from_delayed(dask.delayed(load)(), shape=(2, 3, 16, 16), dtype=np.float64)
     y = poolspec.adaptive_avg_pool2d(poolspec.avg_pool2d(x, 3, 1, 1), 5)
     dx = poolspec.avg_pool2d_backward(da.ones((2, 3, 8, 8)), x, 2)
-    assert isinstance(y, da.Array) and isinstance(dx, da.Array)
+    m = poolspec.lp_pool2d(poolspec.adaptive_max_pool2d(poolspec.max_pool2d(x, 3, 1, 1), 7), 2.0, 2)
+    dm = poolspec.max_pool2d_backward(da.ones((2, 3, 8, 8)), x, 2)
+    assert all(isinstance(a, da.Array) for a in (y, dx, m, dm))
     assert calls == []
     want = poolspec.adaptive_avg_pool2d(poolspec.avg_pool2d(load(), 3, 1, 1), 5)
     np.testing.assert_allclose(y.compute(), want, rtol=1e-14)
+    want = poolspec.lp_pool2d(poolspec.adaptive_max_pool2d(poolspec.max_pool2d(load(), 3, 1, 1), 7), 2.0, 2)
+    np.testing.assert_allclose(m.compute(), want, rtol=1e-14)
+    np.testing.assert_array_equal(dm.compute(), poolspec.max_pool2d_backward(np.ones((2, 3, 8, 8)), load(), 2))
 
 
 def test_adaptive_plans_scale_with_the_windows_not_the_axis():

@@ -673,3 +673,40 @@ def test_import_poolspec_loads_no_backend():
 def test_import_probe_sees_loaded_modules():
     """The probe above can fail: it reports a module that the statement does load."""
     assert "numpy" in _loaded_after("import poolspec", BACKENDS | {"numpy"})
+
+
+def test_max_family_deviation_claims_hold():
+    """What the max family's deviations say torch 2.13 does, checked against torch."""
+    torch = _torch()
+    F = torch.nn.functional
+    # max_pool_empty_window: -inf and an index outside the input (L = 1, k = 2, s = 3, p = 1, d = 2)
+    values, idx = F.max_pool1d(torch.zeros(1, 1, 1, dtype=torch.float64), 2, 3, 1, 2, return_indices=True)
+    assert bool(torch.isneginf(values).all()) and not 0 <= int(idx.flatten()[0]) < 1
+    # max_pool1d_integer_values: refused without indices, accepted with them
+    with pytest.raises(RuntimeError):
+        F.max_pool1d(torch.zeros(1, 1, 4, dtype=torch.int64), 2)
+    F.max_pool1d(torch.zeros(1, 1, 4, dtype=torch.int64), 2, return_indices=True)
+    # max_unpool_duplicate_indices: the backward feeds every duplicate; deterministic mode raises on CPU
+    x = torch.tensor([[[1.0, 2.0]]], dtype=torch.float64, requires_grad=True)
+    i = torch.tensor([[[1, 1]]])
+    (g,) = torch.autograd.grad(F.max_unpool1d(x, i, 2), x, torch.tensor([[[0.0, 5.0, 0.0, 0.0]]], dtype=torch.float64))
+    assert g.tolist() == [[[5.0, 5.0]]]
+    prior = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        with pytest.raises(RuntimeError, match="deterministic"):
+            F.max_unpool2d(torch.ones(1, 1, 2, 2), torch.zeros(1, 1, 2, 2, dtype=torch.int64), 2)
+    finally:
+        torch.use_deterministic_algorithms(prior)
+    # max_unpool_argument_rules: unchecked geometry, int64-only indices
+    z, zi = torch.zeros(1, 1, 3), torch.zeros(1, 1, 3, dtype=torch.int64)
+    F.max_unpool1d(z, zi, 2, stride=0)
+    F.max_unpool1d(z, zi, 2, padding=-1)
+    with pytest.raises(RuntimeError, match="int64"):
+        F.max_unpool1d(z, zi.int(), 2)
+    # lp_pool1d_tuple_kernel
+    with pytest.raises(TypeError):
+        F.lp_pool1d(torch.ones(1, 1, 4), 2.0, (2,))
+    # lp_pool_integer_input: the result depends on the Python type of norm_type
+    xi = torch.tensor([[[2, 3, 4, 3]]])
+    assert not torch.equal(F.lp_pool1d(xi, 2, 4).double(), F.lp_pool1d(xi, 2.0, 4).double())

@@ -1,4 +1,5 @@
-"""Argument validation of avg_pool1d/2d/3d, adaptive_avg_pool1d/2d/3d and their ``*_backward`` functions.
+"""Argument validation of every pooling op (avg, adaptive avg, max, adaptive max, max_unpool, lp) and their
+``*_backward`` functions.
 
 Every invalid call must raise ValueError or TypeError whose message names the offending argument, before any
 computation, without touching the inputs; where torch 2.13 has the same rule, torch must refuse the same call
@@ -8,6 +9,7 @@ computation, without touching the inputs; where torch 2.13 has the same rule, to
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +21,10 @@ import poolspec
 
 AVG = ("avg_pool1d", "avg_pool2d", "avg_pool3d")
 ADAPTIVE = ("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d")
+MAX = ("max_pool1d", "max_pool2d", "max_pool3d")
+ADAPTIVE_MAX = ("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d")
+UNPOOL = ("max_unpool1d", "max_unpool2d", "max_unpool3d")
+LP = ("lp_pool1d", "lp_pool2d", "lp_pool3d")
 
 
 def _n(op: str) -> int:
@@ -42,8 +48,10 @@ def _spatial(op: str, size: int = 5) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Invalid:
-    """One invalid call: ``op(x, **args)`` with x = zeros(shape, dtype) must raise ``error`` naming ``argument``.
-    torch 2.13 has each of these rules, so it must refuse the same call too."""
+    """One invalid call: ``op(x, **args)`` with x = zeros(shape, dtype) must raise ``error`` naming ``argument``
+    (max_unpool: ``op(x, indices, **args)``, indices zeros of x's shape unless ``args["indices"]`` gives them).
+    Where torch 2.13 has the rule (``torch_too``), torch must refuse the same call; where poolspec is stricter,
+    torch must accept it (so the split is checked, not assumed)."""
 
     rule: str
     op: str
@@ -52,6 +60,7 @@ class Invalid:
     error: type[Exception]
     argument: str
     dtype: str = "float64"
+    torch_too: bool = True
 
     @property
     def id(self) -> str:
@@ -170,12 +179,162 @@ def _adaptive_cases(op: str) -> list[Invalid]:
     return cases
 
 
-CASES = [c for op in AVG for c in _avg_cases(op)] + [c for op in ADAPTIVE for c in _adaptive_cases(op)]
+def _window_cases(op: str) -> list[Invalid]:
+    """The regular-window rules max_pool shares with avg_pool, and its own: dilation, return_indices, the
+    padding limit of the undilated kernel, integer dtypes accepted."""
+    n = _n(op)
+    b = (2, 3)
+    s5 = _spatial(op)
+    wrong_len = 2 if n != 2 else 3
+    keep = {"stride_0", "stride_negative", "stride_0_on_one_axis", "padding_negative", "padding_over_half_k3_p2",
+            "padding_over_half_k1_p1", "padding_over_half_one_axis", "kernel_0", "kernel_negative",
+            "kernel_0_on_one_axis", "output_size_0", "output_size_0_kernel_over_input", "rank_too_few",
+            "rank_too_many", "rank_0", "channels_0", "unbatched_channels_0", "spatial_0_first", "spatial_0_last",
+            "kernel_float", "kernel_bool", "kernel_str", "kernel_none", "stride_float", "padding_float",
+            f"kernel_{wrong_len}_ints", "kernel_empty_tuple", "ceil_mode_int", "ceil_mode_none"}
+    shared = [Invalid(c.rule, op, c.shape, c.args, c.error, c.argument, c.dtype)
+              for c in _avg_cases(f"avg_pool{n}d") if c.rule in keep]
+    return shared + [
+        Invalid("dilation_0", op, b + s5, dict(kernel_size=2, dilation=0), ValueError, "dilation"),
+        Invalid("dilation_negative", op, b + s5, dict(kernel_size=2, dilation=-1), ValueError, "dilation"),
+        Invalid("dilation_0_on_one_axis", op, b + s5, dict(kernel_size=2, dilation=_per_axis(op, 1, 0)),
+                ValueError, "dilation"),
+        Invalid("dilation_float", op, b + s5, dict(kernel_size=2, dilation=1.5), TypeError, "dilation"),
+        Invalid("dilation_bool", op, b + s5, dict(kernel_size=2, dilation=True), TypeError, "dilation"),
+        Invalid(f"dilation_{wrong_len}_ints", op, b + s5, dict(kernel_size=2, dilation=(1,) * wrong_len),
+                ValueError, "dilation"),
+        # torch 2.13 also limits padding by the undilated kernel (p <= k // 2), whatever the dilation
+        Invalid("padding_over_half_undilated_kernel", op, b + (9,) * n, dict(kernel_size=2, padding=2, dilation=3),
+                ValueError, "padding"),
+        Invalid("output_size_0_dilated", op, b + (4,) * n, dict(kernel_size=3, dilation=2), ValueError,
+                "kernel_size"),
+        Invalid("dtype_bool", op, b + s5, dict(kernel_size=2), TypeError, "x.dtype", "bool"),
+        Invalid("dtype_complex64", op, b + s5, dict(kernel_size=2), TypeError, "x.dtype", "complex64"),
+        Invalid("dtype_complex128", op, b + s5, dict(kernel_size=2), TypeError, "x.dtype", "complex128"),
+        # stricter than torch, whose Python wrapper takes any truthy value
+        Invalid("return_indices_int", op, b + s5, dict(kernel_size=2, return_indices=1), TypeError,
+                "return_indices", torch_too=False),
+        Invalid("return_indices_none", op, b + s5, dict(kernel_size=2, return_indices=None), TypeError,
+                "return_indices", torch_too=False),
+        # deviation max_pool_empty_window: torch returns -inf and an out-of-range index
+        Invalid("empty_window", op, b + (1,) * n, dict(kernel_size=2, stride=3, padding=1, dilation=2), ValueError,
+                "dilation", torch_too=False),
+        Invalid("empty_window_taps_straddle", op, b + (2,) * n, dict(kernel_size=2, stride=2, padding=1, dilation=3),
+                ValueError, "dilation", torch_too=False),
+    ]
+
+
+def _adaptive_max_cases(op: str) -> list[Invalid]:
+    shape = (2, 3) + _spatial(op)
+    cases = [Invalid(c.rule, op, c.shape, c.args, c.error, c.argument, c.dtype)
+             for c in _adaptive_cases(op.replace("max", "avg"))]
+    return cases + [
+        Invalid("dtype_int16", op, shape, dict(output_size=2), TypeError, "x.dtype", "int16"),
+        Invalid("return_indices_int", op, shape, dict(output_size=2, return_indices=1), TypeError,
+                "return_indices", torch_too=False),
+        Invalid("return_indices_str", op, shape, dict(output_size=2, return_indices="yes"), TypeError,
+                "return_indices", torch_too=False),
+    ]
+
+
+def _unpool_cases(op: str) -> list[Invalid]:
+    """max_unpool: torch's output_size window and index range; poolspec also checks kernel, stride and padding
+    (which torch uses only for the default size: deviation max_unpool_argument_rules)."""
+    n = _n(op)
+    b = (2, 3)
+    s3 = (3,) * n
+    default = (6,) * n  # (3 - 1) * 2 - 0 + 2
+    wrong_len = 2 if n != 2 else 3
+    ints = np.zeros(b + s3, dtype=np.int64)
+    return [
+        Invalid("output_size_at_upper_limit", op, b + s3, dict(kernel_size=2, output_size=(8,) * n), ValueError,
+                "output_size"),
+        Invalid("output_size_at_lower_limit", op, b + s3, dict(kernel_size=2, output_size=(4,) * n), ValueError,
+                "output_size"),
+        Invalid("output_size_one_axis_off", op, b + s3, dict(kernel_size=2, output_size=default[:-1] + (20,)),
+                ValueError, "output_size"),
+        Invalid(f"output_size_{n + 1}_entries", op, b + s3, dict(kernel_size=2, output_size=(6,) * (n + 1)),
+                ValueError, "output_size"),
+        Invalid("output_size_int", op, b + s3, dict(kernel_size=2, output_size=6), TypeError, "output_size"),
+        Invalid("output_size_float_entry", op, b + s3, dict(kernel_size=2, output_size=(6.0,) * n), TypeError,
+                "output_size"),
+        Invalid("kernel_float", op, b + s3, dict(kernel_size=2.0), TypeError, "kernel_size"),
+        Invalid(f"kernel_{wrong_len}_ints", op, b + s3, dict(kernel_size=(2,) * wrong_len), ValueError,
+                "kernel_size"),
+        Invalid("stride_float", op, b + s3, dict(kernel_size=2, stride=1.5), TypeError, "stride"),
+        Invalid("rank_too_few", op, s3, dict(kernel_size=2), ValueError, "x"),
+        Invalid("rank_too_many", op, (1,) + b + s3, dict(kernel_size=2), ValueError, "x"),
+        Invalid("dtype_bool", op, b + s3, dict(kernel_size=2), TypeError, "x.dtype", "bool"),
+        Invalid("dtype_complex64", op, b + s3, dict(kernel_size=2), TypeError, "x.dtype", "complex64"),
+        Invalid("indices_float", op, b + s3, dict(kernel_size=2, indices=ints.astype(np.float64)), TypeError,
+                "indices.dtype"),
+        Invalid("indices_bool", op, b + s3, dict(kernel_size=2, indices=ints.astype(bool)), TypeError,
+                "indices.dtype"),
+        Invalid("indices_shape", op, b + s3, dict(kernel_size=2, indices=ints[..., :-1]), ValueError,
+                "indices.shape"),
+        Invalid("indices_too_large", op, b + s3, dict(kernel_size=2, indices=ints + 6 ** n), ValueError, "indices"),
+        Invalid("indices_negative", op, b + s3, dict(kernel_size=2, indices=ints - 1), ValueError, "indices"),
+        Invalid("indices_list", op, b + s3, dict(kernel_size=2, indices=ints.tolist()), TypeError, "indices"),
+        # deviation max_unpool_argument_rules: torch accepts these (max_unpool3d checks its stride) and uses them
+    # only for the default size
+        Invalid("kernel_0", op, b + s3, dict(kernel_size=0, stride=1), ValueError, "kernel_size", torch_too=False),
+        Invalid("stride_0", op, b + s3, dict(kernel_size=2, stride=0), ValueError, "stride", torch_too=n == 3),
+        Invalid("padding_negative", op, b + s3, dict(kernel_size=2, padding=-1), ValueError, "padding",
+                torch_too=False),
+    ]
+
+
+def _lp_cases(op: str) -> list[Invalid]:
+    n = _n(op)
+    b = (2, 3)
+    s5 = _spatial(op)
+    wrong_len = 2 if n != 2 else 3
+    cases = [
+        Invalid("norm_type_0", op, b + s5, dict(norm_type=0, kernel_size=2), ValueError, "norm_type"),
+        Invalid("norm_type_str", op, b + s5, dict(norm_type="2", kernel_size=2), TypeError, "norm_type"),
+        Invalid("norm_type_none", op, b + s5, dict(norm_type=None, kernel_size=2), TypeError, "norm_type"),
+        Invalid("kernel_0", op, b + s5, dict(norm_type=2, kernel_size=0, stride=1), ValueError, "kernel_size"),
+        Invalid("kernel_float", op, b + s5, dict(norm_type=2, kernel_size=2.5), TypeError, "kernel_size"),
+        Invalid(f"kernel_{wrong_len}_ints", op, b + s5, dict(norm_type=2, kernel_size=(2,) * wrong_len), ValueError,
+                "kernel_size"),
+        Invalid("stride_0", op, b + s5, dict(norm_type=2, kernel_size=2, stride=0), ValueError, "stride"),
+        Invalid("output_size_0", op, b + s5, dict(norm_type=2, kernel_size=6), ValueError, "kernel_size"),
+        Invalid("ceil_mode_int", op, b + s5, dict(norm_type=2, kernel_size=2, ceil_mode=1), TypeError, "ceil_mode"),
+        Invalid("rank_too_many", op, (1,) + b + s5, dict(norm_type=2, kernel_size=2), ValueError, "x"),
+        Invalid("dtype_complex64", op, b + s5, dict(norm_type=2.0, kernel_size=2), TypeError, "x.dtype",
+                "complex64"),
+        # stricter than torch: NaN gives NaN everywhere, True is taken as 1
+        Invalid("norm_type_nan", op, b + s5, dict(norm_type=float("nan"), kernel_size=2), ValueError, "norm_type",
+                torch_too=False),
+        Invalid("norm_type_bool", op, b + s5, dict(norm_type=True, kernel_size=2), TypeError, "norm_type",
+                torch_too=False),
+        # deviation lp_pool_integer_input
+        Invalid("dtype_int64", op, b + s5, dict(norm_type=2.0, kernel_size=2), TypeError, "x.dtype", "int64",
+                torch_too=False),
+    ]
+    if n == 3:
+        cases.append(Invalid("kernel_over_input", op, b + (5, 5, 2), dict(norm_type=2, kernel_size=3, stride=1),
+                             ValueError, "kernel_size"))
+    return cases
+
+
+CASES = ([c for op in AVG for c in _avg_cases(op)] + [c for op in ADAPTIVE for c in _adaptive_cases(op)]
+         + [c for op in MAX for c in _window_cases(op)] + [c for op in ADAPTIVE_MAX for c in _adaptive_max_cases(op)]
+         + [c for op in UNPOOL for c in _unpool_cases(op)] + [c for op in LP for c in _lp_cases(op)])
+
+
+def _split(case: Invalid, x: Any, to_array: Any = np.asarray) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The positional operands and keyword arguments of ``case`` (max_unpool takes indices second)."""
+    args = dict(case.args)
+    if case.op not in UNPOOL:
+        return (x,), args
+    indices = args.pop("indices", np.zeros(case.shape, dtype=np.int64))
+    return (x, indices if isinstance(indices, list) else to_array(indices)), args
 
 
 def _call(case: Invalid):
-    x = np.zeros(case.shape, dtype=case.dtype)
-    return _fn(case.op)(x, **case.args)
+    operands, args = _split(case, np.zeros(case.shape, dtype=case.dtype))
+    return _fn(case.op)(*operands, **args)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -208,11 +367,13 @@ def _torch_fn(op: str, args: dict[str, Any]):
     return oracle.torch_fn(op, args)
 
 
-def _torch_refuses(op: str, x: Any, args: dict[str, Any]) -> BaseException | None:
-    """The exception torch raises for ``op(x, **args)``, None if it accepts the call."""
-    fn = _torch_fn(op, args)
+def _torch_refuses(op: str, x: Any, args: dict[str, Any], *more: Any) -> BaseException | None:
+    """The exception torch raises for ``op(x, *more, **args)``, None if it accepts the call."""
     try:
-        fn(x)
+        if more:
+            getattr(_torch().nn.functional, op)(x, *more, **args)
+        else:
+            _torch_fn(op, args)(x)
     except Exception as e:  # torch raises RuntimeError, TypeError, ValueError, IndexError, NotImplementedError
         return e
     return None
@@ -223,11 +384,21 @@ def _torch_zeros(shape: tuple[int, ...], dtype: str):
     return torch.from_numpy(np.zeros(shape, dtype=dtype))
 
 
+def _torch_case(case: Invalid) -> BaseException | None:
+    torch = _torch()
+    operands, args = _split(case, _torch_zeros(case.shape, case.dtype),
+                            lambda a: torch.from_numpy(np.array(a)))
+    return _torch_refuses(case.op, operands[0], args, *operands[1:])
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_torch_refuses_the_same_call(case: Invalid):
-    refused = _torch_refuses(case.op, _torch_zeros(case.shape, case.dtype), case.args)
+    refused = _torch_case(case)
+    if not case.torch_too:
+        assert refused is None, f"torch 2.13 refuses {case.id} ({refused!r}): the rule is torch's too"
+        return
     assert refused is not None, f"torch 2.13 accepts {case.id}"
-    if case.error is TypeError and case.argument not in ("x", "x.dtype"):
+    if case.error is TypeError and case.argument not in ("x", "x.dtype", "indices.dtype", "indices"):
         # a Python-level type error of an option is a TypeError in torch too
         assert isinstance(refused, TypeError), repr(refused)
 
@@ -343,6 +514,15 @@ BACKWARD = [
     ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=3), (2, 3, 3)),
     ("adaptive_avg_pool2d", (2, 3, 5, 5), dict(output_size=(2, 4)), (2, 3, 2, 4)),
     ("adaptive_avg_pool3d", (3, 4, 5, 6), dict(output_size=2), (3, 2, 2, 2)),
+    ("max_pool1d", (2, 3, 7), dict(kernel_size=3, stride=2, padding=1, dilation=2), (2, 3, 3)),
+    ("max_pool2d", (2, 3, 6, 6), dict(kernel_size=3, stride=2, padding=1), (2, 3, 3, 3)),
+    ("max_pool3d", (3, 4, 4, 4), dict(kernel_size=2, ceil_mode=True), (3, 2, 2, 2)),
+    ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=3), (2, 3, 3)),
+    ("adaptive_max_pool2d", (2, 3, 5, 5), dict(output_size=(2, 4)), (2, 3, 2, 4)),
+    ("adaptive_max_pool3d", (3, 4, 5, 6), dict(output_size=2), (3, 2, 2, 2)),
+    ("lp_pool1d", (2, 3, 7), dict(norm_type=2.0, kernel_size=3, stride=2, ceil_mode=True), (2, 3, 3)),
+    ("lp_pool2d", (2, 3, 6, 6), dict(norm_type=1.5, kernel_size=2), (2, 3, 3, 3)),
+    ("lp_pool3d", (3, 4, 4, 4), dict(norm_type=float("inf"), kernel_size=2), (3, 2, 2, 2)),
 ]
 BACKWARD_IDS = [b[0] for b in BACKWARD]
 
@@ -429,7 +609,7 @@ def test_backward_non_array_grad_output_or_x(op, shape, args, out):
 
 @pytest.mark.parametrize("op,shape,args,out", BACKWARD, ids=BACKWARD_IDS)
 def test_backward_checks_the_forward_arguments(op, shape, args, out):
-    bad, name = (dict(args, stride=0), "stride") if op in AVG else (dict(output_size=-1), "output_size")
+    bad, name = (dict(output_size=-1), "output_size") if "output_size" in args else (dict(args, stride=0), "stride")
     with pytest.raises(ValueError) as info:
         _bw(op)(np.ones(out), np.zeros(shape), **bad)
     assert _names(str(info.value), name), str(info.value)
@@ -447,34 +627,52 @@ class _Computed(Exception):
     pass
 
 
+# every plan builder and every kernel entry point of each op module
+_COMPUTE = {
+    "poolspec.ops.avg_pool": ("linear", "_avg_plan", "_adaptive_plan"),
+    "poolspec.ops.max_pool": ("max_pool", "max_backward", "_windows", "_adaptive_windows"),
+    "poolspec.ops.max_unpool": ("max_backward", "max_select", "_unpool"),
+    "poolspec.ops.lp_pool": ("compose", "max_pool", "max_backward", "_sum_plan", "_max_windows"),
+}
+
+
 @pytest.fixture
 def no_compute(monkeypatch):
-    """Make every plan build and every kernel call of the avg family raise _Computed."""
-    module = importlib.import_module("poolspec.ops.avg_pool")
+    """Make every plan build and every kernel call of every pooling op raise _Computed."""
 
     def boom(*args, **kwargs):
         raise _Computed
 
-    for name in ("linear", "_avg_plan", "_adaptive_plan"):
-        assert hasattr(module, name), name
-        monkeypatch.setattr(module, name, boom)
-    return module
+    for module_name, names in _COMPUTE.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            assert hasattr(module, name), name
+            monkeypatch.setattr(module, name, boom)
 
 
 def test_no_compute_fixture_is_effective(no_compute):
     """The guard below could not fail if the patched names were not on the compute path."""
-    with pytest.raises(_Computed):
-        poolspec.avg_pool2d(np.zeros((1, 4, 4)), 2)
-    with pytest.raises(_Computed):
-        poolspec.adaptive_avg_pool2d(np.zeros((1, 4, 4)), 2)
-    with pytest.raises(_Computed):
-        poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2)
+    x = np.zeros((1, 4, 4))
+    for call in (lambda: poolspec.avg_pool2d(x, 2), lambda: poolspec.adaptive_avg_pool2d(x, 2),
+                 lambda: poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2),
+                 lambda: poolspec.max_pool2d(x, 2), lambda: poolspec.adaptive_max_pool2d(x, 3),
+                 lambda: poolspec.max_pool2d_backward(np.ones((1, 2, 2)), x, 2),
+                 lambda: poolspec.max_unpool2d(x, np.zeros((1, 4, 4), dtype=np.int64), 2),
+                 lambda: poolspec.max_unpool2d_backward(np.ones((1, 8, 8)), x, np.zeros((1, 4, 4), dtype=np.int64), 2),
+                 lambda: poolspec.lp_pool2d(x, 2, 2), lambda: poolspec.lp_pool2d(x, float("inf"), 2),
+                 lambda: poolspec.lp_pool2d_backward(np.ones((1, 2, 2)), x, 2, 2)):
+        with pytest.raises(_Computed):
+            call()
 
 
 EARLY = [c for c in CASES if c.rule in ("stride_0", "padding_over_half_k3_p2", "kernel_0", "output_size_0",
                                         "divisor_override_0", "rank_too_many", "channels_0", "kernel_float",
                                         "ceil_mode_int", "dtype_int32", "output_size_negative",
-                                        "output_size_float", "spatial_0_last", "kernel_over_input_with_padding")]
+                                        "output_size_float", "spatial_0_last", "kernel_over_input_with_padding",
+                                        "dilation_0", "empty_window", "padding_over_half_undilated_kernel",
+                                        "return_indices_int", "dtype_int16", "output_size_at_upper_limit",
+                                        "indices_float", "indices_shape", "indices_too_large", "norm_type_0",
+                                        "norm_type_nan", "dtype_int64", "kernel_over_input")]
 
 
 @pytest.mark.parametrize("case", EARLY, ids=[c.id for c in EARLY])
@@ -574,3 +772,52 @@ def test_same_backward_errors_on_every_backend(backend, op, shape, args, out):
     if backend.name != "numpy":
         kind, message = _message(_bw(op), np.ones(out), x, **args)
         assert kind is TypeError and _names(message, "grad_output"), message
+
+
+# --- the max family's extra operands: indices= of the max backward, max_unpool's indices -------------------------
+
+MAX_BACKWARD = [b for b in BACKWARD if "max" in b[0]]
+
+
+@pytest.mark.parametrize("op,shape,args,out", MAX_BACKWARD, ids=[b[0] for b in MAX_BACKWARD])
+def test_max_backward_indices_are_checked(op, shape, args, out):
+    x, g = np.random.default_rng(0).standard_normal(shape), np.ones(out)
+    _, idx = _fn(op)(x, **args, return_indices=True)
+    np.testing.assert_array_equal(_bw(op)(g, x, **args, indices=idx), _bw(op)(g, x, **args))
+    for bad, error, name in ((idx.astype(np.float64), TypeError, "indices.dtype"),
+                             (idx[..., :-1], ValueError, "indices.shape"),
+                             (idx.tolist(), TypeError, "indices")):
+        with pytest.raises(error) as info:
+            _bw(op)(g, x, **args, indices=bad)
+        assert _names(str(info.value), name) and op in str(info.value), str(info.value)
+    torch = _torch()
+    with pytest.raises(TypeError) as info:
+        _bw(op)(g, x, **args, indices=torch.from_numpy(idx))
+    assert _names(str(info.value), "indices"), str(info.value)
+
+
+UNPOOL_BACKWARD = [("max_unpool1d", (2, 3, 4), dict(kernel_size=2), (2, 3, 8)),
+                   ("max_unpool2d", (2, 3, 3, 3), dict(kernel_size=3, stride=2, padding=1), (2, 3, 5, 5)),
+                   ("max_unpool3d", (3, 2, 2, 2), dict(kernel_size=2, output_size=(5, 4, 4)), (3, 5, 4, 4))]
+
+
+@pytest.mark.parametrize("op,shape,args,out", UNPOOL_BACKWARD, ids=[b[0] for b in UNPOOL_BACKWARD])
+def test_unpool_backward_checks_cotangent_and_indices(op, shape, args, out):
+    torch = _torch()
+    x, idx = np.ones(shape), np.zeros(shape, dtype=np.int64)
+    want = getattr(torch.nn.functional, op)(torch.from_numpy(x), torch.from_numpy(idx), **args).shape
+    assert tuple(want) == out  # the cotangent shape is torch's output shape
+    assert _bw(op)(np.ones(out), x, idx, **args).shape == shape
+    calls = [
+        ((np.ones(out[:-1] + (out[-1] + 1,)), x, idx), ValueError, "grad_output"),
+        ((np.ones(out, dtype=np.float32), x, idx), TypeError, "grad_output"),
+        ((np.ones(out), x.astype(np.int64), idx), TypeError, "x.dtype"),
+        ((np.ones(out), x, idx.astype(np.float32)), TypeError, "indices.dtype"),
+        ((np.ones(out), x, idx[..., :-1]), ValueError, "indices.shape"),
+        ((np.ones(out), x, idx + math.prod(out[-_n(op):])), ValueError, "indices"),
+        ((torch.ones(out, dtype=torch.float64), x, idx), TypeError, "grad_output"),
+    ]
+    for operands, error, name in calls:
+        with pytest.raises(error) as info:
+            _bw(op)(*operands, **args)
+        assert _names(str(info.value), name) and op in str(info.value), str(info.value)

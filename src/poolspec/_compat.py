@@ -21,22 +21,23 @@ _NAMES = (
 )
 
 
-def namespace(*arrays: Any, names: tuple[str, ...] = ("x",)) -> Any:
-    """The array-API namespace shared by ``arrays``; a TypeError names the argument otherwise."""
+def namespace(*arrays: Any, names: tuple[str, ...] = ("x",), op: str | None = None) -> Any:
+    """The array-API namespace shared by ``arrays``; a TypeError names the op and the argument otherwise."""
+    prefix = f"{op}: " if op else ""
     spaces = []
     for arr, name in zip(arrays, names):
         try:
             spaces.append(_aac.array_namespace(arr))
         except TypeError:
             raise TypeError(
-                f"{name} must be an array of a supported library (NumPy, CuPy, torch, JAX, Dask, "
+                f"{prefix}{name} must be an array of a supported library (NumPy, CuPy, torch, JAX, Dask, "
                 f"array-api-strict), got {type(arr).__module__}.{type(arr).__qualname__}"
             ) from None
     first = spaces[0]
     for space, name in zip(spaces[1:], names[1:]):
         if space is not first:
             raise TypeError(
-                f"{name} belongs to {space.__name__} but {names[0]} belongs to {first.__name__}: "
+                f"{prefix}{name} belongs to {space.__name__} but {names[0]} belongs to {first.__name__}: "
                 "all arrays of one call must come from the same library"
             )
     return first

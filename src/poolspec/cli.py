@@ -1,5 +1,5 @@
 """The ``poolspec`` command line: ``cards`` prints the op cards, ``selfcheck`` checks the implemented ops on
-one backend without torch (shape rule, adjoint identity of forward and backward, bit-identical repeats)."""
+one backend without torch (shape rule, <op(x), g> == <x, op_backward(g, x)>, bit-identical repeats)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,18 @@ _SELFCHECK = [
     ("adaptive_avg_pool1d", (2, 3, 13), dict(output_size=7)),
     ("adaptive_avg_pool2d", (2, 3, 13, 5), dict(output_size=(7, 9))),
     ("adaptive_avg_pool3d", (1, 2, 5, 6, 7), dict(output_size=(3, None, 2))),
+    ("max_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)),
+    ("max_pool2d", (2, 3, 9, 8), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool3d", (1, 2, 5, 6, 7), dict(kernel_size=2, stride=(1, 2, 3), padding=1)),
+    ("adaptive_max_pool1d", (2, 3, 13), dict(output_size=7)),
+    ("adaptive_max_pool2d", (2, 3, 13, 5), dict(output_size=(7, 9))),
+    ("adaptive_max_pool3d", (1, 2, 5, 6, 7), dict(output_size=(3, None, 2))),
+    ("max_unpool1d", (2, 3, 6), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_unpool2d", (2, 3, 4, 5), dict(kernel_size=2)),
+    ("max_unpool3d", (1, 2, 3, 3, 2), dict(kernel_size=2, stride=(1, 2, 2), output_size=(4, 7, 5))),
+    ("lp_pool1d", (2, 3, 11), dict(norm_type=2.0, kernel_size=3, stride=2, ceil_mode=True)),
+    ("lp_pool2d", (2, 3, 9, 8), dict(norm_type=1.5, kernel_size=(3, 2))),
+    ("lp_pool3d", (1, 2, 5, 6, 7), dict(norm_type=float("inf"), kernel_size=2)),
 ]
 
 
@@ -62,6 +74,8 @@ def _host(x: Any) -> np.ndarray:
 
 
 def selfcheck(backend: str) -> int:
+    """<op(x), g> == <x, op_backward(g, x)> for every op: linear ops (avg, max_unpool) are the adjoint pair,
+    max ops gather x at their winners, and lp_pool is positively homogeneous of degree 1 (Euler)."""
     import poolspec
 
     xp, make = _backend(backend)
@@ -69,11 +83,20 @@ def selfcheck(backend: str) -> int:
     failures = 0
     for op, shape, args in _SELFCHECK:
         x = rng.standard_normal(shape)
+        operands: tuple[Any, ...] = ()
+        if op.startswith("max_unpool"):
+            # unique indices per plane into the output (distinct values pooled would give them too)
+            out_spatial = spec.output_shape(op, shape, **args)[2:]
+            size, m = int(np.prod(out_spatial)), int(np.prod(shape[2:]))
+            idx = np.stack([rng.permutation(size)[:m] for _ in range(shape[0] * shape[1])]).reshape(shape)
+            operands = (make(idx),)
+        if op.startswith("lp_pool"):
+            x = np.abs(x) + 0.1  # powers of negative sums are NaN for fractional p
         out_shape = spec.output_shape(op, shape, **args)
         g = rng.standard_normal(out_shape)
-        y = getattr(poolspec, op)(make(x), **args)
-        gx1 = getattr(poolspec, op + "_backward")(make(g), make(x), **args)
-        gx2 = getattr(poolspec, op + "_backward")(make(g), make(x), **args)
+        y = getattr(poolspec, op)(make(x), *operands, **args)
+        gx1 = getattr(poolspec, op + "_backward")(make(g), make(x), *operands, **args)
+        gx2 = getattr(poolspec, op + "_backward")(make(g), make(x), *operands, **args)
         y_h, gx_h = _host(y), _host(gx1)
         lhs, rhs = float(np.vdot(y_h, g)), float(np.vdot(x, gx_h))
         checks = {
@@ -84,7 +107,7 @@ def selfcheck(backend: str) -> int:
         ok = all(checks.values())
         failures += not ok
         status = "ok" if ok else "FAIL " + ",".join(k for k, v in checks.items() if not v)
-        print(f"{op:<22} {str(shape):<18} <Ax,g>-<x,A'g> = {lhs - rhs:+.1e}  {status}")
+        print(f"{op:<22} {str(shape):<18} <op(x),g>-<x,vjp(g)> = {lhs - rhs:+.1e}  {status}")
     print(f"{len(_SELFCHECK) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

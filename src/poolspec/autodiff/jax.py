@@ -53,7 +53,9 @@ def _max_functions(windows: Any) -> tuple[Any, Any, Any]:
         return windows.forward(x)
 
     def forward_fwd(x: Any) -> tuple[tuple[Any, Any], Any]:
-        values, idx = windows.forward(x)
+        # call the custom_vjp function itself, not the kernel: a higher-order derivative differentiates this
+        # rule, and native autodiff through a ragged window's take would scatter-add
+        values, idx = forward(x)
         return (values, idx), idx
 
     forward.defvjp(forward_fwd, lambda idx, cts: (backward(cts[0], idx),))

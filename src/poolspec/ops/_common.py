@@ -9,14 +9,14 @@ from ..spec import Resolved, card
 
 
 def resolve(op: str, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
-    xp = namespace(x)
+    xp = namespace(x, op=op)
     dtype = dtype_name(xp, x.dtype)
     return xp, dtype, card(op).resolve(tuple(x.shape), dtype, **arguments)
 
 
 def resolve_backward(op: str, grad_output: Any, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
     """Resolve the forward's arguments and check that ``grad_output`` is a cotangent of its output."""
-    namespace(grad_output, x, names=("grad_output", "x"))
+    namespace(grad_output, x, names=("grad_output", "x"), op=f"{op}_backward")
     xp, dtype, r = resolve(op, x, **arguments)
     if not dtype.startswith(("float", "bfloat")):
         raise TypeError(f"{op}_backward: x.dtype={dtype!r}: gradients need a floating dtype")

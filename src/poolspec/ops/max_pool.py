@@ -51,7 +51,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
 
 
 def _check_indices(op: str, indices: Any, x: Any, shape: tuple[int, ...]) -> None:
-    xp = namespace(indices, x, names=("indices", "x"))
+    xp = namespace(indices, x, names=("indices", "x"), op=op)
     if not dtype_name(xp, indices.dtype).startswith("int"):
         raise TypeError(f"{op}: indices.dtype={dtype_name(xp, indices.dtype)!r}: must be an integer dtype")
     if tuple(indices.shape) != tuple(shape):

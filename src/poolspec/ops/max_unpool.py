@@ -9,8 +9,11 @@ row-major order wins); the autodiff bindings are ``autodiff.max_backward`` (the 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
 
 from .._compat import dtype_name, is_jax_array, namespace
 from ..autodiff import max_backward, max_select
@@ -34,24 +37,25 @@ def _traced(a: Any) -> bool:
 
 
 def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> None:
-    xp = namespace(x, indices, names=("x", "indices"))
+    xp = namespace(x, indices, names=("x", "indices"), op=op)
     name = dtype_name(xp, indices.dtype)
     if not name.startswith(("int", "uint")):
         raise TypeError(f"{op}: indices.dtype={name!r}: must be an integer dtype (int64 from max_pool)")
     if tuple(indices.shape) != tuple(x.shape):
         raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
-    size = 1
-    for s in out_spatial:
-        size *= s
-    if _traced(indices) or indices.size == 0 or size == 0:
+    size = math.prod(out_spatial)
+    if _traced(indices) or math.prod(indices.shape) == 0 or size == 0:
         # a traced index cannot be inspected (out-of-range entries are then dropped, see Unpool); an empty
         # output plane has nothing to place, as torch
         return
-    wide = xp.astype(indices, xp.int64)
-    bad = (wide < 0) | (wide >= size)
-    if bool(xp.any(bad)):
-        value = int(xp.min(wide)) if bool(xp.any(wide < 0)) else int(xp.max(wide))
-        raise ValueError(f"{op}: indices contains {value}, outside the output plane of spatial size "
+    if is_jax_array(indices):
+        # concrete, but any jnp operation inside a jit trace would be staged: read it on the host
+        host = np.asarray(indices)
+        lo, hi = int(host.min()), int(host.max())
+    else:
+        lo, hi = int(xp.min(indices)), int(xp.max(indices))
+    if lo < 0 or hi >= size:
+        raise ValueError(f"{op}: indices contains {lo if lo < 0 else hi}, outside the output plane of spatial size "
                          f"{tuple(out_spatial)} (valid: 0 <= index < {size})")
 
 
