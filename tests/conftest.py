@@ -15,6 +15,13 @@ from backends import ALL, available  # noqa: E402
 
 _AVAILABLE = available()
 
+if _AVAILABLE["dask"] is None:
+    import dask
+
+    # the test arrays are tiny: the threaded scheduler's overhead doubles the run time and buys nothing here
+    # (the cluster tests use dask.distributed explicitly)
+    dask.config.set(scheduler="synchronous")
+
 if _AVAILABLE["jax"] is None:
     import jax
 

@@ -63,6 +63,17 @@ def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     return windows.forward(x, with_index=with_index)
 
 
+def max_indices(windows: Routes, x: Any) -> Any:
+    """The winners of a max pool only (no gradient is tracked); on JAX the cached jitted forward program."""
+    if is_jax_array(x):
+        from .jax import max_pool as jax_max_pool
+
+        return jax_max_pool(windows, x)[1]
+    if is_torch_array(x):
+        x = x.detach()
+    return windows.forward(x)[1]
+
+
 def max_backward(windows: Routes, g: Any, idx: Any) -> Any:
     """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order."""
     if is_torch_array(g):

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from .._compat import namespace, to_compute
-from ..autodiff import compose, linear, max_backward, max_pool
+from ..autodiff import compose, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
 from ..kernels.maxes import MaxWindows
 from ..plans import windows
@@ -119,7 +119,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any]) -> Any:
     if math.isinf(p):
         sign = 1 if p > 0 else -1
         windows_ = _max_windows(*key)
-        _, idx = windows_.forward(sign * xp.abs(x))
+        idx = max_indices(windows_, sign * xp.abs(x))
         # d/dx of sign * max(sign * |x|) is the routed cotangent times sign(x) (0 at x == 0, as torch)
         return max_backward(windows_, grad_output, idx) * xp.sign(x)
     return compose(_finite_backward, (_sum_plan(*key), math.prod(key[2]), p), grad_output, x)

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from .._compat import dtype_name, namespace
-from ..autodiff import max_backward, max_pool
+from ..autodiff import max_backward, max_indices, max_pool
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import resolve, resolve_backward
 
@@ -44,7 +44,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
     _, _, r = resolve_backward(f"max_pool{n}d", grad_output, x, **args)
     windows = _plan(n, x, r)
     if indices is None:
-        _, indices = windows.forward(x)
+        indices = max_indices(windows, x)
     else:
         _check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
     return max_backward(windows, grad_output, indices)
@@ -162,7 +162,7 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
     _, _, r = resolve_backward(op, grad_output, x, output_size=output_size, return_indices=return_indices)
     windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
     if indices is None:
-        _, indices = windows.forward(x)
+        indices = max_indices(windows, x)
     else:
         _check_indices(f"{op}_backward", indices, x, r.output_shape)
     return max_backward(windows, grad_output, indices)
