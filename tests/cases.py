@@ -257,3 +257,79 @@ def lp_random(count: int, seed: int = 4) -> list[Case]:
                     ceil_mode=rng.random() < 0.5)
         out.append(Case(f"lp_pool{n}d", lead + spatial, args, ("random",)))
     return out
+
+
+# (mode, antialias, ranks) of every interpolate mode: torch's ranks; lanczos without antialias is poolspec's
+INTERP_MODES = [("nearest", False, (3, 4, 5)), ("nearest-exact", False, (3, 4, 5)), ("area", False, (3, 4, 5)),
+                ("linear", False, (3,)), ("bilinear", False, (4,)), ("bicubic", False, (4,)),
+                ("trilinear", False, (5,)), ("bilinear", True, (4,)), ("bicubic", True, (4,)),
+                ("lanczos", True, (4,)), ("lanczos", False, (4,))]
+_INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear")
+
+
+def interp_grid() -> list[Case]:
+    """Every mode x rank x (size, scale_factor, recompute True/False) x align_corners (None, False, True where the
+    mode takes it) x direction (up, down, equal, to 1). Axis 0 of 'up' is scaled by 2.1 (O == 2L with
+    sf != 2: nearest's shortcut zone) and 'equal' by 1.1 (O == L with sf != 1: the equal-size zones)."""
+    base = (7, 5, 4)
+    directions = {
+        "up": ((2.1, 1.5, 1.75), lambda L, i: 2 * L + 1 if i == 0 else L + 3),
+        "down": ((0.6, 0.5, 0.75), lambda L, i: max(1, L // 2)),
+        "equal": ((1.1, 1.1, 1.1), lambda L, i: L),
+        "to_1": ((0.15, 0.2, 0.25), lambda L, i: 1),
+    }
+    out: list[Case] = []
+    for mode, aa, ranks in INTERP_MODES:
+        for rank in ranks:
+            n = rank - 2
+            spatial = base[:n]
+            shape = (2, 3) + spatial
+            corners = (None, False, True) if mode in _INTERPOLATING else (None,)
+            for direction, (sfs, size_of) in directions.items():
+                specs = [("size", dict(size=tuple(size_of(L, i) for i, L in enumerate(spatial)))),
+                         ("scale", dict(scale_factor=sfs[:n])),
+                         ("scale_recompute", dict(scale_factor=sfs[:n], recompute_scale_factor=True)),
+                         ("scale_no_recompute", dict(scale_factor=sfs[:n], recompute_scale_factor=False))]
+                for spec_name, spec in specs:
+                    for ac in corners:
+                        args = dict(spec, mode=mode)
+                        if aa:
+                            args["antialias"] = True
+                        if ac is not None:
+                            args["align_corners"] = ac
+                        flags = (mode + ("_antialias" if aa else ""), direction, spec_name)
+                        flags += (("align_corners",) if ac else ())
+                        out.append(Case("interpolate", shape, args, flags))
+    # a 1-element axis, N = 0, one channel
+    out.append(Case("interpolate", (1, 1, 1, 6), dict(size=(3, 4), mode="bicubic"), ("input_1",)))
+    out.append(Case("interpolate", (0, 2, 4, 4), dict(scale_factor=2, mode="bilinear"), ("empty_batch",)))
+    out.append(Case("interpolate", (1, 1, 9, 9), dict(size=(1, 1), mode="bilinear", antialias=True),
+                    ("to_1", "antialias")))
+    out.append(Case("interpolate", (1, 2, 6, 5), dict(size=(3, 1), mode="bicubic", antialias=True),
+                    ("antialias_width_one",)))
+    return out
+
+
+def interp_random(count: int, seed: int = 5) -> list[Case]:
+    """Seeded random interpolate calls, some invalid on purpose (torch decides which)."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < count:
+        mode, aa, ranks = rng.choice(INTERP_MODES)
+        rank = rng.choice(ranks) if rng.random() < 0.9 else rng.choice((3, 4, 5))
+        n = rank - 2
+        spatial = tuple(rng.randint(1, 10 if n < 3 else 6) for _ in range(n))
+        args: dict[str, Any] = dict(mode=mode)
+        if aa:
+            args["antialias"] = True
+        if mode in _INTERPOLATING and rng.random() < 0.6:
+            args["align_corners"] = rng.random() < 0.5
+        if rng.random() < 0.5:
+            args["size"] = tuple(rng.randint(1, 14) for _ in range(n))
+        else:
+            sf = tuple(rng.choice((0.3, 0.5, 0.75, 0.9, 1.0, 1.1, 1.5, 1.7, 2.0, 2.1, 3.0, 1.25)) for _ in range(n))
+            args["scale_factor"] = sf if rng.random() < 0.8 else sf[0]
+            if rng.random() < 0.5:
+                args["recompute_scale_factor"] = rng.random() < 0.5
+        out.append(Case("interpolate", (rng.choice((1, 2)), rng.choice((1, 3))) + spatial, args, ("random",)))
+    return out

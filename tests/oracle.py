@@ -5,6 +5,7 @@ Nothing here calls poolspec.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -103,3 +104,127 @@ def max_reference(op: str, x: np.ndarray, dtype: str, args: dict[str, Any],
         (grad,) = torch.autograd.grad(values, xr, torch.from_numpy(np.array(g)).to(tdt).to(compute))
         result["grad_input"] = _np(grad.to(tdt))
     return result
+
+
+# ----------------------------------------------------------------------------------------------- interpolate
+
+_RANK = {"nearest": 3, "nearest-exact": 3, "area": 3, "linear": 3, "bilinear": 4, "bicubic": 4, "lanczos": 4,
+         "trilinear": 5}
+
+
+def _per_axis(value: Any, n: int) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+def interp_axes(shape: tuple[int, ...], kw: dict[str, Any]) -> list[tuple[int, int, float | None]]:
+    """(L, O, the scale factor given for the axis or None) per spatial axis, with torch's output size rule."""
+    n = len(shape) - 2
+    if kw.get("size") is not None:
+        return [(L, int(O), None) for L, O in zip(shape[2:], _per_axis(kw["size"], n))]
+    sfs = _per_axis(kw["scale_factor"], n)
+    return [(L, int(np.floor(float(L) * sf)), sf) for L, sf in zip(shape[2:], sfs)]
+
+
+def _scale_reaches_kernel(kw: dict[str, Any]) -> bool:
+    return kw.get("scale_factor") is not None and not kw.get("recompute_scale_factor") and kw["mode"] != "area"
+
+
+@lru_cache(maxsize=4096)
+def axis_matrix(mode: str, antialias: bool, align_corners: bool | None, recompute: bool | None, L: int, O: int,
+                sf: float | None) -> np.ndarray:
+    """The (O, L) matrix of torch's own kernel along one axis, float64: torch's interpolate of the identity basis
+    along the last axis of a tensor of the mode's rank whose other spatial axes are 1 -> 1. The 1-d nearest
+    kernels are torch's generic ones, and a width-changing axis never meets the antialias width-one bug."""
+    if mode == "lanczos" and not antialias:
+        return _jax_lanczos_matrix(L, O, sf if sf is not None and not recompute else None)
+    rank = _RANK[mode]
+    x = torch.eye(L, dtype=torch.float64).reshape((L,) + (1,) * (rank - 2) + (L,))
+    kw: dict[str, Any] = dict(mode=mode)
+    if align_corners is not None:
+        kw["align_corners"] = align_corners
+    if antialias:
+        kw["antialias"] = True
+    if sf is None:
+        kw["size"] = (1,) * (rank - 3) + (O,)
+    else:
+        kw["scale_factor"] = (1.0,) * (rank - 3) + (sf,)
+        if recompute is not None:
+            kw["recompute_scale_factor"] = recompute
+    y = F.interpolate(x, **kw)
+    assert y.shape[-1] == O
+    m = y.reshape(L, O).T.numpy().copy()
+    m.setflags(write=False)
+    return m
+
+
+def _jax_lanczos_matrix(L: int, O: int, sf: float | None) -> np.ndarray:
+    """jax.image's Lanczos-3 without antialiasing, as a matrix: scale O/L, or sf where a scale factor reaches the
+    kernel (jax.image.scale_and_translate with that scale and no translation)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    scale = float(O) / L if sf is None else float(sf)
+    m = jax.image.scale_and_translate(jnp.eye(L, dtype=jnp.float64), (L, O), (1,), jnp.array([scale]),
+                                      jnp.array([0.0]), "lanczos3", antialias=False)
+    return np.asarray(m).T.copy()
+
+
+def jax_lanczos_near_integer(L: int, O: int, sf: float | None) -> bool:
+    """Whether jax's lanczos3 uses its small-argument shortcut (kernel taken as 1 for 0 < |x| <= 1e-3), which
+    is off the exact kernel by up to 2e-6 relative."""
+    scale = float(O) / L if sf is None else float(sf)
+    c = (np.arange(O) + 0.5) / scale - 0.5
+    d = np.abs(c - np.round(c))
+    return bool(((d > 0) & (d <= 1e-3)).any())
+
+
+def interp_matrices(shape: tuple[int, ...], kw: dict[str, Any]) -> list[np.ndarray]:
+    recompute = kw.get("recompute_scale_factor")
+    mode = kw["mode"]
+    out = []
+    for L, O, sf in interp_axes(shape, kw):
+        if mode == "area":
+            m = F.adaptive_avg_pool1d(torch.eye(L, dtype=torch.float64).reshape(L, 1, L), O).reshape(L, O).T.numpy()
+        else:
+            m = axis_matrix(mode, bool(kw.get("antialias")), kw.get("align_corners"), recompute, L, O, sf)
+        out.append(m)
+    return out
+
+
+def apply_axes(a: np.ndarray, matrices: list[np.ndarray], transpose: bool = False) -> np.ndarray:
+    """The tensor product of per-axis matrices applied to the trailing axes of ``a`` (float64)."""
+    n = len(matrices)
+    for i, m in enumerate(matrices):
+        axis = a.ndim - n + i
+        a = np.moveaxis(np.tensordot(a, m if transpose else m.T, axes=([axis], [0])), -1, axis)
+    return a
+
+
+def interp_quirks(shape: tuple[int, ...], kw: dict[str, Any]) -> dict[str, set[str]]:
+    """Which recorded deviations (TORCH_NUMERICS 5.6) make torch's direct CPU call differ from its generic
+    per-axis rule for this call: {"forward": ids, "backward": ids}. Only the zones; whether the numbers differ
+    depends on the data."""
+    mode, aa = kw["mode"], bool(kw.get("antialias"))
+    axes = interp_axes(shape, kw)
+    reaches = _scale_reaches_kernel(kw)
+    fwd: set[str] = set()
+    bwd: set[str] = set()
+
+    def shortcut_differs(L: int, O: int, sf: float) -> bool:
+        generic = np.minimum(np.floor(np.arange(O, dtype=np.float32) * np.float32(1.0 / sf)), L - 1)
+        short = np.arange(O) if O == L else np.arange(O) >> 1
+        return bool((generic != short).any())
+
+    if mode == "nearest" and reaches:
+        hit = any(O in (L, 2 * L) and shortcut_differs(L, O, sf) for L, O, sf in axes)
+        if hit:
+            bwd.add("interpolate_nearest_shortcut")
+            if len(shape) == 4 and sum(O for _, O, _ in axes) <= 128:
+                fwd.add("interpolate_nearest_shortcut")
+    if mode == "bicubic" and not aa and reaches and all(O == L for L, O, _ in axes):
+        bwd.add("interpolate_bicubic_equal_size_backward")
+    if aa and reaches and any(O == L and sf != 1.0 for L, O, sf in axes):
+        bwd.add("interpolate_antialias_equal_size_backward")
+    if aa and axes[-1][1] == 1 and axes[0][1] != axes[0][0]:
+        fwd.add("interpolate_antialias_width_one")
+    return {"forward": fwd, "backward": bwd}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool", "poolspec.ops.max_pool", "poolspec.ops.max_unpool",
-           "poolspec.ops.lp_pool"]
+           "poolspec.ops.lp_pool", "poolspec.ops.interpolate"]
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 

@@ -26,6 +26,7 @@ from .ops.avg_pool import (
     avg_pool3d,
     avg_pool3d_backward,
 )
+from .ops.interpolate import interpolate, interpolate_backward
 from .ops.lp_pool import (
     lp_pool1d,
     lp_pool1d_backward,
@@ -101,4 +102,6 @@ __all__ = [
     "lp_pool1d_backward",
     "lp_pool2d_backward",
     "lp_pool3d_backward",
+    "interpolate",
+    "interpolate_backward",
 ]

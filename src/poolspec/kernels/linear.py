@@ -28,7 +28,7 @@ class SeparableLinear:
 
     in_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
-    axes: tuple[AxisPlan, ...]
+    axes: tuple[AxisPlan | None, ...]  # None: the identity along that axis
     divisor: Any = field(default=None, repr=False)
     custom_vjp: bool = False
 
@@ -50,6 +50,8 @@ class SeparableLinear:
         for i in reversed(range(len(self.axes))):  # innermost axis first: torch's row-major order
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=False)
         work = self._divide(xp, work, name)
+        if work is x:  # every axis the identity: still a new array, as torch returns one
+            return xp.asarray(x, copy=True)
         return work if work.dtype == x.dtype else xp.astype(work, x.dtype)
 
     def transpose(self, g: Any) -> Any:
@@ -61,6 +63,8 @@ class SeparableLinear:
         lead = g.ndim - len(self.axes)
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
+        if work is g:
+            return xp.asarray(g, copy=True)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
 
     def _divide(self, xp: Any, y: Any, name: str) -> Any:
@@ -75,7 +79,9 @@ class SeparableLinear:
         return y / to_namespace(np.asarray(d, dtype=np.float64), xp, y, dtype=y.dtype)
 
 
-def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan, transpose: bool) -> Any:
+def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bool) -> Any:
+    if plan is None:
+        return x
     if isinstance(plan, SlicePlan):
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
     return gather_sum(xp, x, axis, plan.transpose if transpose else plan)

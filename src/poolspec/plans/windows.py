@@ -66,7 +66,7 @@ class GatherPlan:
         weight = None
         if self.weight is not None:
             w = self.weight[valid][order]
-            weight = np.zeros((width, self.length), dtype=np.float64)
+            weight = np.zeros((width, self.length), dtype=self.weight.dtype)
             weight[rank, cell] = w
             weight.setflags(write=False)
         index.setflags(write=False)

@@ -14,6 +14,7 @@ MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear
 _RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,),
           "bilinear": (4,), "bicubic": (4,), "trilinear": (5,), "lanczos": (4,)}
 _INTERPOLATING = ("linear", "bilinear", "bicubic", "trilinear", "lanczos")
+FLOATS = ("float16", "bfloat16", "float32", "float64")
 _ANTIALIAS = ("bilinear", "bicubic", "lanczos")
 
 
@@ -57,6 +58,9 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
         if i >= 2:
             spatial.append(int(dim))
     check_dtype(op, dtype, card.dtypes)
+    if dtype is not None and dtype not in FLOATS and mode not in ("nearest", "nearest-exact"):
+        fail(op, "x.dtype", dtype, f"is not supported with mode {mode!r}: integer input is resampled only by "
+                                   "nearest and nearest-exact (convert to a floating dtype first)", TypeError)
     size, sf = a["size"], a["scale_factor"]
     if (size is None) == (sf is None):
         fail(op, "size", size, "exactly one of size and scale_factor must be given "
@@ -126,12 +130,22 @@ def resampling_cards() -> list[Card]:
         name="interpolate", version=1, category="resampling",
         summary="Resampling in every mode torch has, plus non-antialiased Lanczos-3.",
         spatial_dims=(1, 2, 3), input_ranks=(3, 4, 5),
-        dtypes=("float16", "bfloat16", "float32", "float64"), arguments=args,
-        shape_relation="O = size, or floor(L * scale_factor) per spatial axis",
-        determinism="backward gathers over the outputs that read each input cell: bit-identical across "
-                    "runs (torch's CUDA backward of linear, bicubic and antialias modes is not)",
-        gradient=Gradient("interpolate_backward", ("autograd (any order)",), ("jit", "grad", "grad-of-grad",
-                                                                              "vmap"), ""),
-        torch_reference="torch.nn.functional.interpolate", status="planned",
+        dtypes=FLOATS + ("uint8",), arguments=args,
+        shape_relation="O = size, or floor(L * scale_factor) per spatial axis; per axis a gather of 1 (nearest), "
+                       "2 (linear), 4 (bicubic), 6 (lanczos) or 2*ceil(support)+1 (antialias) taps, or the "
+                       "adaptive-average windows (area)",
+        determinism="forward and backward gather over per-axis tap tables (the backward over the transposed "
+                    "table: each input cell reads the outputs that read it): bit-identical across runs on every "
+                    "backend (torch's CUDA backward of linear, bicubic and antialias modes uses atomicAdd)",
+        gradient=Gradient("interpolate_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
+                                                   "use_deterministic_algorithms(True)"),
+                          ("jit", "grad", "grad-of-grad", "vmap"),
+                          "linear: the backward is the transposed tap tables, its backward the forward; on JAX a "
+                          "custom_vjp pair, so forward-mode jvp is not available there"),
+        torch_reference="torch.nn.functional.interpolate",
+        notes=("canonical rules are torch's generic kernels, whose backward is the true adjoint; where torch's "
+               "CPU fast paths differ (TORCH_NUMERICS 5.6) see the deviations",
+               "uint8 is accepted by nearest and nearest-exact only",
+               "float16/bfloat16 weights and sums in float32, rounded once"),
         _resolve=_resolve_interpolate,
     )]
