@@ -25,8 +25,12 @@ OPS = [
     ("max_unpool2d", (2, 3, 3, 4), dict(kernel_size=3, stride=2, padding=1)),
     ("lp_pool2d", (2, 3, 7, 6), dict(norm_type=2.0, kernel_size=2, ceil_mode=True)),
     ("lp_pool1d", (2, 3, 9), dict(norm_type=float("inf"), kernel_size=3, stride=2)),
+    ("interpolate", (2, 3, 7, 6), dict(size=(11, 4), mode="bicubic")),
+    ("interpolate", (2, 3, 9, 8), dict(scale_factor=0.5, mode="bilinear", antialias=True)),
+    ("interpolate", (2, 3, 7), dict(scale_factor=2.1, mode="nearest")),
+    ("interpolate", (1, 2, 4, 5, 3), dict(size=(2, 7, 3), mode="trilinear", align_corners=True)),
 ]
-IDS = [op for op, _, _ in OPS]
+IDS = [f"{op}-{args.get('mode', '')}-{len(shape)}" for op, shape, args in OPS]
 
 
 def _pair(op, shape, args, seed=0):
@@ -96,13 +100,18 @@ def test_dask_stays_lazy():
     dx = poolspec.avg_pool2d_backward(da.ones((2, 3, 8, 8)), x, 2)
     m = poolspec.lp_pool2d(poolspec.adaptive_max_pool2d(poolspec.max_pool2d(x, 3, 1, 1), 7), 2.0, 2)
     dm = poolspec.max_pool2d_backward(da.ones((2, 3, 8, 8)), x, 2)
-    assert all(isinstance(a, da.Array) for a in (y, dx, m, dm))
+    r = poolspec.interpolate(x, scale_factor=1.5, mode="bicubic", antialias=True)
+    dr = poolspec.interpolate_backward(da.ones((2, 3, 24, 24)), x, scale_factor=1.5, mode="bicubic", antialias=True)
+    assert all(isinstance(a, da.Array) for a in (y, dx, m, dm, r, dr))
     assert calls == []
     want = poolspec.adaptive_avg_pool2d(poolspec.avg_pool2d(load(), 3, 1, 1), 5)
     np.testing.assert_allclose(y.compute(), want, rtol=1e-14)
     want = poolspec.lp_pool2d(poolspec.adaptive_max_pool2d(poolspec.max_pool2d(load(), 3, 1, 1), 7), 2.0, 2)
     np.testing.assert_allclose(m.compute(), want, rtol=1e-14)
     np.testing.assert_array_equal(dm.compute(), poolspec.max_pool2d_backward(np.ones((2, 3, 8, 8)), load(), 2))
+    want = poolspec.interpolate(load(), scale_factor=1.5, mode="bicubic", antialias=True)
+    np.testing.assert_allclose(r.compute(), want, rtol=1e-14)
+    assert dr.compute().shape == (2, 3, 16, 16)
 
 
 def test_adaptive_plans_scale_with_the_windows_not_the_axis():
@@ -147,3 +156,38 @@ def test_cli_selfcheck_and_cards():
     cards = subprocess.run([sys.executable, "-m", "poolspec", "cards", "avg_pool2d"], capture_output=True,
                            text=True, check=True)
     assert json.loads(cards.stdout)[0]["id"] == "avg_pool2d@1"
+
+
+def test_interpolate_work_is_bounded_by_the_taps():
+    """A 4096 x 4096 image resamples in every mode family with a peak allocation below 3 x (input + output)
+    bytes, its plans hold (taps x output) entries per axis, and a 200,000-wide axis (whose dense weight matrix
+    would need over 200 GB) resamples in a few MB."""
+    import tracemalloc
+
+    from poolspec.ops.interpolate import _plan
+
+    x = np.random.default_rng(0).standard_normal((1, 1, 4096, 4096)).astype(np.float32)
+    taps = {"nearest": 1, "bilinear": 2, "bicubic": 4}
+    for kw in (dict(size=(2048, 3000), mode="bilinear"), dict(size=(5000, 4500), mode="bicubic"),
+               dict(size=(1000, 1024), mode="bicubic", antialias=True), dict(size=(6000, 6000), mode="nearest"),
+               dict(size=(700, 500), mode="lanczos", antialias=True)):
+        tracemalloc.start()
+        y = poolspec.interpolate(x, **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert y.shape == (1, 1) + kw["size"]
+        assert peak <= 3 * (x.nbytes + y.nbytes), (kw, peak)
+        plan = _plan((4096, 4096), kw["size"], kw["mode"], (None, None), False, bool(kw.get("antialias")), "float32")
+        for axis, out in zip(plan.axes, kw["size"]):
+            bound = taps.get(kw["mode"]) if not kw.get("antialias") else 2 * int(np.ceil(3 * 4096 / out)) + 1
+            assert axis.index.shape == (axis.taps, out) and axis.taps <= bound
+            t = axis.transpose  # the backward's table: for each input cell, the outputs that read it
+            assert t.index.shape[1] == 4096 and t.index.size <= 2 * axis.index.size + 4096
+    thin = np.ones((1, 1, 2, 200_000))
+    tracemalloc.start()
+    out = poolspec.interpolate(thin, size=(3, 150_001), mode="bicubic")
+    grad = poolspec.interpolate_backward(np.ones_like(out), thin, size=(3, 150_001), mode="bicubic")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(out, 1.0, rtol=1e-12)
+    assert grad.shape == thin.shape and peak < 64 * 2**20, peak

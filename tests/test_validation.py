@@ -318,9 +318,80 @@ def _lp_cases(op: str) -> list[Invalid]:
     return cases
 
 
+def _interp_cases() -> list[Invalid]:
+    op, x4, x3, x5 = "interpolate", (2, 3, 5, 5), (2, 3, 5), (2, 3, 4, 4, 4)
+    bl = dict(mode="bilinear")
+    cases = [
+        Invalid("size_and_scale_factor", op, x4, dict(size=3, scale_factor=2.0), ValueError, "size"),
+        Invalid("neither_size_nor_scale_factor", op, x4, dict(), ValueError, "size"),
+        Invalid("align_corners_with_nearest", op, x4, dict(size=3, align_corners=False), ValueError, "align_corners"),
+        Invalid("align_corners_with_nearest_exact", op, x4, dict(size=3, mode="nearest-exact", align_corners=True),
+                ValueError, "align_corners"),
+        Invalid("align_corners_with_area", op, x4, dict(size=3, mode="area", align_corners=False), ValueError,
+                "align_corners"),
+        Invalid("align_corners_with_lanczos", op, x4, dict(size=3, mode="lanczos", antialias=True,
+                                                           align_corners=True), ValueError, "align_corners"),
+        Invalid("antialias_with_nearest", op, x4, dict(size=3, antialias=True), ValueError, "antialias"),
+        Invalid("antialias_with_area", op, x4, dict(size=3, mode="area", antialias=True), ValueError, "antialias"),
+        Invalid("antialias_with_linear", op, x3, dict(size=3, mode="linear", antialias=True), ValueError,
+                "antialias"),
+        Invalid("antialias_with_trilinear", op, x5, dict(size=3, mode="trilinear", antialias=True), ValueError,
+                "antialias"),
+        Invalid("bilinear_rank_3", op, x3, dict(size=3, **bl), ValueError, "x"),
+        Invalid("bilinear_rank_5", op, x5, dict(size=3, **bl), ValueError, "x"),
+        Invalid("linear_rank_4", op, x4, dict(size=3, mode="linear"), ValueError, "x"),
+        Invalid("trilinear_rank_4", op, x4, dict(size=3, mode="trilinear"), ValueError, "x"),
+        Invalid("bicubic_rank_5", op, x5, dict(size=3, mode="bicubic"), ValueError, "x"),
+        Invalid("lanczos_rank_3", op, x3, dict(size=3, mode="lanczos", antialias=True), ValueError, "x"),
+        Invalid("nearest_rank_2", op, (3, 5), dict(size=3), ValueError, "x"),
+        Invalid("nearest_rank_6", op, (1, 2, 3, 3, 3, 3), dict(size=3), ValueError, "x"),
+        Invalid("area_rank_2", op, (3, 5), dict(size=3, mode="area"), ValueError, "x"),
+        Invalid("channels_0", op, (2, 0, 5, 5), dict(size=3, **bl), ValueError, "x"),
+        Invalid("spatial_0", op, (2, 3, 0, 5), dict(size=3, **bl), ValueError, "x"),
+        Invalid("mode_unknown", op, x4, dict(size=3, mode="cubic"), ValueError, "mode"),
+        Invalid("mode_upper_case", op, x4, dict(size=3, mode="Bilinear"), ValueError, "mode"),
+        Invalid("size_0", op, x4, dict(size=0, **bl), ValueError, "size"),
+        Invalid("size_0_one_axis", op, x4, dict(size=(3, 0), **bl), ValueError, "size"),
+        Invalid("size_negative", op, x4, dict(size=-2, **bl), ValueError, "size"),
+        Invalid("size_float", op, x4, dict(size=3.0, **bl), TypeError, "size"),
+        Invalid("size_float_entry", op, x4, dict(size=(3, 2.5), **bl), TypeError, "size"),
+        Invalid("size_3_entries_for_2d", op, x4, dict(size=(3, 3, 3), **bl), ValueError, "size"),
+        Invalid("size_1_entry_for_2d", op, x4, dict(size=(3,), **bl), ValueError, "size"),
+        Invalid("scale_factor_0", op, x4, dict(scale_factor=0.0, **bl), ValueError, "scale_factor"),
+        Invalid("scale_factor_negative", op, x4, dict(scale_factor=-2.0, **bl), ValueError, "scale_factor"),
+        Invalid("scale_factor_nan", op, x4, dict(scale_factor=float("nan"), **bl), ValueError, "scale_factor"),
+        Invalid("scale_factor_inf", op, x4, dict(scale_factor=float("inf"), **bl), ValueError, "scale_factor"),
+        Invalid("scale_factor_too_small", op, x4, dict(scale_factor=0.1, **bl), ValueError, "scale_factor"),
+        Invalid("scale_factor_3_entries_for_2d", op, x4, dict(scale_factor=(2.0, 2.0, 2.0), **bl), ValueError,
+                "scale_factor"),
+        Invalid("scale_factor_str", op, x4, dict(scale_factor="2", **bl), TypeError, "scale_factor"),
+        Invalid("recompute_with_size", op, x4, dict(size=3, recompute_scale_factor=True, **bl), ValueError,
+                "recompute_scale_factor"),
+        Invalid("dtype_bool", op, x4, dict(size=3), TypeError, "x.dtype", "bool"),
+        Invalid("dtype_complex64", op, x4, dict(size=3, **bl), TypeError, "x.dtype", "complex64"),
+        Invalid("dtype_int64_nearest", op, x4, dict(size=3), TypeError, "x.dtype", "int64"),
+        Invalid("dtype_int32_nearest_exact", op, x4, dict(size=3, mode="nearest-exact"), TypeError, "x.dtype",
+                "int32"),
+        Invalid("dtype_uint8_area", op, x4, dict(size=3, mode="area"), TypeError, "x.dtype", "uint8"),
+        Invalid("align_corners_int", op, x4, dict(size=3, align_corners=1, **bl), TypeError, "align_corners"),
+        Invalid("size_bool", op, x4, dict(size=True, **bl), TypeError, "size"),
+        # stricter than torch, which takes any truthy value or a bool as a number
+
+        Invalid("antialias_int", op, x4, dict(size=3, antialias=1, **bl), TypeError, "antialias", torch_too=False),
+        Invalid("recompute_int", op, x4, dict(scale_factor=2.0, recompute_scale_factor=1, **bl), TypeError,
+                "recompute_scale_factor", torch_too=False),
+        Invalid("scale_factor_bool", op, x4, dict(scale_factor=True, **bl), TypeError, "scale_factor",
+                torch_too=False),
+        # deviation interpolate_uint8_interpolating_modes
+        Invalid("dtype_uint8_bilinear", op, x4, dict(size=3, **bl), TypeError, "x.dtype", "uint8", torch_too=False),
+    ]
+    return cases
+
+
 CASES = ([c for op in AVG for c in _avg_cases(op)] + [c for op in ADAPTIVE for c in _adaptive_cases(op)]
          + [c for op in MAX for c in _window_cases(op)] + [c for op in ADAPTIVE_MAX for c in _adaptive_max_cases(op)]
-         + [c for op in UNPOOL for c in _unpool_cases(op)] + [c for op in LP for c in _lp_cases(op)])
+         + [c for op in UNPOOL for c in _unpool_cases(op)] + [c for op in LP for c in _lp_cases(op)]
+         + _interp_cases())
 
 
 def _split(case: Invalid, x: Any, to_array: Any = np.asarray) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -633,6 +704,7 @@ _COMPUTE = {
     "poolspec.ops.max_pool": ("max_pool", "max_backward", "_windows", "_adaptive_windows"),
     "poolspec.ops.max_unpool": ("max_backward", "max_select", "_unpool"),
     "poolspec.ops.lp_pool": ("compose", "max_pool", "max_backward", "_sum_plan", "_max_windows"),
+    "poolspec.ops.interpolate": ("linear", "_plan"),
 }
 
 
@@ -660,7 +732,9 @@ def test_no_compute_fixture_is_effective(no_compute):
                  lambda: poolspec.max_unpool2d(x, np.zeros((1, 4, 4), dtype=np.int64), 2),
                  lambda: poolspec.max_unpool2d_backward(np.ones((1, 8, 8)), x, np.zeros((1, 4, 4), dtype=np.int64), 2),
                  lambda: poolspec.lp_pool2d(x, 2, 2), lambda: poolspec.lp_pool2d(x, float("inf"), 2),
-                 lambda: poolspec.lp_pool2d_backward(np.ones((1, 2, 2)), x, 2, 2)):
+                 lambda: poolspec.lp_pool2d_backward(np.ones((1, 2, 2)), x, 2, 2),
+                 lambda: poolspec.interpolate(x[None], size=3, mode="bicubic"),
+                 lambda: poolspec.interpolate_backward(np.ones((1, 1, 3, 3)), x[None], size=3)):
         with pytest.raises(_Computed):
             call()
 
@@ -672,7 +746,10 @@ EARLY = [c for c in CASES if c.rule in ("stride_0", "padding_over_half_k3_p2", "
                                         "dilation_0", "empty_window", "padding_over_half_undilated_kernel",
                                         "return_indices_int", "dtype_int16", "output_size_at_upper_limit",
                                         "indices_float", "indices_shape", "indices_too_large", "norm_type_0",
-                                        "norm_type_nan", "dtype_int64", "kernel_over_input")]
+                                        "norm_type_nan", "dtype_int64", "kernel_over_input",
+                                        "size_and_scale_factor", "align_corners_with_nearest",
+                                        "antialias_with_linear", "bilinear_rank_3", "size_0", "scale_factor_nan",
+                                        "recompute_with_size", "dtype_uint8_bilinear", "mode_unknown")]
 
 
 @pytest.mark.parametrize("case", EARLY, ids=[c.id for c in EARLY])
@@ -821,3 +898,28 @@ def test_unpool_backward_checks_cotangent_and_indices(op, shape, args, out):
         with pytest.raises(error) as info:
             _bw(op)(*operands, **args)
         assert _names(str(info.value), name) and op in str(info.value), str(info.value)
+
+
+INTERP_BACKWARD = [((2, 3, 5, 5), dict(size=(3, 7), mode="bilinear"), (2, 3, 3, 7)),
+                   ((2, 3, 6), dict(scale_factor=1.5, mode="nearest"), (2, 3, 9)),
+                   ((1, 2, 4, 4, 4), dict(size=2, mode="area"), (1, 2, 2, 2, 2))]
+
+
+@pytest.mark.parametrize("shape,args,out", INTERP_BACKWARD, ids=[a["mode"] for _, a, _ in INTERP_BACKWARD])
+def test_interpolate_backward_checks(shape, args, out):
+    torch = _torch()
+    assert tuple(torch.nn.functional.interpolate(torch.zeros(shape, dtype=torch.float64), **args).shape) == out
+    bw = poolspec.interpolate_backward
+    x = np.zeros(shape)
+    assert bw(np.ones(out), x, **args).shape == shape
+    calls = [((np.ones(out[:-1] + (out[-1] + 1,)), x), args, ValueError, "grad_output"),
+             ((np.ones(out, dtype=np.float32), x), args, TypeError, "grad_output"),
+             ((np.ones(out), x.astype(np.uint8)), args, TypeError, "x.dtype"),
+             ((torch.ones(out, dtype=torch.float64), x), args, TypeError, "grad_output"),
+             ((np.ones(out), x.tolist()), args, TypeError, "x"),
+             ((np.ones(out), x), dict(args, size=None, scale_factor=None), ValueError, "size"),
+             ((np.ones(out), x), dict(args, mode="bogus"), ValueError, "mode")]
+    for operands, kw, error, name in calls:
+        with pytest.raises(error) as info:
+            bw(*operands, **kw)
+        assert _names(str(info.value), name) and "interpolate" in str(info.value), str(info.value)

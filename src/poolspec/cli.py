@@ -33,6 +33,16 @@ _SELFCHECK = [
     ("lp_pool1d", (2, 3, 11), dict(norm_type=2.0, kernel_size=3, stride=2, ceil_mode=True)),
     ("lp_pool2d", (2, 3, 9, 8), dict(norm_type=1.5, kernel_size=(3, 2))),
     ("lp_pool3d", (1, 2, 5, 6, 7), dict(norm_type=float("inf"), kernel_size=2)),
+    ("interpolate", (2, 3, 11), dict(scale_factor=2.1, mode="nearest")),
+    ("interpolate", (2, 3, 7, 9), dict(size=(5, 14), mode="nearest-exact")),
+    ("interpolate", (2, 3, 11), dict(size=17, mode="linear", align_corners=True)),
+    ("interpolate", (2, 3, 9, 8), dict(scale_factor=(1.7, 0.6), mode="bilinear")),
+    ("interpolate", (2, 3, 9, 8), dict(size=(13, 5), mode="bicubic")),
+    ("interpolate", (1, 2, 5, 6, 4), dict(scale_factor=1.5, mode="trilinear")),
+    ("interpolate", (1, 2, 5, 6, 7), dict(size=(3, 4, 2), mode="area")),
+    ("interpolate", (2, 3, 15, 12), dict(size=(6, 5), mode="bicubic", antialias=True)),
+    ("interpolate", (2, 3, 15, 12), dict(size=(7, 20), mode="lanczos", antialias=True)),
+    ("interpolate", (2, 3, 9, 8), dict(size=(14, 5), mode="lanczos")),
 ]
 
 
@@ -74,8 +84,8 @@ def _host(x: Any) -> np.ndarray:
 
 
 def selfcheck(backend: str) -> int:
-    """<op(x), g> == <x, op_backward(g, x)> for every op: linear ops (avg, max_unpool) are the adjoint pair,
-    max ops gather x at their winners, and lp_pool is positively homogeneous of degree 1 (Euler)."""
+    """<op(x), g> == <x, op_backward(g, x)> for every op: linear ops (avg, max_unpool, interpolate) are the
+    adjoint pair, max ops gather x at their winners, and lp_pool is positively homogeneous of degree 1 (Euler)."""
     import poolspec
 
     xp, make = _backend(backend)
@@ -107,7 +117,8 @@ def selfcheck(backend: str) -> int:
         ok = all(checks.values())
         failures += not ok
         status = "ok" if ok else "FAIL " + ",".join(k for k, v in checks.items() if not v)
-        print(f"{op:<22} {str(shape):<18} <op(x),g>-<x,vjp(g)> = {lhs - rhs:+.1e}  {status}")
+        label = op if op != "interpolate" else f"interpolate {args['mode']}{' aa' if args.get('antialias') else ''}"
+        print(f"{label:<26} {str(shape):<18} <op(x),g>-<x,vjp(g)> = {lhs - rhs:+.1e}  {status}")
     print(f"{len(_SELFCHECK) - failures} passed, {failures} failed")
     return 1 if failures else 0
 

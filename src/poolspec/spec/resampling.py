@@ -137,8 +137,8 @@ def resampling_cards() -> list[Card]:
         determinism="forward and backward gather over per-axis tap tables (the backward over the transposed "
                     "table: each input cell reads the outputs that read it): bit-identical across runs on every "
                     "backend (torch's CUDA backward of linear, bicubic and antialias modes uses atomicAdd)",
-        gradient=Gradient("interpolate_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
-                                                   "use_deterministic_algorithms(True)"),
+        gradient=Gradient("interpolate_backward", ("autograd (any order)", "forward-mode (jvp)", "gradcheck",
+                                                   "gradgradcheck", "use_deterministic_algorithms(True)"),
                           ("jit", "grad", "grad-of-grad", "vmap"),
                           "linear: the backward is the transposed tap tables, its backward the forward; on JAX a "
                           "custom_vjp pair, so forward-mode jvp is not available there"),
