@@ -125,10 +125,6 @@ def interp_axes(shape: tuple[int, ...], kw: dict[str, Any]) -> list[tuple[int, i
     return [(L, int(np.floor(float(L) * sf)), sf) for L, sf in zip(shape[2:], sfs)]
 
 
-def _scale_reaches_kernel(kw: dict[str, Any]) -> bool:
-    return kw.get("scale_factor") is not None and not kw.get("recompute_scale_factor") and kw["mode"] != "area"
-
-
 @lru_cache(maxsize=4096)
 def axis_matrix(mode: str, antialias: bool, align_corners: bool | None, recompute: bool | None, L: int, O: int,
                 sf: float | None) -> np.ndarray:
@@ -198,33 +194,3 @@ def apply_axes(a: np.ndarray, matrices: list[np.ndarray], transpose: bool = Fals
         axis = a.ndim - n + i
         a = np.moveaxis(np.tensordot(a, m if transpose else m.T, axes=([axis], [0])), -1, axis)
     return a
-
-
-def interp_quirks(shape: tuple[int, ...], kw: dict[str, Any]) -> dict[str, set[str]]:
-    """Which recorded deviations (TORCH_NUMERICS 5.6) make torch's direct CPU call differ from its generic
-    per-axis rule for this call: {"forward": ids, "backward": ids}. Only the zones; whether the numbers differ
-    depends on the data."""
-    mode, aa = kw["mode"], bool(kw.get("antialias"))
-    axes = interp_axes(shape, kw)
-    reaches = _scale_reaches_kernel(kw)
-    fwd: set[str] = set()
-    bwd: set[str] = set()
-
-    def shortcut_differs(L: int, O: int, sf: float) -> bool:
-        generic = np.minimum(np.floor(np.arange(O, dtype=np.float32) * np.float32(1.0 / sf)), L - 1)
-        short = np.arange(O) if O == L else np.arange(O) >> 1
-        return bool((generic != short).any())
-
-    if mode == "nearest" and reaches:
-        hit = any(O in (L, 2 * L) and shortcut_differs(L, O, sf) for L, O, sf in axes)
-        if hit:
-            bwd.add("interpolate_nearest_shortcut")
-            if len(shape) == 4 and sum(O for _, O, _ in axes) <= 128:
-                fwd.add("interpolate_nearest_shortcut")
-    if mode == "bicubic" and not aa and reaches and all(O == L for L, O, _ in axes):
-        bwd.add("interpolate_bicubic_equal_size_backward")
-    if aa and reaches and any(O == L and sf != 1.0 for L, O, sf in axes):
-        bwd.add("interpolate_antialias_equal_size_backward")
-    if aa and axes[-1][1] == 1 and axes[0][1] != axes[0][0]:
-        fwd.add("interpolate_antialias_width_one")
-    return {"forward": fwd, "backward": bwd}

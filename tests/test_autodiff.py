@@ -526,3 +526,17 @@ def test_lanczos_without_antialias_gradients(jax, shape, args):
     for got, want in zip(derivatives(mine), derivatives(lambda t: (ref(t) ** 3).sum())):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
     assert "scatter" not in str(jax.make_jaxpr(jax.grad(mine))(jnp.asarray(xs)))
+
+
+def test_jax_unpool_with_traced_indices(jax):
+    """Deviation max_unpool_traced_indices: under jit the indices cannot be checked; an out-of-range entry is
+    dropped (it places nothing and gets gradient 0), the others are placed as usual."""
+    jnp = jax.numpy
+    x = jnp.asarray([[[1.0, 2.0, 3.0]]])
+    idx = jnp.asarray([[[0, 9, 4]]])  # 9 is outside the output of size 6
+    out = jax.jit(lambda v, i: poolspec.max_unpool1d(v, i, 2))(x, idx)
+    assert np.asarray(out).tolist() == [[[1.0, 0.0, 0.0, 0.0, 3.0, 0.0]]]
+    g = jax.grad(lambda v: jnp.sum(jax.jit(lambda w, i: poolspec.max_unpool1d(w, i, 2))(v, idx) * 7.0))(x)
+    assert np.asarray(g).tolist() == [[[7.0, 0.0, 7.0]]]
+    with pytest.raises(ValueError, match="indices contains 9"):  # concrete indices are checked
+        poolspec.max_unpool1d(x, idx, 2)

@@ -41,3 +41,29 @@ def test_readme_python_blocks(index):
         assert runner.failures == 0 and runner.tries > 0
     else:
         exec(compile(block, f"README block {index}", "exec"), {})
+
+
+def test_op_pages_are_in_sync_with_the_cards(tmp_path):
+    """docs/ops is what `poolspec cards --out docs/ops` writes from the cards today."""
+    from poolspec.spec.markdown import write
+
+    committed = Path(__file__).resolve().parents[1] / "docs" / "ops"
+    written = write(tmp_path)
+    assert sorted(p.name for p in committed.iterdir()) == sorted(p.name for p in written)
+    for p in written:
+        assert (committed / p.name).read_text() == p.read_text(), f"docs/ops/{p.name} is stale: regenerate it"
+
+
+def test_op_pages_show_computed_shapes():
+    import poolspec
+
+    committed = Path(__file__).resolve().parents[1] / "docs" / "ops"
+    for card in poolspec.spec.cards():
+        text = (committed / f"{card.name}.md").read_text()
+        assert card.examples, card.name
+        for ex in card.examples:
+            out = poolspec.output_shape(card.name, tuple(ex.input_shape), **dict(ex.arguments))
+            assert f"`{tuple(out)}`" in text
+        for section in ("## Shape relation", "## Ports", "## Arguments", "## Description", "## Determinism",
+                        "## Examples"):
+            assert section in text

@@ -3,7 +3,8 @@ scale rule, align_corners and direction.
 
 Two torch references per call: torch's direct CPU call (forward and autograd), and the canonical rule - the
 tensor product of per-axis matrices of torch's own generic kernels (``oracle.axis_matrix``), whose transpose
-is the adjoint. Outside the recorded quirk zones (TORCH_NUMERICS 5.6, ``oracle.interp_quirks``) the two must
+is the adjoint. Outside the recorded quirk zones (TORCH_NUMERICS 5.6, ``catalogue.interp_quirks``, itself
+checked against torch below) the two must
 agree and poolspec must equal them; inside, poolspec must equal the canonical rule. Lanczos without
 antialiasing (torch has none) is checked against jax.image.
 """
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import poolspec
+from poolspec.conformance.catalogue import interp_quirks
 
 from cases import Case, interp_grid, interp_random
 
@@ -98,7 +100,7 @@ def _run_float64(backend, errors, case: Case) -> None:
         direct_grad = (torch.autograd.grad(direct, xt, torch.from_numpy(g))[0].numpy() if direct.numel()
                        else np.zeros_like(x))
         direct = direct.detach().numpy()
-        quirks = oracle.interp_quirks(case.shape, kw)
+        quirks = interp_quirks(case.shape, kw)
         # the canonical oracle is torch's rule wherever torch is consistent
         if not quirks["forward"]:
             np.testing.assert_allclose(canonical, direct, rtol=1e-12, atol=1e-13, err_msg="oracle, forward")
@@ -144,7 +146,7 @@ def test_other_dtypes(backend, errors, case, dtype):
         return
     y = poolspec.interpolate(xb, **kw)
     assert y.dtype == xb.dtype
-    quirks = oracle.interp_quirks(case.shape, kw)
+    quirks = interp_quirks(case.shape, kw)
     g = np.random.default_rng(1).standard_normal(tuple(y.shape))
     if dtype == "uint8":
         mats = oracle.interp_matrices(case.shape, kw)
@@ -173,7 +175,7 @@ def test_quirk_zones_are_exercised():
     for case in GRID:
         if _lanczos_extension(case.args) or _torch_refuses(case):
             continue
-        quirks = oracle.interp_quirks(case.shape, case.args)
+        quirks = interp_quirks(case.shape, case.args)
         if not (quirks["forward"] or quirks["backward"]):
             continue
         x = _data(case, "float64")

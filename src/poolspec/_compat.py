@@ -96,3 +96,8 @@ def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any
     if dtype is not None and out.dtype != dtype:
         out = xp.astype(out, dtype)
     return out
+
+
+def copy(xp: Any, x: Any) -> Any:
+    """A new array equal to ``x`` (torch's ``clone`` keeps it out of torch.asarray's requires_grad rule)."""
+    return x.clone() if is_torch_array(x) else xp.asarray(x, copy=True)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import spec
+from .conformance.backends import NAMES as BACKEND_NAMES
 
 _SELFCHECK = [
     ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
@@ -46,49 +47,15 @@ _SELFCHECK = [
 ]
 
 
-def _backend(name: str) -> tuple[Any, Any]:
-    """(namespace, to-array function) for a backend name."""
-    if name == "numpy":
-        import array_api_compat.numpy as xp
-
-        return xp, np.asarray
-    if name == "array_api_strict":
-        xp = importlib.import_module("array_api_strict")
-        return xp, xp.asarray
-    if name == "torch":
-        torch = importlib.import_module("torch")
-        return importlib.import_module("array_api_compat.torch"), lambda a: torch.from_numpy(np.array(a))
-    if name == "jax":
-        jax = importlib.import_module("jax")
-        jax.config.update("jax_enable_x64", True)
-        return importlib.import_module("jax.numpy"), importlib.import_module("jax.numpy").asarray
-    if name == "dask":
-        da = importlib.import_module("dask.array")
-        return importlib.import_module("array_api_compat.dask.array"), lambda a: da.from_array(a)
-    if name == "cupy":
-        cp = importlib.import_module("cupy")
-        return importlib.import_module("array_api_compat.cupy"), cp.asarray
-    raise SystemExit(f"unknown backend {name!r}")
-
-
-def _host(x: Any) -> np.ndarray:
-    if hasattr(x, "compute"):
-        x = x.compute()
-    if hasattr(x, "get"):
-        x = x.get()
-    if hasattr(x, "detach"):
-        x = x.detach().cpu().numpy()
-    if hasattr(x, "_array"):
-        x = x._array
-    return np.asarray(x)
-
-
 def selfcheck(backend: str) -> int:
     """<op(x), g> == <x, op_backward(g, x)> for every op: linear ops (avg, max_unpool, interpolate) are the
     adjoint pair, max ops gather x at their winners, and lp_pool is positively homogeneous of degree 1 (Euler)."""
     import poolspec
 
-    xp, make = _backend(backend)
+    from .conformance.backends import Backend
+
+    bk = Backend(backend)
+    make, _host = bk.asarray, bk.to_numpy
     rng = np.random.default_rng(0)
     failures = 0
     for op, shape, args in _SELFCHECK:
@@ -123,15 +90,65 @@ def selfcheck(backend: str) -> int:
     return 1 if failures else 0
 
 
+def conformance_command(args: argparse.Namespace) -> int:
+    from .conformance import module_implementation, run
+
+    impl = module_implementation(importlib.import_module(args.impl)) if args.impl else None
+    ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
+    try:
+        report = run(args.backend, device=args.device, ops=ops, implementation=impl,
+                     progress=None if args.quiet else sys.stderr)
+    except (ValueError, ImportError) as e:
+        print(f"poolspec conformance: {e}", file=sys.stderr)
+        return 2
+    print(report.table())
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report.to_dict(), f, indent=1)
+    return 0 if report.passed else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="poolspec", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("cards", help="print op cards as JSON")
+    c = sub.add_parser("cards", help="print op cards as JSON, or write them as Markdown pages (--out)")
     c.add_argument("ops", nargs="*", help="op names (all if none)")
+    c.add_argument("--out", default=None, help="write one Markdown page per op (and an index) to this folder")
     s = sub.add_parser("selfcheck", help="check the implemented ops on one backend (no torch needed)")
     s.add_argument("--backend", default="numpy",
                    choices=["numpy", "torch", "jax", "array_api_strict", "dask", "cupy"])
+    k = sub.add_parser("conformance", help="run the torch 2.13 reference vectors on a backend (no torch needed)")
+    k.add_argument("--backend", default="numpy", choices=list(BACKEND_NAMES))
+    k.add_argument("--device", default=None, help="device for the backend (torch: cuda:0, jax: gpu, cupy: 0)")
+    k.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
+    k.add_argument("--impl", default=None, help="a module of torch-style functions to check instead of poolspec")
+    k.add_argument("--json", default=None, help="write the per-case results to this file")
+    k.add_argument("--quiet", action="store_true", help="no progress line")
+    e = sub.add_parser("export", help="write the reference vectors for porters")
+    e.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
+    e.add_argument("--format", default="npz", choices=["npz", "safetensors", "json", "burn"])
+    e.add_argument("--out", required=True, help="output folder")
+    e.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     args = parser.parse_args(argv)
+    if args.command == "export":
+        from .export import export
+
+        ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
+        try:
+            manifest = export(args.out, ops=ops, fmt=args.format, dtype=args.dtype)
+        except ValueError as err:
+            print(f"poolspec export: {err}", file=sys.stderr)
+            return 2
+        print(f"{len(manifest['cases'])} cases ({args.dtype}, {args.format}) written to {args.out}")
+        return 0
+    if args.command == "conformance":
+        return conformance_command(args)
+    if args.command == "cards" and args.out:
+        from .spec.markdown import write
+
+        paths = write(args.out)
+        print(f"{len(paths)} pages written to {args.out}")
+        return 0
     if args.command == "cards":
         chosen = [spec.card(n) for n in args.ops] if args.ops else spec.cards()
         json.dump([c.to_dict() for c in chosen], sys.stdout, indent=2)

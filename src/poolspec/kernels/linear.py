@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, namespace, to_compute, to_namespace
+from .._compat import copy, device, dtype_name, namespace, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .sums import gather_sum, slice_sum, slice_sum_t
 
@@ -51,7 +51,7 @@ class SeparableLinear:
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=False)
         work = self._divide(xp, work, name)
         if work is x:  # every axis the identity: still a new array, as torch returns one
-            return xp.asarray(x, copy=True)
+            return copy(xp, x)
         return work if work.dtype == x.dtype else xp.astype(work, x.dtype)
 
     def transpose(self, g: Any) -> Any:
@@ -64,7 +64,7 @@ class SeparableLinear:
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
         if work is g:
-            return xp.asarray(g, copy=True)
+            return copy(xp, g)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
 
     def _divide(self, xp: Any, y: Any, name: str) -> Any:

@@ -14,6 +14,8 @@ import math
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
+
 from .._compat import namespace, to_compute
 from ..autodiff import compose, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
@@ -46,6 +48,8 @@ def _pow(xp: Any, x: Any, e: float) -> Any:
     -1 and -2), which differ from pow at signed zeros and infinities (rsqrt(-0) = -inf, pow(-0, -0.5) = inf)."""
     if e == 1:
         return x
+    if e == 0:  # a constant: its derivative is 0, not 0 * x^-1 (NaN at x = 0), as torch's pow backward
+        return xp.ones_like(x)
     if e == 0.5:
         return xp.sqrt(x)
     if e == 2:
@@ -76,6 +80,12 @@ def _root(xp: Any, s: Any, p: float) -> tuple[Any, Any]:
     return xp.where(zero, at_zero, _pow(xp, safe, e)), xp.where(zero, xp.zeros_like(s), e * _pow(xp, safe, e - 1))
 
 
+# NaN and inf are results here (a negative sum to a fractional power, 0 to a negative one), as in torch, which
+# does not warn about them: NumPy's floating-point warnings are silenced inside the formula
+_QUIET = np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
+@_QUIET
 def _finite_forward(plan: SeparableLinear, scale: int, p: float, x: Any) -> Any:
     xp = namespace(x)
     work = to_compute(xp, x)
@@ -83,6 +93,7 @@ def _finite_forward(plan: SeparableLinear, scale: int, p: float, x: Any) -> Any:
     return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
 
 
+@_QUIET
 def _finite_backward(plan: SeparableLinear, scale: int, p: float, g: Any, x: Any) -> Any:
     xp = namespace(x)
     work, gw = to_compute(xp, x), to_compute(xp, g)

@@ -56,6 +56,32 @@ class Gradient:
 
 
 @dataclass(frozen=True)
+class Port:
+    """An array an op returns (its inputs are its array-typed arguments)."""
+
+    name: str
+    type: str
+    shape: str
+    description: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "shape": self.shape, "description": self.description}
+
+
+@dataclass(frozen=True)
+class Example:
+    """An example call for the docs: an input shape (batch and channel may be symbols) and arguments; its
+    output shape is computed from the card, never written by hand."""
+
+    input_shape: tuple[Any, ...]
+    arguments: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input_shape": list(self.input_shape), "arguments": {k: _jsonable(v) for k, v in
+                                                                     self.arguments.items()}}
+
+
+@dataclass(frozen=True)
 class Resolved:
     """Validated, normalised arguments and the output shape they imply."""
 
@@ -88,6 +114,9 @@ class Card:
     status: str = "implemented"
     notes: tuple[str, ...] = ()
     deviations: tuple[str, ...] = ()
+    outputs: tuple[Port, ...] = ()
+    examples: tuple[Example, ...] = ()
+    torch_determinism: str = ""  # what torch's own kernels do, for the determinism table
     _resolve: Callable[..., Resolved] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -145,10 +174,15 @@ class Card:
             "gradient": self.gradient.to_dict(),
             "notes": list(self.notes),
             "deviations": list(self.deviations),
+            "outputs": [p.to_dict() for p in self.outputs],
+            "examples": [e.to_dict() for e in self.examples],
+            "torch_determinism": self.torch_determinism,
         }
 
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        return str(value)
     return value

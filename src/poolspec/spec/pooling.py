@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._card import REQUIRED, Argument, Card, Gradient, Resolved
+from ._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
 from ._rules import (
     as_int,
     check_bool,
@@ -207,6 +207,24 @@ def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[s
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
 
+def _output(n: int, what: str = "the pooled array, x's dtype") -> Port:
+    dims = {1: "O", 2: "OH, OW", 3: "OD, OH, OW"}[n]
+    return Port("output", "array", f"(N, C, {dims}) or (C, {dims})", what)
+
+
+def _indices(n: int, where: str) -> Port:
+    dims = {1: "O", 2: "OH, OW", 3: "OD, OH, OW"}[n]
+    return Port("indices", "int64 array", f"(N, C, {dims}) or (C, {dims})",
+                f"with return_indices=True: the flat index of each winner in {where}")
+
+
+def _shape(n: int, side: int, lead: tuple[Any, ...] = ("N", 3)) -> tuple[Any, ...]:
+    return lead + (side,) * n
+
+
+_TORCH_OK = "torch's CPU and CUDA kernels are deterministic for this op (gather-style backward)"
+
+
 def _ranks(n: int) -> tuple[int, ...]:
     return (n + 1, n + 2)
 
@@ -265,6 +283,12 @@ def _avg_card(n: int) -> Card:
         torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
         "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
         notes=tuple(notes), _resolve=_resolve_avg,
+        outputs=(_output(n),),
+        examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
+                  Example(_shape(n, 7), dict(kernel_size=2, ceil_mode=True, count_include_pad=False)),
+                  Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9))),
+        torch_determinism="avg_pool3d's CUDA backward uses atomicAdd (avg_pool3d_backward_cuda raises under "
+                          "use_deterministic_algorithms)" if n == 3 else _TORCH_OK,
     )
 
 
@@ -300,6 +324,14 @@ def _adaptive_card(kind: str, n: int) -> Card:
         determinism=determinism, gradient=gradient,
         torch_reference=f"torch.nn.functional.adaptive_{kind}_pool{n}d",
         _resolve=_resolve_adaptive,
+        outputs=(_output(n),) + ((_indices(n, "the input plane"),) if kind == "max" else ()),
+        examples=(Example(_shape(n, 13, ("N", 64)), dict(output_size=7)),
+                  Example(_shape(n, 5, ("N", 64)), dict(output_size=(8,) + (None,) * (n - 1) if n > 1 else 8))),
+        torch_determinism=("torch's CUDA backward uses atomicAdd (adaptive_avg_pool2d/3d backward and "
+                           "adaptive_max_pool2d backward raise under use_deterministic_algorithms)"
+                           if (kind, n) != ("max", 3) else
+                           "torch's CUDA backward scatters the cotangent to the winners (no deterministic "
+                           "alert is listed for this op)"),
     )
 
 
@@ -327,6 +359,12 @@ def _max_card(n: int) -> Card:
         notes=("a window that dilation and padding leave without an input cell raises ValueError "
                "(torch returns -inf and an out-of-range index)",),
         _resolve=_resolve_max,
+        outputs=(_output(n), _indices(n, "the unpadded input plane")),
+        examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
+                  Example(_shape(n, 11), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True,
+                                              return_indices=True))),
+        torch_determinism=_TORCH_OK if n < 3 else
+        "deterministic in torch 2.13; older releases raised max_pool3d_with_indices_backward_cuda",
     )
 
 
@@ -353,6 +391,11 @@ def _unpool_card(n: int) -> Card:
                           "linear in x: the backward is a gather at the indices (winners only), its "
                           "backward the unpool again"),
         torch_reference=f"torch.nn.functional.max_unpool{n}d", _resolve=_resolve_unpool,
+        outputs=(_output(n, "zeros, with x at the indices"),),
+        examples=(Example(_shape(n, 16), dict(kernel_size=2)),
+                  Example(_shape(n, 8), dict(kernel_size=3, stride=2, padding=1, output_size=(16,) * n))),
+        torch_determinism="torch's max_unpool forward scatters, and raises under use_deterministic_algorithms "
+                          "even on CPU (max_unpooling2d/3d_forward_out); the winner of duplicates is unspecified",
     )
 
 
@@ -377,6 +420,11 @@ def _lp_card(n: int) -> Card:
                           "native autodiff over torch's formula (the window sum is the avg family's linear "
                           "op; p = +-inf routes through max_pool); jvp works for finite norm_type"),
         torch_reference=f"torch.nn.functional.lp_pool{n}d", _resolve=_resolve_lp,
+        outputs=(_output(n),),
+        examples=(Example(_shape(n, 32), dict(norm_type=2.0, kernel_size=3, stride=2)),
+                  Example(_shape(n, 7), dict(norm_type=float("inf"), kernel_size=2, ceil_mode=True))),
+        torch_determinism="torch composes avg_pool (and max_pool for p = inf): "
+                          + ("avg_pool3d's CUDA backward is atomic" if n == 3 else "deterministic"),
     )
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._card import Argument, Card, Gradient, Resolved
+from ._card import Argument, Card, Example, Gradient, Port, Resolved
 from ._rules import as_int, check_bool, check_dtype, fail, is_int
 
 MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
@@ -148,4 +148,13 @@ def resampling_cards() -> list[Card]:
                "uint8 is accepted by nearest and nearest-exact only",
                "float16/bfloat16 weights and sums in float32, rounded once"),
         _resolve=_resolve_interpolate,
+        outputs=(Port("output", "array", "(N, C, *O)", "the resampled array, x's dtype"),),
+        examples=(Example(("N", 3, 224, 224), dict(size=(160, 160), mode="bicubic", antialias=True)),
+                  Example(("N", 3, 56, 56), dict(scale_factor=2, mode="bilinear", align_corners=False)),
+                  Example(("N", 3, 16), dict(scale_factor=2.5, mode="linear", align_corners=True)),
+                  Example(("N", 2, 8, 8, 8), dict(scale_factor=0.5, mode="nearest-exact")),
+                  Example(("N", 3, 64, 48), dict(size=(100, 75), mode="lanczos"))),
+        torch_determinism="torch's CUDA backward of linear, bilinear, bicubic, trilinear and the antialias modes "
+                          "uses atomicAdd (upsample_*_backward raise under use_deterministic_algorithms); "
+                          "its CPU nearest backward is not the adjoint of its generic forward",
     )]

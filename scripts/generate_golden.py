@@ -1,0 +1,337 @@
+"""Generate poolspec's golden reference vectors from torch 2.13 CPU.
+
+    python scripts/generate_golden.py [--out DIR] [--ops OP[,OP...]]
+
+For every case of ``poolspec.conformance.catalogue.golden_cases()``: the input (and max_unpool's indices),
+torch's output (and int64 indices), a seeded cotangent, torch's gradient, and the second order: a seeded
+vector v of the input's shape, d<grad_input, v>/d(grad_output) (for linear ops the op applied to v, for max
+ops v gathered at the winners) and, where it is not identically zero (lp_pool), d<grad_input, v>/dx.
+
+References (the manifest's ``reference``): ``torch`` - the direct call; ``torch-float32-rounded`` - half
+precision computed by torch in float32 from the half values and rounded once (poolspec's documented rule);
+``torch-generic`` - interpolate calls in a recorded quirk zone, from the per-axis matrices of torch's generic
+kernels; ``jax.image`` - Lanczos-3 without antialias; ``rule`` - max_unpool with duplicate indices, the
+documented sequential rule (last wins) written as the loop it describes; ``torch-empty`` - an empty result
+torch refuses to compute for a batched C = 0. No value comes from poolspec.
+
+Deterministic: the same torch gives the same bytes (a test regenerates and compares).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import poolspec  # noqa: E402
+from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs, interp_axes, interp_quirks  # noqa: E402
+from poolspec.conformance.golden import MANIFEST, encode, store_name, write_npz  # noqa: E402
+
+import oracle  # noqa: E402  the test suite's torch oracle (no poolspec inside)
+
+F = torch.nn.functional
+TOL = {"float64": (1e-12, 1e-13), "float32": (2e-5, 2e-6), "float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
+TORCH_DTYPE = {"float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+               "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "uint8": torch.uint8}
+
+
+def _arguments(case: GoldenCase) -> dict[str, Any]:
+    """The keyword arguments of the poolspec (and torch.nn.functional) call."""
+    return {k: v for k, v in case.args.items() if not (case.op.startswith("max_unpool") and k == "indices")}
+
+
+def _half(dtype: str) -> bool:
+    return dtype in ("float16", "bfloat16")
+
+
+def _round(t: torch.Tensor, dtype: str) -> np.ndarray:
+    """A float tensor rounded once to ``dtype`` and returned as stored: bfloat16 values in float32."""
+    t = t.detach().to(TORCH_DTYPE[dtype])
+    return (t.float() if dtype == "bfloat16" else t).numpy().copy()
+
+
+def _storage(a: np.ndarray, dtype: str) -> np.ndarray:
+    return np.asarray(a, dtype=np.float32 if dtype == "bfloat16" else dtype)
+
+
+def _call(case: GoldenCase, args: dict[str, Any], x: torch.Tensor, idx: torch.Tensor | None) -> Any:
+    if case.op.startswith("max_unpool"):
+        return getattr(F, case.op)(x, idx, **args)
+    if case.op.startswith(("max_pool", "adaptive_max_pool")):
+        return getattr(F, case.op)(x, **args, return_indices=True)
+    return oracle.torch_fn(case.op, args)(x)
+
+
+def _seeded(case: GoldenCase, shape: tuple[int, ...], salt: int, ones: bool = False) -> np.ndarray:
+    if ones:
+        return np.ones(shape)
+    return np.random.default_rng(case.seed + salt).standard_normal(shape)
+
+
+def _torch_refuses(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
+    x = torch.from_numpy(arrays["x"].copy())
+    if case.dtype == "bfloat16":
+        x = x.to(torch.bfloat16)
+    idx = torch.from_numpy(arrays["indices"]) if "indices" in arrays else None
+    try:
+        _call(case, args, x, idx)
+    except Exception:
+        return True
+    return False
+
+
+def _window_sums(case: GoldenCase, args: dict[str, Any], powers: torch.Tensor) -> torch.Tensor:
+    """torch's S / prod(k) of lp_pool: avg_pool of x^p with padding 0 and count_include_pad (ceil windows averaged
+    over their n cells, torch's quirk)."""
+    n = int(case.op[-2])
+    pool = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[n - 1]
+    k = args["kernel_size"]
+    k = k[0] if n == 1 and isinstance(k, tuple) else k
+    return pool(powers, k, args.get("stride"), 0, args.get("ceil_mode", False))
+
+
+def _duplicated(idx: np.ndarray, n: int) -> bool:
+    rows = idx.reshape(-1, math.prod(idx.shape[-n:])) if idx.size else np.zeros((0, 1), dtype=np.int64)
+    return any(len(set(row.tolist())) < row.size for row in rows)
+
+
+def _rule_unpool(x: np.ndarray, idx: np.ndarray, n: int, out_spatial: tuple[int, ...]) -> np.ndarray:
+    """The documented max_unpool rule: assign in row-major order, so the last of duplicate indices wins."""
+    lead = x.shape[:-n]
+    m = math.prod(x.shape[-n:])
+    xs, ids = x.reshape(-1, m), idx.reshape(-1, m)
+    out = np.zeros((xs.shape[0], math.prod(out_spatial)), dtype=x.dtype)
+    for plane in range(xs.shape[0] if out.size else 0):
+        for o, j in enumerate(ids[plane]):
+            out[plane, j] = xs[plane, o]
+    return out.reshape(lead + out_spatial)
+
+
+def _rule_unpool_grad(g: np.ndarray, idx: np.ndarray, n: int, in_spatial: tuple[int, ...]) -> np.ndarray:
+    """Its adjoint: each input gets g at its index if it is that index's winner (the last), else 0."""
+    lead = idx.shape[:-n]
+    m = math.prod(in_spatial)
+    ids = idx.reshape(-1, m)
+    gs = g.reshape(ids.shape[0], -1)
+    out = np.zeros(ids.shape)
+    for plane in range(ids.shape[0] if gs.size else 0):
+        winner = {int(j): o for o, j in enumerate(ids[plane])}
+        for j, o in winner.items():
+            out[plane, o] = gs[plane, j]
+    return out.reshape(lead + in_spatial)
+
+
+def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
+    """(reference kind, arrays) of one case."""
+    args = _arguments(case)
+    arrays = inputs(case)
+    out: dict[str, np.ndarray] = {"input": arrays["x"]}
+    if "indices" in arrays:
+        out["indices"] = arrays["indices"]
+    if case.error is not None:
+        deviation = any(f in {d["id"] for d in poolspec.spec.deviations()} for f in case.flags)
+        if "max_pool_empty_window" in case.flags:  # the claim: torch returns -inf there
+            probe = getattr(F, case.op)(torch.zeros(case.shape, dtype=torch.float64), **args)
+            assert bool(torch.isneginf(probe).any()), case.name
+        elif not deviation and not _torch_refuses(case, args, arrays):
+            raise AssertionError(f"{case.name}: torch accepts a call the catalogue calls an error")
+        return "torch" if not deviation else "deviation", out
+    # validity is torch's, asked in float64 (a dtype torch lacks is a dtype rule, handled below)
+    probe = dict(args, antialias=True) if case.op == "interpolate" and args["mode"] == "lanczos" else args
+    as64 = {k: (v.astype(np.float64) if k == "x" else v) for k, v in arrays.items()}
+    if not case.op.startswith("adaptive") and _torch_refuses(replace(case, dtype="float64"), probe, as64):
+        return "torch-refuses", out
+    dtype, floating = case.dtype, case.dtype.startswith(("float", "bfloat"))
+    family = case.op if case.op == "interpolate" else case.op[:-2]
+    if family == "interpolate":
+        q = interp_quirks(case.shape, args)
+        lanczos = args["mode"] == "lanczos" and not args.get("antialias")
+        if lanczos or q["forward"] or q["backward"]:
+            return _by_matrices(case, args, arrays, "jax.image" if lanczos else "torch-generic")
+    if family == "max_unpool" and (_duplicated(arrays["indices"], int(case.op[-2]))
+                                   or not case.dtype.startswith("float")):
+        # torch's winner among duplicates is unspecified, and its CPU max_unpool has no integer kernels
+        return _by_rule(case, args, arrays)
+    compute = torch.float32 if _half(dtype) else TORCH_DTYPE[dtype]
+    x = torch.from_numpy(arrays["x"].copy())
+    if dtype == "bfloat16":
+        x = x.to(torch.bfloat16)
+    x = x.to(compute)
+    idx = torch.from_numpy(arrays["indices"]) if "indices" in arrays else None
+    kind = "torch-float32-rounded" if _half(dtype) else "torch"
+    if family.startswith("adaptive") and len(case.shape) == int(case.op[-2]) + 2 and case.shape[1] == 0:
+        # deviation adaptive_pool3d_empty_channels: torch refuses a batched C = 0; the result is empty
+        single = _call(case, args, x[0], idx)
+        shape = (case.shape[0],) + tuple((single[0] if isinstance(single, tuple) else single).shape)
+        out["output"] = np.zeros(shape, dtype=arrays["x"].dtype)
+        if family == "adaptive_max_pool":
+            out["output_indices"] = np.zeros(shape, dtype=np.int64)
+        if floating:
+            out["grad_output"] = out["output"].copy()
+            out["grad_input"] = np.zeros_like(arrays["x"])
+        return "torch-empty", out
+    if floating:
+        x.requires_grad_(True)
+    result = _call(case, args, x, idx)
+    values, winners = (result if isinstance(result, tuple) else (result, None))
+    out["output"] = _round(values, dtype) if floating else values.numpy().copy()
+    if winners is not None:
+        out["output_indices"] = winners.numpy().copy()
+    if not floating:
+        return kind, out
+    g = _storage(_seeded(case, tuple(values.shape), 1, case.cotangent == "ones"), dtype)
+    v = _storage(_seeded(case, tuple(x.shape), 2), dtype)
+    gt = torch.from_numpy(g.copy())
+    gt = (gt.to(torch.bfloat16) if dtype == "bfloat16" else gt).to(compute).requires_grad_(True)
+    vt = torch.from_numpy(v.copy())
+    vt = (vt.to(torch.bfloat16) if dtype == "bfloat16" else vt).to(compute)
+    out["grad_output"] = g
+    out["grad_input_cotangent"] = v
+    if values.numel() == 0:
+        out["grad_input"] = np.zeros_like(arrays["x"])
+        out["grad_grad_output"] = np.zeros_like(g)
+        return kind, out
+    (gi,) = torch.autograd.grad(values, x, gt, create_graph=True)
+    out["grad_input"] = _round(gi, dtype)
+    inner = (gi * vt).sum()
+    wrt = (gt, x) if family == "lp_pool" else (gt,)
+    second = torch.autograd.grad(inner, wrt, allow_unused=True, retain_graph=True)
+    out["grad_grad_output"] = _round(second[0], dtype)
+    if family == "lp_pool":
+        p = float(args["norm_type"])
+        if math.isfinite(p):
+            # grad_input is linear in grad_output, so d<grad_input, v>/d(grad_output) = J v with J torch's first
+            # order Jacobian. torch's forward mode gives J v except where a window's power sum S is 0: there
+            # torch's first order takes the root's slope as 0 (its documented rule), so J v = 0 * K *
+            # avg(p x^(p-1) v) - 0, or NaN where x = 0 with p < 1 - while its double backward and forward mode
+            # multiply by the infinite slope and give NaN (deviation lp_pool_double_backward_at_zero_sum).
+            xd = x.detach()
+            _, jv = torch.func.jvp(lambda t: oracle.torch_fn(case.op, args)(t), (xd,), (vt,))
+            total = _window_sums(case, args, xd.pow(p))
+            at_zero = 0.0 * _window_sums(case, args, p * xd.pow(p - 1) * vt)
+            out["grad_grad_output"] = _round(torch.where(total == 0, at_zero, jv), dtype)
+            if bool((total == 0).any()):
+                kind += "+zero-sum"  # the generator adds the deviation's flag for it
+        out["grad_grad_input"] = (_round(second[1], dtype) if second[1] is not None
+                                  else np.zeros_like(arrays["x"]))
+    return kind, out
+
+
+def _by_matrices(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray],
+                 kind: str) -> tuple[str, dict[str, np.ndarray]]:
+    """Linear interpolation as the tensor product of per-axis matrices (torch's generic kernels, or jax.image's
+    Lanczos), evaluated in float64 and rounded once to the case's dtype."""
+    dtype = case.dtype
+    mats = oracle.interp_matrices(case.shape, args)
+    x = arrays["x"].astype(np.float64)
+    y = oracle.apply_axes(x, mats)
+    out = {"input": arrays["x"]}
+    if dtype == "uint8":
+        out["output"] = np.round(y).astype(np.uint8)
+        return kind, out
+    out["output"] = _storage(_round(torch.from_numpy(y), dtype), dtype)
+    g = _storage(_seeded(case, y.shape, 1, case.cotangent == "ones"), dtype)
+    v = _storage(_seeded(case, x.shape, 2), dtype)
+    out["grad_output"] = g
+    out["grad_input"] = _round(torch.from_numpy(oracle.apply_axes(g.astype(np.float64), mats, transpose=True)), dtype)
+    out["grad_input_cotangent"] = v
+    out["grad_grad_output"] = _round(torch.from_numpy(oracle.apply_axes(v.astype(np.float64), mats)), dtype)
+    return kind, out
+
+
+def _by_rule(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[str, dict[str, Any]]:
+    n = int(case.op[-2])
+    x, idx = arrays["x"], arrays["indices"]
+    y = torch.zeros(tuple(getattr(F, case.op)(torch.zeros(x.shape, dtype=torch.float64),
+                                              torch.zeros(idx.shape, dtype=torch.int64), **args).shape))
+    out_spatial = tuple(y.shape[-n:])
+    out = {"input": x, "indices": idx, "output": _rule_unpool(x, idx, n, out_spatial)}
+    if not case.dtype.startswith("float"):
+        return "rule", out
+    g = _storage(_seeded(case, tuple(y.shape), 1, case.cotangent == "ones"), case.dtype)
+    v = _storage(_seeded(case, x.shape, 2), case.dtype)
+    out["grad_output"] = g
+    out["grad_input"] = _rule_unpool_grad(g.astype(np.float64), idx, n, x.shape[-n:]).astype(g.dtype)
+    out["grad_input_cotangent"] = v
+    out["grad_grad_output"] = _rule_unpool(v, idx, n, out_spatial)
+    return "rule", out
+
+
+def tolerance(case: GoldenCase, kind: str) -> tuple[float, float]:
+    if not case.dtype.startswith(("float", "bfloat")):
+        return 0.0, 0.0
+    rtol, atol = TOL[case.dtype]
+    if case.dtype == "float64" and case.op.startswith("lp_pool"):
+        rtol, atol = 1e-11, 1e-12  # powers and roots, and their second derivatives
+    if kind == "jax.image" and case.dtype == "float64":
+        # jax's kernel is 1 for 0 < |x| <= 1e-3, off the exact sinc product by up to 2e-6
+        recompute = case.args.get("recompute_scale_factor")
+        if any(oracle.jax_lanczos_near_integer(L, O, None if recompute else sf)
+               for L, O, sf in interp_axes(case.shape, case.args)):
+            rtol = 5e-6
+    return rtol, atol
+
+
+def generate(out_dir: Path, ops: list[str] | None = None) -> dict[str, Any]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    entries = []
+    stores: dict[str, dict[str, np.ndarray]] = {}
+    for case in golden_cases(ops):
+        kind, arrays = reference(case)
+        rtol, atol = tolerance(case, kind)
+        files = [k for k in ("input", "indices", "output", "output_indices", "grad_output", "grad_input",
+                             "grad_input_cotangent", "grad_grad_output", "grad_grad_input") if k in arrays]
+        flags = list(case.flags)
+        if kind.endswith("+zero-sum"):
+            kind = kind[: -len("+zero-sum")]
+            flags.append("lp_pool_double_backward_at_zero_sum")
+        if kind == "rule" and "indices" in arrays and _duplicated(arrays["indices"], int(case.op[-2])):
+            flags += [] if "max_unpool_duplicate_indices" in flags else ["max_unpool_duplicate_indices"]
+        if kind == "rule" and not case.dtype.startswith("float"):
+            flags.append("max_unpool_integer_values")
+        entry = {"id": case.name, "op": case.op, "arguments": {k: encode(v) for k, v in _arguments(case).items()},
+                 "dtype": case.dtype, "flags": flags, "reference": kind, "rtol": rtol, "atol": atol,
+                 "cotangent": "ones" if case.cotangent == "ones" else "seeded random", "files": files}
+        if case.error is not None:
+            entry["error"] = case.error
+        elif kind == "torch-refuses":
+            entry["error"] = "ValueError or TypeError"
+        entry["store"] = store_name(case.op, case.args)
+        entries.append(entry)
+        store = stores.setdefault(entry["store"], {})
+        for key in files:
+            store[f"{case.name}/{key}"] = arrays[key]
+    for name, store in stores.items():
+        write_npz(out_dir / name, store)
+    manifest = {"poolspec_version": poolspec.__version__, "torch_version": torch.__version__.split("+")[0],
+                "generator": "scripts/generate_golden.py", "cases": entries}
+    head = json.dumps({k: v for k, v in manifest.items() if k != "cases"})[:-1]
+    lines = ",\n".join(json.dumps(entry) for entry in entries)  # one case per line: diffs stay readable
+    (out_dir / MANIFEST).write_text(f'{head}, "cases": [\n{lines}\n]}}\n', encoding="utf-8")
+    return manifest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "src" / "poolspec" / "data" / "golden")
+    parser.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
+    a = parser.parse_args()
+    torch.set_num_threads(1)  # reductions in one fixed order
+    manifest = generate(a.out, a.ops.split(",") if a.ops else None)
+    size = sum(p.stat().st_size for p in a.out.iterdir())
+    print(f"{len(manifest['cases'])} cases, {size / 2**20:.1f} MiB in {a.out}")
+
+
+if __name__ == "__main__":
+    main()

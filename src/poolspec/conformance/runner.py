@@ -1,0 +1,344 @@
+"""Running the shipped reference vectors against poolspec, or against any implementation, on one backend.
+
+Per case: the forward (and int64 indices) against torch's values; the namespace, dtype and device of the
+result; the backward (an explicit ``<op>_backward``, else the backend's autodiff); on torch and JAX the second
+order through autodiff of the backward (d<grad_input, v>/d(grad_output), and d/dx where it is not zero); and
+two runs of the backward bit for bit. Error cases must raise (ValueError or TypeError from poolspec).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import golden
+from .backends import Backend
+
+_INDEXED = ("max_pool", "adaptive_max_pool")
+
+
+@dataclass
+class CaseResult:
+    name: str
+    op: str
+    dtype: str
+    status: str  # "pass", "fail" or "skip"
+    checks: list[str] = field(default_factory=list)  # what was compared
+    problems: list[str] = field(default_factory=list)
+    max_ulp: float = 0.0
+    max_abs: float = 0.0
+    seconds: float = 0.0
+
+
+@dataclass
+class Report:
+    backend: str
+    device: str | None
+    implementation: str
+    results: list[CaseResult]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return not any(r.status == "fail" for r in self.results)
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        return [r for r in self.results if r.status == "fail"]
+
+    def per_op(self) -> dict[str, dict[str, Any]]:
+        table: dict[str, dict[str, Any]] = {}
+        for r in self.results:
+            row = table.setdefault(r.op, {"cases": 0, "passed": 0, "failed": 0, "skipped": 0, "max_ulp": 0.0,
+                                          "max_abs": 0.0})
+            row["cases"] += 1
+            row[{"pass": "passed", "fail": "failed", "skip": "skipped"}[r.status]] += 1
+            row["max_ulp"] = max(row["max_ulp"], r.max_ulp)
+            row["max_abs"] = max(row["max_abs"], r.max_abs)
+        return table
+
+    def table(self) -> str:
+        lines = [f"conformance of {self.implementation} on {self.backend}"
+                 f"{' (' + self.device + ')' if self.device else ''}: torch 2.13 reference vectors",
+                 f"{'op':<22}{'cases':>7}{'passed':>8}{'failed':>8}{'skipped':>9}{'max ulp':>11}{'max abs':>11}"]
+        totals = {"cases": 0, "passed": 0, "failed": 0, "skipped": 0}
+        for op, row in self.per_op().items():
+            lines.append(f"{op:<22}{row['cases']:>7}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
+                         f"{row['max_ulp']:>11.3g}{row['max_abs']:>11.3g}")
+            for key in totals:
+                totals[key] += row[key]
+        lines.append(f"{'total':<22}{totals['cases']:>7}{totals['passed']:>8}{totals['failed']:>8}"
+                     f"{totals['skipped']:>9}   in {self.seconds:.1f} s")
+        for r in self.failures[:20]:
+            lines.append(f"FAIL {r.name} ({r.dtype}): {'; '.join(r.problems)}")
+        if len(self.failures) > 20:
+            lines.append(f"... and {len(self.failures) - 20} more failures")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "device": self.device, "implementation": self.implementation,
+                "passed": self.passed, "seconds": self.seconds, "per_op": self.per_op(),
+                "cases": [r.__dict__ for r in self.results]}
+
+
+class Implementation:
+    """The functions under test, looked up by op name: poolspec itself, a module of torch-style functions, or
+    one function. ``backward(op)`` is the explicit VJP if the implementation has one."""
+
+    def __init__(self, name: str, lookup: Callable[[str], Callable[..., Any] | None],
+                 backward: Callable[[str], Callable[..., Any] | None] = lambda op: None,
+                 strict_errors: bool = False) -> None:
+        self.name, self._lookup, self._backward, self.strict_errors = name, lookup, backward, strict_errors
+
+    def forward(self, op: str) -> Callable[..., Any] | None:
+        return self._lookup(op)
+
+    def backward(self, op: str) -> Callable[..., Any] | None:
+        return self._backward(op)
+
+
+def poolspec_implementation() -> Implementation:
+    import poolspec
+
+    return Implementation("poolspec", lambda op: getattr(poolspec, op, None),
+                          lambda op: getattr(poolspec, op + "_backward", None), strict_errors=True)
+
+
+def module_implementation(module: Any) -> Implementation:
+    """torch-style functions of ``module`` (``avg_pool2d(x, kernel_size, ...)``, ``max_pool2d(...,
+    return_indices=True)`` giving (values, indices)); ``<op>_backward`` functions are used if present."""
+    return Implementation(getattr(module, "__name__", str(module)), lambda op: getattr(module, op, None),
+                          lambda op: getattr(module, op + "_backward", None))
+
+
+# ---------------------------------------------------------------------------------------------- comparisons
+
+def _ulp(want: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        return np.spacing(np.abs(want).astype(np.float32)).astype(np.float64) * 2.0 ** 16
+    if dtype.startswith("float"):
+        return np.spacing(np.abs(want).astype(dtype)).astype(np.float64)
+    return np.ones(want.shape)
+
+
+def _compare(result: CaseResult, what: str, got: np.ndarray, want: np.ndarray, case: golden.Golden,
+             exact: bool = False) -> None:
+    result.checks.append(what)
+    if tuple(got.shape) != tuple(want.shape):
+        result.problems.append(f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}")
+        return
+    if want.size == 0:
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan_g, nan_w = np.isnan(g), np.isnan(w)
+    with np.errstate(invalid="ignore"):
+        return _compare_values(result, what, g, w, nan_g, nan_w, case, exact)
+
+
+def _compare_values(result: CaseResult, what: str, g: np.ndarray, w: np.ndarray, nan_g: np.ndarray,
+                    nan_w: np.ndarray, case: golden.Golden, exact: bool) -> None:
+    if (nan_g != nan_w).any():
+        result.problems.append(f"{what}: NaN at {int((nan_g != nan_w).sum())} other positions")
+        return
+    same_inf = (g == w) | nan_w
+    err = np.where(same_inf, 0.0, np.abs(g - w))
+    err = np.nan_to_num(err, nan=np.inf, posinf=np.inf)
+    worst = float(err.max())
+    result.max_abs = max(result.max_abs, worst)
+    rtol, atol = (0.0, 0.0) if exact else (case.rtol, case.atol)
+    # ulp where the relative tolerance governs (|want| >= atol / rtol): nearer 0 a value is the remainder of a
+    # cancellation and only its absolute error means something
+    floor = atol / rtol if rtol > 0 else 0.0
+    meaningful = np.isfinite(w) & (np.abs(w) >= max(floor, np.finfo(np.float64).tiny))
+    if meaningful.any():
+        ulp = float((err[meaningful] / _ulp(w[meaningful], case.dtype)).max())
+        result.max_ulp = max(result.max_ulp, ulp)
+    bad = err > atol + rtol * np.abs(np.where(np.isfinite(w), w, 0.0))
+    if bad.any():
+        at = np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), err.shape)
+        result.problems.append(f"{what}: {int(bad.sum())} of {err.size} off (worst {worst:.3g} at {at}: "
+                               f"{g[at]!r} vs {w[at]!r})")
+
+
+# ------------------------------------------------------------------------------------------------- one case
+
+def _call_forward(fn: Callable[..., Any], case: golden.Golden, x: Any, indices: Any) -> tuple[Any, Any]:
+    family = case.op if case.op == "interpolate" else case.op[:-2]
+    args = dict(case.arguments)
+    if family == "max_unpool":
+        return fn(x, indices, **args), None
+    if family in _INDEXED:
+        out = fn(x, **args, return_indices=True)
+        return out[0], out[1]
+    return fn(x, **args), None
+
+
+def _vjp(backend: Backend, impl: Implementation, case: golden.Golden, x: Any, indices: Any, g: Any,
+         winners: Any) -> Any:
+    """The gradient w.r.t. x for cotangent g: the explicit backward, else the backend's autodiff."""
+    bw = impl.backward(case.op)
+    fn = impl.forward(case.op)
+    args = dict(case.arguments)
+    family = case.op if case.op == "interpolate" else case.op[:-2]
+    if bw is not None:
+        if family == "max_unpool":
+            return bw(g, x, indices, **args)
+        if family in _INDEXED and winners is not None and impl.strict_errors:
+            return bw(g, x, **args, indices=winners)
+        return bw(g, x, **args)
+    if backend.autodiff == "torch":
+        torch = sys.modules["torch"]
+        xr = x if x.requires_grad else x.detach().requires_grad_(True)
+        y, _ = _call_forward(fn, case, xr, indices)
+        (grad,) = torch.autograd.grad(y, xr, g, create_graph=True)  # differentiable again: the second order
+        return grad
+    if backend.autodiff == "jax":
+        import jax
+
+        _, pullback = jax.vjp(lambda t: _call_forward(fn, case, t, indices)[0], x)
+        return pullback(g)[0]
+    return None
+
+
+def _second_order(backend: Backend, impl: Implementation, case: golden.Golden, x: Any, indices: Any,
+                  g: Any, v: Any, winners: Any, with_x: bool) -> tuple[Any, Any]:
+    """d<vjp(g, x), v>/dg and (with_x) d<vjp(g, x), v>/dx through the backend's autodiff."""
+    if backend.autodiff == "torch":
+        torch = sys.modules["torch"]
+        gr = g.detach().requires_grad_(True)
+        xr = x.detach().requires_grad_(with_x)
+        grad = _vjp(backend, impl, case, xr, indices, gr, winners)
+        wrt = (gr, xr) if with_x else (gr,)
+        out = torch.autograd.grad((grad * v).sum(), wrt, allow_unused=True)
+        return out[0], (out[1] if with_x else None)
+    import jax
+    import jax.numpy as jnp
+
+    def inner(gg: Any, xx: Any) -> Any:
+        return jnp.vdot(_vjp(backend, impl, case, xx, indices, gg, winners), v)
+
+    ggo = jax.grad(inner, argnums=0)(g, x)
+    ggi = jax.grad(inner, argnums=1)(g, x) if with_x else None
+    return ggo, ggi
+
+
+def run_case(backend: Backend, impl: Implementation, case: golden.Golden) -> CaseResult:
+    result = CaseResult(case.name, case.op, case.dtype, "pass")
+    start = time.perf_counter()
+    try:
+        with np.errstate(all="ignore"):  # NaN/inf data is part of the catalogue
+            _run_case(backend, impl, case, result)
+    except Exception as e:  # an implementation's crash is a failed case, not a crash of the suite
+        result.problems.append(f"raised {type(e).__name__}: {str(e)[:200]}")
+    if result.status != "skip":
+        result.status = "fail" if result.problems else "pass"
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, result: CaseResult) -> None:
+    fn = impl.forward(case.op)
+    if fn is None:
+        result.status = "skip"
+        result.problems.append(f"{impl.name} has no {case.op}")
+        return
+    if not backend.supports(case.dtype):
+        result.status = "skip"
+        result.problems.append(f"{backend.name} has no {case.dtype}")
+        return
+    a = case.arrays()
+    x = backend.asarray(a["input"], case.dtype)
+    indices = backend.asarray(a["indices"]) if "indices" in a else None
+    if case.error is not None:
+        result.checks.append("raises")
+        try:
+            _call_forward(fn, case, x, indices)
+        except (ValueError, TypeError):
+            return
+        except Exception as e:
+            if impl.strict_errors:
+                result.problems.append(f"raised {type(e).__name__}, not ValueError/TypeError: {e}")
+            return
+        result.problems.append(f"accepted a call that must raise {case.error}")
+        return
+    before = backend.to_numpy(x).copy()
+    y, winners = _call_forward(fn, case, x, indices)
+    _compare(result, "output", backend.to_numpy(y), a["output"], case, exact=not case.dtype.startswith(
+        ("float", "bfloat")))
+    if "output_indices" in a:
+        _compare(result, "indices", backend.to_numpy(winners), a["output_indices"], case, exact=True)
+    result.checks.append("namespace/dtype/device")
+    if backend.namespace_of(y) is not backend.namespace_of(x):
+        result.problems.append("the result is in another namespace than the input")
+    if backend.dtype_name(y) != backend.dtype_name(x):
+        result.problems.append(f"dtype {backend.dtype_name(y)} instead of {backend.dtype_name(x)}")
+    if backend.device_of(y) != backend.device_of(x):
+        result.problems.append(f"device {backend.device_of(y)} instead of {backend.device_of(x)}")
+    if "grad_output" not in a:
+        return
+    g = backend.asarray(a["grad_output"], case.dtype)
+    grad = _vjp(backend, impl, case, x, indices, g, winners)
+    if grad is None:
+        return
+    _compare(result, "grad_input", backend.to_numpy(grad), a["grad_input"], case)
+    again = _vjp(backend, impl, case, x, indices, g, winners)
+    result.checks.append("bit-identical repeat")
+    first, second = backend.to_numpy(grad), backend.to_numpy(again)
+    if first.tobytes() != second.tobytes():
+        result.problems.append("two runs of the backward differ in their bits")
+    if not np.array_equal(backend.to_numpy(x), before, equal_nan=True):
+        result.problems.append("the input was modified")
+    if backend.autodiff and "grad_grad_output" in a:
+        v = backend.asarray(a["grad_input_cotangent"], case.dtype)
+        ggo, ggi = _second_order(backend, impl, case, x, indices, g, v, winners, "grad_grad_input" in a)
+        _compare(result, "grad_grad_output", backend.to_numpy(ggo), a["grad_grad_output"], case)
+        if ggi is not None:
+            _compare(result, "grad_grad_input", backend.to_numpy(ggi), a["grad_grad_input"], case)
+
+
+# ---------------------------------------------------------------------------------------------------- runs
+
+def run(backend: str = "numpy", *, device: str | None = None, ops: list[str] | None = None,
+        implementation: Implementation | None = None, progress: Any = None) -> Report:
+    """Run the catalogue's reference vectors on ``backend``; ``progress`` is a stream for a progress line."""
+    bk = Backend(backend, device)
+    impl = implementation or poolspec_implementation()
+    chosen = golden.cases(ops)
+    if ops is not None:
+        unknown = sorted(set(ops) - {c.op for c in golden.cases()})
+        if unknown:
+            raise ValueError(f"ops: no reference vectors for {', '.join(unknown)}")
+    start = time.perf_counter()
+    results = []
+    tty = progress is not None and getattr(progress, "isatty", lambda: False)()
+    last_op = None
+    for i, case in enumerate(chosen):
+        if progress is not None and (tty or case.op != last_op):
+            line = f"[{i + 1:>5}/{len(chosen)}] {case.name:<40}"
+            progress.write(("\r" + line) if tty else line + "\n")
+            progress.flush()
+            last_op = case.op
+        results.append(run_case(bk, impl, case))
+    if tty:
+        progress.write("\r" + " " * 60 + "\r")
+    return Report(backend, device, impl.name, results, time.perf_counter() - start)
+
+
+def check(fn: Callable[..., Any], op: str, backend: str = "numpy", *, backward: Callable[..., Any] | None = None,
+          device: str | None = None) -> Report:
+    """Check one implementation ``fn`` of ``op`` (torch's signature) against the reference vectors.
+
+    >>> import poolspec
+    >>> from poolspec.conformance import check
+    >>> check(poolspec.avg_pool1d, "avg_pool1d").passed
+    True
+    """
+    name = getattr(fn, "__qualname__", repr(fn))
+    impl = Implementation(name, lambda o: fn if o == op else None, lambda o: backward if o == op else None)
+    return run(backend, device=device, ops=[op], implementation=impl)
+

@@ -1,0 +1,180 @@
+"""Exporting the reference vectors for porters: ``npz``, ``safetensors``, ``json`` and Burn test modules.
+
+``export(out, ops=..., fmt=..., dtype=...)`` writes one file per case (Burn: one Rust module per op) and
+``out/manifest.json``: ``{"poolspec_version", "torch_version", "format", "dtype", "cases": [...]}``, each case
+with ``id``, ``op`` (the torch.nn.functional name), ``arguments`` (the keyword arguments of that call, with
+``size=`` instead of ``scale_factor`` wherever the two are the same call), ``torch_arguments`` (the call as
+generated), ``dtype``, ``rtol``, ``atol``, ``cotangent``, ``flags``, ``reference`` and ``files``.
+
+Array names in every format: ``input``, ``output``, ``grad_output``, ``grad_input``, and where they apply
+``indices`` (max_pool's winners, or max_unpool's input), ``grad_input_cotangent`` (v), ``grad_grad_output``
+(d<grad_input, v>/d(grad_output)) and ``grad_grad_input`` (d<grad_input, v>/dx).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+from ..conformance import golden
+from ..conformance.golden import encode, write_npz
+from ..plans.resample import ratio
+from .burn import burn_cases, write_burn
+
+FORMATS = ("npz", "safetensors", "json", "burn")
+_RENAME = {"output_indices": "indices"}
+
+
+def _nearest_ratio_type(mode: str, dtype: str) -> type:
+    if mode in ("nearest", "nearest-exact"):
+        return np.float32  # torch computes nearest in float for every dtype
+    return np.float64 if dtype == "float64" else np.float32
+
+
+def size_arguments(case: golden.Golden, input_shape: tuple[int, ...]) -> tuple[dict[str, Any], bool]:
+    """The arguments with ``size=`` in place of ``scale_factor`` where that is the same call: the scale does not
+    reach the kernel (recompute_scale_factor, area, align_corners) or its reciprocal is L/O in the kernel's
+    compute type on every axis. Returns (arguments, whether they are size-only)."""
+    args = dict(case.arguments)
+    if case.op != "interpolate" or args.get("scale_factor") is None:
+        return args, True
+    n = len(input_shape) - 2
+    sf = args["scale_factor"]
+    sfs = tuple(sf) if isinstance(sf, (tuple, list)) else (sf,) * n
+    sizes = tuple(int(math.floor(float(L) * s)) for L, s in zip(input_shape[2:], sfs))
+    if min(sizes) < 1:  # an error case: there is no size call to compare
+        return args, False
+    mode, ac = args["mode"], bool(args.get("align_corners"))
+    ctype = _nearest_ratio_type(mode, case.dtype)
+    reaches = not args.get("recompute_scale_factor") and mode != "area"
+    same = not reaches or all(ratio(L, O, ac, s, ctype) == ratio(L, O, ac, None, ctype)
+                              for L, O, s in zip(input_shape[2:], sizes, sfs))
+    if not same:
+        return args, False
+    out = {k: v for k, v in args.items() if k not in ("scale_factor", "recompute_scale_factor")}
+    out["size"] = sizes
+    return out, True
+
+
+def _select(ops: list[str] | None, dtype: str) -> list[golden.Golden]:
+    return [c for c in golden.cases(ops) if c.dtype == dtype]
+
+
+def export(out: str | Path, ops: list[str] | None = None, fmt: str = "npz", dtype: str = "float64") -> dict[str, Any]:
+    """Write the stored cases of ``ops`` (all if None) in ``dtype`` to ``out`` in format ``fmt``; return the
+    manifest.
+
+    >>> import tempfile, poolspec.export
+    >>> m = poolspec.export.export(tempfile.mkdtemp(), ops=["avg_pool1d"], fmt="json")
+    >>> m["cases"][0]["op"], m["format"]
+    ('avg_pool1d', 'json')
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"fmt={fmt!r}: must be one of {', '.join(FORMATS)}")
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype={dtype!r}: must be float32 or float64")
+    if ops is not None:
+        known = {c.op for c in golden.cases()}
+        unknown = sorted(set(ops) - known)
+        if unknown:
+            raise ValueError(f"ops: no reference vectors for {', '.join(unknown)}")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases = _select(ops, dtype)
+    if fmt == "burn":
+        cases = burn_cases(cases)
+    entries = []
+    for case in cases:
+        arrays = {_RENAME.get(k, k): v for k, v in case.arrays().items()}
+        arguments, size_only = size_arguments(case, tuple(arrays["input"].shape))
+        entry = {"id": case.name, "op": case.op, "arguments": {k: encode(v) for k, v in arguments.items()},
+                 "torch_arguments": {k: encode(v) for k, v in case.arguments.items()},
+                 "size_equivalent": size_only, "dtype": case.dtype, "rtol": case.rtol, "atol": case.atol,
+                 "cotangent": case.cotangent, "flags": list(case.flags), "reference": case.reference,
+                 "shapes": {k: list(v.shape) for k, v in arrays.items()}}
+        if case.error is not None:
+            entry["error"] = case.error
+        if fmt == "npz":
+            write_npz(out / f"{case.name}.npz", arrays)
+            entry["files"] = [f"{case.name}.npz"]
+        elif fmt == "safetensors":
+            write_safetensors(out / f"{case.name}.safetensors", arrays, case.dtype)
+            entry["files"] = [f"{case.name}.safetensors"]
+        elif fmt == "json":
+            (out / f"{case.name}.json").write_text(json.dumps(_json_arrays(arrays, case.dtype)) + "\n",
+                                                   encoding="utf-8")
+            entry["files"] = [f"{case.name}.json"]
+        entries.append(entry)
+    if fmt == "burn":
+        files = write_burn(out, cases, entries)
+        for entry in entries:
+            entry["files"] = [files[entry["op"]]]
+    manifest = {"poolspec_version": __version__, "torch_version": golden.manifest()["torch_version"],
+                "format": fmt, "dtype": dtype, "cases": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+# ----------------------------------------------------------------------------------------------- formats
+
+_ST_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",
+              "int32": "I32", "uint8": "U8", "bool": "BOOL"}
+
+
+def write_safetensors(path: Path, arrays: dict[str, np.ndarray], dtype: str) -> None:
+    """The safetensors layout (an 8-byte little-endian header length, a JSON header, raw little-endian data),
+    written directly so that no extra package is needed. bfloat16 arrays (held as float32) are stored as BF16."""
+    header: dict[str, Any] = {"__metadata__": {"format": "poolspec", "dtype": dtype}}
+    blobs = []
+    offset = 0
+    for name, a in arrays.items():
+        kind = a.dtype.name
+        if dtype == "bfloat16" and kind == "float32":
+            data = (np.ascontiguousarray(a, dtype="<f4").view("<u4") >> 16).astype("<u2").tobytes()
+            kind = "bfloat16"
+        else:
+            data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
+        header[name] = {"dtype": _ST_DTYPES[kind], "shape": list(a.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+
+
+def _json_value(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+def _json_arrays(arrays: dict[str, np.ndarray], dtype: str) -> dict[str, Any]:
+    """{name: {"dtype", "shape", "data"}} with data flat in row-major order; floats printed to round-trip
+    exactly, non-finite values as the strings "nan", "inf", "-inf"."""
+    out = {}
+    for name, a in arrays.items():
+        kind = "bfloat16" if (dtype == "bfloat16" and a.dtype == np.float32) else a.dtype.name
+        data = [_json_value(float(v)) if a.dtype.kind == "f" else int(v) for v in a.reshape(-1).tolist()]
+        out[name] = {"dtype": kind, "shape": list(a.shape), "data": data}
+    return {"arrays": out}
+
+
+def load_json(path: str | Path) -> dict[str, np.ndarray]:
+    """Read a case written by the ``json`` format back into NumPy arrays (bfloat16 as float32)."""
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))["arrays"]
+    out = {}
+    for name, spec in raw.items():
+        dt = "float32" if spec["dtype"] == "bfloat16" else spec["dtype"]
+        data = [float(v) if isinstance(v, str) else v for v in spec["data"]]
+        out[name] = np.asarray(data, dtype=dt).reshape(spec["shape"])
+    return out

@@ -1,0 +1,168 @@
+"""Burn test modules: for each small case of an op Burn has, a forward test (and indices for max pools) and a
+backward test through Burn's autodiff, in the idiom of Burn's own backend tests: its ``burn_tensor::module``
+functions (the ModuleOps names and arguments), ``InterpolateOptions`` with ``align_corners`` explicit,
+literal ``TestTensor::from_floats`` arrays and a ``Tolerance``. ``TestTensor``, ``TestTensorInt``,
+``TestAutodiffTensor`` and ``FloatElem`` come from the including test harness (``use super::*``), as in Burn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..conformance import golden
+
+MAX_ELEMENTS = 600  # input + output: keeps the literals readable
+_MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
+OPS = ("avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+       "interpolate")
+
+
+def _eligible(case: golden.Golden) -> bool:
+    from . import size_arguments
+
+    if case.op not in OPS or case.error is not None or not case.dtype.startswith("float"):
+        return False
+    a = case.arrays()
+    x, y = a["input"], a["output"]
+    n = 2 if case.op == "interpolate" else int(case.op[-2])
+    if x.ndim != n + 2 or 0 in x.shape or 0 in y.shape or x.size + y.size > MAX_ELEMENTS:
+        return False
+    if any(not np.isfinite(v).all() for v in a.values() if v.dtype.kind == "f"):
+        return False
+    args = case.arguments
+    if case.op.startswith("avg_pool") and args.get("divisor_override") is not None:
+        return False
+    if case.op.startswith("adaptive") and any(v is None for v in _tuple(args["output_size"], n)):
+        return False
+    if case.op == "interpolate":
+        if args.get("antialias") or args["mode"] not in _MODES:
+            return False
+        return size_arguments(case, tuple(x.shape))[1]
+    return True
+
+
+def burn_cases(cases: list[golden.Golden]) -> list[golden.Golden]:
+    """The cases a Burn test can express: Burn's ops, 1-d/2-d, float, finite, small, sizes not scales."""
+    return [c for c in cases if _eligible(c)]
+
+
+def _tuple(v: Any, n: int) -> tuple[Any, ...]:
+    if v is None:
+        return (None,) * n
+    return tuple(v) * (n if len(v) == 1 else 1) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _float(v: float, dtype: str) -> str:
+    text = str(np.float32(v)) if dtype == "float32" else repr(float(v))  # shortest round-trip digits
+    return text if any(c in text for c in ".en") else text + ".0"
+
+
+def _literal(a: np.ndarray, dtype: str, indent: int = 8) -> str:
+    """A nested Rust array literal, one innermost row per line."""
+    if a.ndim == 1:
+        items = [_float(v, dtype) if a.dtype.kind == "f" else str(int(v)) for v in a.tolist()]
+        return "[" + ", ".join(items) + "]"
+    pad = " " * indent
+    inner = ",\n".join(pad + "    " + _literal(sub, dtype, indent + 4) for sub in a)
+    return "[\n" + inner + ",\n" + pad + "]"
+
+
+def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool = False) -> str:
+    from . import size_arguments
+
+    op, args = case.op, case.arguments
+    n = 2 if op == "interpolate" else int(op[-2])
+
+    def arr(v: Any) -> str:
+        t = _tuple(v, n)
+        return str(t[0]) if n == 1 else "[" + ", ".join(str(i) for i in t) + "]"
+
+    def flag(v: Any) -> str:
+        return "true" if v else "false"
+
+    k = args.get("kernel_size")
+    s = args.get("stride") if args.get("stride") not in (None, ()) else k
+    if op.startswith("avg_pool"):
+        return (f"{op}({x}, {arr(k)}, {arr(s)}, {arr(args.get('padding', 0))}, "
+                f"{flag(args.get('count_include_pad', True))}, {flag(args.get('ceil_mode', False))})")
+    if op.startswith("max_pool"):
+        name = op + ("_with_indices" if with_indices else "")
+        return (f"{name}({x}, {arr(k)}, {arr(s)}, {arr(args.get('padding', 0))}, {arr(args.get('dilation', 1))}, "
+                f"{flag(args.get('ceil_mode', False))})")
+    if op.startswith("adaptive_avg_pool"):
+        return f"{op}({x}, {arr(args['output_size'])})"
+    size = size_arguments(case, shape)[0]["size"]
+    options = (f"InterpolateOptions::new(InterpolateMode::{_MODES[args['mode']]})"
+               f".with_align_corners({flag(args.get('align_corners'))})")
+    return f"interpolate({x}, {arr(size)}, {options})"
+
+
+def _tolerance(case: golden.Golden) -> str:
+    return f"Tolerance::rel_abs({case.rtol!r}, {case.atol!r})"
+
+
+def _tests(case: golden.Golden) -> str:
+    a = case.arrays()
+    x, y = a["input"], a["output"]
+    d = x.ndim
+    fn = case.name.replace("-", "_")
+    lines = [f"/// {case.name}: {', '.join(case.flags)}",
+             "#[test]", f"fn {fn}() {{", "    let device = Default::default();",
+             f"    let x = TestTensor::<{d}>::from_floats({_literal(x, case.dtype, 4)}, &device);"]
+    indexed = "output_indices" in a
+    if indexed:
+        lines.append(f"    let (output, indices) = {_call(case, 'x', tuple(x.shape), with_indices=True)};")
+    else:
+        lines.append(f"    let output = {_call(case, 'x', tuple(x.shape))};")
+    lines += [f"    let expected = TestTensor::<{d}>::from_floats({_literal(y, case.dtype, 4)}, &device);",
+              f"    output.into_data().assert_approx_eq::<FloatElem>(&expected.into_data(), {_tolerance(case)});"]
+    if indexed:
+        lines += [f"    let expected_indices = TestTensorInt::<{d}>::from_ints("
+                  f"{_literal(a['output_indices'], 'int64', 4)}, &device);",
+                  "    indices.into_data().assert_eq(&expected_indices.into_data(), false);"]
+    lines.append("}")
+    if "grad_input" in a:
+        lines += ["", f"/// {case.name}: the gradient for the cotangent grad_output (torch's autograd)",
+                  "#[test]", f"fn {fn}_backward() {{", "    let device = Default::default();",
+                  f"    let x = TestAutodiffTensor::<{d}>::from_floats({_literal(x, case.dtype, 4)}, &device)"
+                  ".require_grad();",
+                  f"    let grad_output = TestAutodiffTensor::<{d}>::from_floats("
+                  f"{_literal(a['grad_output'], case.dtype, 4)}, &device);",
+                  f"    let output = {_call(case, 'x.clone()', tuple(x.shape))};",
+                  "    let grads = (output * grad_output).sum().backward();",
+                  "    let x_grad = x.grad(&grads).unwrap();",
+                  f"    let expected = TestTensor::<{d}>::from_floats({_literal(a['grad_input'], case.dtype, 4)}, "
+                  "&device);",
+                  f"    x_grad.into_data().assert_approx_eq::<FloatElem>(&expected.into_data(), {_tolerance(case)});",
+                  "}"]
+    return "\n".join(lines)
+
+
+def write_burn(out: Path, cases: list[golden.Golden], entries: list[dict[str, Any]]) -> dict[str, str]:
+    """One ``<op>.rs`` per op under ``out/burn``; returns {op: relative file}."""
+    from .. import __version__
+
+    folder = out / "burn"
+    folder.mkdir(parents=True, exist_ok=True)
+    by_op: dict[str, list[golden.Golden]] = {}
+    for case in cases:
+        by_op.setdefault(case.op, []).append(case)
+    files = {}
+    torch_version = golden.manifest()["torch_version"]
+    for op, group in by_op.items():
+        uses = sorted({op} | ({op + "_with_indices"} if op.startswith("max_pool") else set()))
+        head = [f"// Generated by poolspec {__version__} from torch {torch_version} reference vectors; do not edit.",
+                f"// Regenerate: poolspec export --ops {op} --format burn --dtype {group[0].dtype} --out DIR",
+                "use super::*;",
+                f"use burn_tensor::module::{{{', '.join(uses)}}};",
+                "use burn_tensor::Tolerance;"]
+        if op == "interpolate":
+            head.append("use burn_tensor::ops::{InterpolateMode, InterpolateOptions};")
+        body = "\n\n".join(_tests(case) for case in group)
+        (folder / f"{op}.rs").write_text("\n".join(head) + "\n\n" + body + "\n", encoding="utf-8")
+        files[op] = f"burn/{op}.rs"
+    return files
+

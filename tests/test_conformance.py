@@ -1,0 +1,300 @@
+"""The conformance suite, the shipped reference vectors and the exports.
+
+The vectors come from torch (scripts/generate_golden.py); these tests check that they are reproducible, cover the
+catalogue's rules, pass on every installed backend, catch a wrong implementation, and export in formats that
+load back (and, for Burn, compile).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec import conformance
+from poolspec.conformance import golden
+from poolspec.export import export, load_json
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = golden.golden_dir()
+
+
+# ------------------------------------------------------------------------------------------ the stored vectors
+
+def test_golden_vectors_are_compact_and_shipped():
+    files = sorted(p.name for p in GOLDEN.iterdir())
+    assert "manifest.json" in files
+    total = sum(p.stat().st_size for p in GOLDEN.iterdir())
+    assert total <= 20 * 2**20, total
+    assert max(p.stat().st_size for p in GOLDEN.iterdir()) < 5 * 2**20
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '"data/golden/*"' in text  # package data: in the wheel
+
+
+def test_golden_vectors_regenerate_bit_for_bit(tmp_path):
+    """scripts/generate_golden.py with this torch rewrites every stored file byte for byte."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")  # the Lanczos reference
+    manifest = golden.manifest()
+    if torch.__version__.split("+")[0] != manifest["torch_version"]:
+        pytest.skip(f"the vectors are torch {manifest['torch_version']}'s")
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "generate_golden.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stored = sorted(p.name for p in GOLDEN.iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == stored
+    for name in stored:
+        assert (tmp_path / name).read_bytes() == (GOLDEN / name).read_bytes(), name
+
+
+def test_catalogue_covers_every_op_rule_and_deviation():
+    cases = golden.cases()
+    ops = {c.op for c in cases}
+    assert ops == {c.name for c in poolspec.spec.cards()}
+    flags = {f for c in cases for f in c.flags}
+    for d in poolspec.spec.deviations():
+        if "vectors" in d:  # a deviation a stored vector cannot hold says why and where it is tested
+            assert d["vectors"].startswith("none: ")
+            continue
+        assert d["id"] in flags, f"no case exercises deviation {d['id']}"
+    for rule in ("ceil_window_start_in_padding_dropped", "ceil_overhang", "count_include_pad", "exclude_pad",
+                 "divisor_override", "padding_at_limit", "overlapping", "dilation", "output_larger", "empty_window",
+                 "align_corners", "to_1", "up", "down", "equal", "unbatched", "empty_batch", "duplicates"):
+        assert rule in flags, rule
+    names = [c.name for c in cases]
+    assert len(names) == len(set(names))
+    for c in cases:
+        assert c.flags and c.files and c.reference
+        assert c.rtol >= 0 and c.atol >= 0
+    kinds = {c.reference for c in cases}
+    assert {"torch", "torch-generic", "jax.image", "rule", "torch-float32-rounded"} <= kinds
+
+
+def test_vectors_hold_what_the_manifest_says():
+    for case in golden.cases(["max_pool2d", "lp_pool1d", "max_unpool2d", "interpolate"])[::7]:
+        arrays = case.arrays()
+        assert set(arrays) == set(case.files)
+        if case.error is None:
+            assert "output" in arrays
+            if case.dtype.startswith("float"):
+                assert {"grad_output", "grad_input"} <= set(arrays)
+                assert arrays["grad_input"].shape == arrays["input"].shape
+                assert arrays["grad_output"].shape == arrays["output"].shape
+            if case.op.startswith("max_pool"):
+                assert arrays["output_indices"].dtype == np.int64
+
+
+# ------------------------------------------------------------------------------------------------- the runner
+
+# On the slow backends (one JAX compilation, or one large Dask graph, per call) the run covers a spread of ops;
+# the full runs are in the closing note and in the README's table.
+SUBSETS = {"jax": ["adaptive_avg_pool1d", "max_pool1d", "max_unpool1d", "lp_pool1d"],
+           "dask": ["avg_pool1d", "adaptive_max_pool1d", "max_unpool2d", "lp_pool2d"]}
+
+
+def test_conformance_passes_on_every_backend(backend):
+    ops = SUBSETS.get(backend.name)
+    report = conformance.run(backend.name, ops=ops)
+    assert report.passed, report.table()
+    run = [r for r in report.results if r.status == "pass"]
+    assert len(run) >= 0.5 * len(report.results)
+    if backend.name in ("torch", "jax"):  # second order through autodiff was checked
+        assert any("grad_grad_output" in r.checks for r in run)
+    assert any("bit-identical repeat" in r.checks for r in run)
+    assert any("raises" in r.checks for r in run)
+
+
+def _cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "poolspec", *args], capture_output=True, text=True, timeout=600,
+                          **kwargs)
+
+
+def test_cli_conformance_numpy_needs_no_torch(tmp_path):
+    out = tmp_path / "report.json"
+    code = ("import sys; from poolspec.cli import main; "
+            f"rc = main(['conformance', '--backend', 'numpy', '--json', {str(out)!r}]); "
+            "assert 'torch' not in sys.modules and 'jax' not in sys.modules, 'a backend was imported'; "
+            "sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "avg_pool2d" in proc.stdout and "total" in proc.stdout
+    assert "[" in proc.stderr  # the progress lines
+    report = json.loads(out.read_text())
+    assert report["passed"] and report["backend"] == "numpy"
+    assert sum(row["cases"] for row in report["per_op"].values()) == len(golden.cases())
+
+
+def test_cli_conformance_errors():
+    assert _cli("conformance", "--ops", "avg_pool9d").returncode == 2
+    assert _cli("conformance", "--backend", "tensorflow").returncode == 2
+
+
+WRONG = '''
+"""avg_pool that ignores count_include_pad (always counts the padding), everything else right."""
+import poolspec
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return poolspec.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, True, divisor_override)
+'''
+
+RIGHT = '''
+"""A correct avg_pool2d by delegation, with no explicit backward (autodiff is used where there is one)."""
+import poolspec
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return poolspec.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+'''
+
+
+@pytest.fixture
+def impl_modules(tmp_path, monkeypatch):
+    (tmp_path / "wrong_avg.py").write_text(WRONG)
+    (tmp_path / "right_avg.py").write_text(RIGHT)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_a_wrong_implementation_fails(impl_modules):
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(impl_modules)}
+    bad = _cli("conformance", "--impl", "wrong_avg", "--ops", "avg_pool2d", "--quiet", env=env)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "FAIL avg_pool2d" in bad.stdout
+    good = _cli("conformance", "--impl", "right_avg", "--ops", "avg_pool2d", "--quiet", env=env)
+    assert good.returncode == 0, good.stdout + good.stderr
+    wrong = importlib.import_module("wrong_avg")
+    report = conformance.check(wrong.avg_pool2d, "avg_pool2d", "numpy")
+    assert not report.passed
+    failed = {r.name for r in report.failures}
+    excluding = {c.name for c in golden.cases(["avg_pool2d"]) if c.arguments.get("count_include_pad") is False}
+    assert failed and failed <= excluding  # exactly the rule it breaks, and only there
+    torch = pytest.importorskip("torch")
+    assert torch is not None
+    right = importlib.import_module("right_avg")
+    assert conformance.check(right.avg_pool2d, "avg_pool2d", "torch").passed  # backward by torch autograd
+
+
+# ------------------------------------------------------------------------------------------------------ exports
+
+def _check_manifest(manifest: dict, fmt: str, dtype: str) -> None:
+    assert {"poolspec_version", "torch_version", "cases"} <= set(manifest)
+    assert manifest["format"] == fmt and manifest["dtype"] == dtype
+    for entry in manifest["cases"]:
+        for key in ("id", "op", "arguments", "dtype", "rtol", "atol", "cotangent", "flags", "files"):
+            assert key in entry, key
+        assert entry["dtype"] == dtype
+        assert entry["cotangent"] in ("ones", "seeded random")
+        assert hasattr(__import__("torch.nn.functional").nn.functional, entry["op"]) if _has_torch() else True
+
+
+def _has_torch() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("fmt", ["npz", "safetensors", "json"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_export_loads_back(tmp_path, fmt, dtype):
+    ops = ["max_pool2d", "interpolate", "lp_pool1d"]
+    manifest = export(tmp_path, ops=ops, fmt=fmt, dtype=dtype)
+    _check_manifest(manifest, fmt, dtype)
+    by_id = {c.name: c for c in golden.cases(ops)}
+    assert len(manifest["cases"]) == len([c for c in by_id.values() if c.dtype == dtype]) > 20
+    for entry in manifest["cases"]:
+        stored = {("indices" if k == "output_indices" else k): v for k, v in by_id[entry["id"]].arrays().items()}
+        path = tmp_path / entry["files"][0]
+        if fmt == "npz":
+            with np.load(path) as f:
+                loaded = {k: f[k] for k in f.files}
+        elif fmt == "safetensors":
+            st = pytest.importorskip("safetensors.numpy")
+            loaded = st.load_file(str(path))
+        else:
+            loaded = load_json(path)
+        assert set(loaded) == set(stored), entry["id"]
+        for k in stored:
+            assert _same(loaded[k], stored[k]), (entry["id"], k)
+        assert entry["shapes"]["input"] == list(stored["input"].shape)
+
+
+def test_export_uses_size_where_it_is_the_same_call(tmp_path):
+    torch = pytest.importorskip("torch")
+    manifest = export(tmp_path, ops=["interpolate"], fmt="json")
+    kinds = {e["size_equivalent"] for e in manifest["cases"]}
+    assert kinds == {True, False}
+    checked = 0
+    for entry in manifest["cases"]:
+        if entry.get("error") or not entry["size_equivalent"] or "scale_factor" not in entry["torch_arguments"]:
+            continue
+        args = {k: tuple(v) if isinstance(v, list) else v for k, v in entry["arguments"].items()}
+        assert "scale_factor" not in args and "size" in args
+        x = torch.from_numpy(load_json(tmp_path / entry["files"][0])["input"])
+        if entry["dtype"] != "float64" or entry["reference"] != "torch":
+            continue
+        want = load_json(tmp_path / entry["files"][0])["output"]
+        got = torch.nn.functional.interpolate(x, **args).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, err_msg=entry["id"])
+        checked += 1
+    assert checked > 50
+
+
+def test_export_burn_compiles_against_a_stub(tmp_path):
+    manifest = export(tmp_path / "out", fmt="burn", dtype="float32")
+    _check_manifest(manifest, "burn", "float32")
+    files = sorted((tmp_path / "out" / "burn").glob("*.rs"))
+    assert {f.stem for f in files} >= {"avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "interpolate"}
+    text = (tmp_path / "out" / "burn" / "interpolate.rs").read_text()
+    assert "with_align_corners(" in text and "TestTensor::<4>::from_floats(" in text and "Tolerance::rel_abs(" in text
+    assert "max_pool2d_with_indices(" in (tmp_path / "out" / "burn" / "max_pool2d.rs").read_text()
+    rustc = shutil.which("rustc")
+    if rustc is None:
+        pytest.skip("rustc is not installed")
+    stub = ROOT / "tests" / "data" / "burn_stub"
+    build = tmp_path / "build"
+    build.mkdir()
+    harness = (stub / "harness.rs").read_text() + "".join(f'#[path = "{f}"]\nmod {f.stem};\n' for f in files)
+    (build / "harness.rs").write_text(harness)
+    lib = build / "libburn_tensor.rlib"
+    subprocess.run([rustc, "--edition", "2021", "--crate-type", "rlib", "--crate-name", "burn_tensor",
+                    str(stub / "burn_tensor.rs"), "-o", str(lib)], check=True, capture_output=True, timeout=300)
+    proc = subprocess.run([rustc, "--edition", "2021", "--test", str(build / "harness.rs"), "--extern",
+                           f"burn_tensor={lib}", "-o", str(build / "tests")], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    listed = subprocess.run([str(build / "tests"), "--list"], capture_output=True, text=True, check=True).stdout
+    assert listed.count(": test") == sum(t.count("#[test]") for t in (f.read_text() for f in files)) > 50
+
+
+def test_export_cli_and_errors(tmp_path):
+    proc = _cli("export", "--ops", "avg_pool1d", "--format", "npz", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert all((tmp_path / e["files"][0]).exists() for e in manifest["cases"])
+    assert _cli("export", "--ops", "nope", "--out", str(tmp_path)).returncode == 2
+    with pytest.raises(ValueError, match="fmt"):
+        export(tmp_path, fmt="onnx")
+
+
+def test_ulp_and_tolerance_reporting():
+    report = conformance.run("numpy", ops=["avg_pool1d"])
+    table = report.table()
+    assert "max ulp" in table and "avg_pool1d" in table
+    row = report.per_op()["avg_pool1d"]
+    assert row["failed"] == 0 and row["passed"] + row["skipped"] == row["cases"]
+    assert math.isfinite(row["max_ulp"]) and row["max_abs"] < 1e-3
