@@ -68,6 +68,29 @@ def errors():
     return ERRORS
 
 
+def pytest_sessionfinish(session):
+    """Under pytest-xdist each worker hands its error log to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["poolspec_errors"] = {
+            "max_abs": [[list(k), v] for k, v in ERRORS.max_abs.items()],
+            "max_rel": [[list(k), v] for k, v in ERRORS.max_rel.items()],
+            "cases": [[list(k), v] for k, v in ERRORS.cases.items()],
+        }
+
+
+def pytest_testnodedown(node, error):
+    data = getattr(node, "workeroutput", {}).get("poolspec_errors")
+    if not data:
+        return
+    for key, value in data["max_abs"]:
+        ERRORS.max_abs[tuple(key)] = max(ERRORS.max_abs[tuple(key)], value)
+    for key, value in data["max_rel"]:
+        ERRORS.max_rel[tuple(key)] = max(ERRORS.max_rel[tuple(key)], value)
+    for key, value in data["cases"]:
+        ERRORS.cases[tuple(key)] += value
+
+
 def pytest_terminal_summary(terminalreporter):
     if not ERRORS.cases:
         return
