@@ -98,6 +98,24 @@ def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any
     return out
 
 
+def writable_module(x: Any) -> Any:
+    """The array module (numpy, cupy or torch) whose ``out=`` and in-place ops may fill a fresh result that
+    has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take
+    the functional path. torch qualifies only where autograd does not record (inside the bindings'
+    Functions, or for tensors without ``requires_grad``)."""
+    if _aac.is_numpy_array(x):
+        return np
+    if is_torch_array(x):
+        import torch
+
+        return None if (x.requires_grad and torch.is_grad_enabled()) else torch
+    if _aac.is_cupy_array(x):
+        import cupy
+
+        return cupy
+    return None
+
+
 def copy(xp: Any, x: Any) -> Any:
     """A new array equal to ``x`` (torch's ``clone`` keeps it out of torch.asarray's requires_grad rule)."""
     return x.clone() if is_torch_array(x) else xp.asarray(x, copy=True)

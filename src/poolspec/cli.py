@@ -129,6 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--format", default="npz", choices=["npz", "safetensors", "json", "burn"])
     e.add_argument("--out", required=True, help="output folder")
     e.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    sub.add_parser("bench", help="the ratio benchmark against native kernels (see benchmarks/run.py)",
+                   add_help=False)
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["bench"]:
+        from .bench import main as bench_main
+
+        return bench_main(argv[1:])
     args = parser.parse_args(argv)
     if args.command == "export":
         from .export import export

@@ -47,7 +47,9 @@ class SeparableLinear:
         if self.empty:
             return _zeros(xp, x, self.out_spatial)
         lead = x.ndim - len(self.axes)
-        for i in reversed(range(len(self.axes))):  # innermost axis first: torch's row-major order
+        if self.is_global:  # one window over the whole plane: the backend's own reduction
+            work = xp.sum(work, axis=tuple(range(lead, x.ndim)), keepdims=True, dtype=work.dtype)
+        for i in reversed(range(len(self.axes)) if not self.is_global else ()):  # innermost axis first
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=False)
         work = self._divide(xp, work, name)
         if work is x:  # every axis the identity: still a new array, as torch returns one
@@ -61,11 +63,22 @@ class SeparableLinear:
             return _zeros(xp, g, self.in_spatial)
         work = self._divide(xp, to_compute(xp, g), name)
         lead = g.ndim - len(self.axes)
+        if self.is_global:
+            return self._cast(xp, copy(xp, xp.broadcast_to(work, tuple(g.shape[:lead]) + self.in_spatial)), g)
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
         if work is g:
             return copy(xp, g)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
+
+    @property
+    def is_global(self) -> bool:
+        """Every axis summed whole into one output (global average pooling)."""
+        return all(isinstance(p, SlicePlan) and p.tiles and p.out == 1 for p in self.axes)
+
+    @staticmethod
+    def _cast(xp: Any, y: Any, like: Any) -> Any:
+        return y if y.dtype == like.dtype else xp.astype(y, like.dtype)
 
     def _divide(self, xp: Any, y: Any, name: str) -> Any:
         d = self.divisor

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, namespace, to_compute, to_namespace
+from .._compat import device, dtype_name, namespace, to_compute, to_namespace, writable_module
 from ..plans import windows
 from ..plans.windows import SlicePlan
 from .sums import _at, full_like_axis, pad_axis
@@ -71,6 +71,8 @@ class MaxWindows:
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         xp = namespace(x)
+        if not with_index:
+            return self._values(xp, x), None
         lowest = _lowest(xp, x)
         floating = isinstance(lowest, float)
         n = len(self.in_spatial)
@@ -106,6 +108,55 @@ class MaxWindows:
                     idx = xp.where(upd, f, idx)
             values, flat = m, idx
         return values, flat
+
+    def _values(self, xp: Any, x: Any) -> Any:
+        """The maxima alone: ``maximum`` over the taps, axis by axis. Without indices torch's scan rule
+        reduces to the maximum with NaN propagating, which ``maximum`` is in every namespace; where the
+        backend lets us fill a fresh buffer, taps that reach into padding update only the outputs whose
+        tap is inside, so no padded copy of the input is made."""
+        lowest = _lowest(xp, x)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        values = x
+        for i in reversed(range(n)):
+            axis, plan = lead + i, self.plans[i]
+            L, O, k, s, p, d = self._axes()[i]
+            mod = writable_module(values)
+            if mod is None:
+                vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
+                span = (plan.out - 1) * plan.stride + 1
+                m = None
+                for off in plan.offsets:
+                    v = vp[_at(axis, slice(off, off + span, plan.stride))]
+                    m = v if m is None else xp.maximum(m, v)
+                values = m
+                continue
+            coords = windows.tap_coords(L, O, k, s, p, d)
+            inside = (coords >= 0) & (coords < L)
+            ranges = []
+            for t in range(k):
+                outs = np.flatnonzero(inside[t])
+                if outs.size:
+                    lo, hi = int(outs[0]), int(outs[-1]) + 1
+                    c0 = int(coords[t, lo])
+                    ranges.append((lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
+            full = next((r for r in ranges if r[0] == 0 and r[1] == O), None)
+            shape = tuple(values.shape[:axis]) + (O,) + tuple(values.shape[axis + 1:])
+            kw = {"device": values.device} if mod.__name__ == "torch" else {}
+            out = mod.empty(shape, dtype=values.dtype, **kw)
+            rest = [r for r in ranges if r is not full]
+            if full is None:
+                out[...] = lowest
+            elif rest and rest[0][:2] == (0, O):  # two taps cover every output: one pass for both
+                mod.maximum(values[_at(axis, full[2])], values[_at(axis, rest[0][2])], out=out)
+                rest = rest[1:]
+            else:
+                out[...] = values[_at(axis, full[2])]
+            for r in rest:
+                view = out[_at(axis, slice(r[0], r[1]))]
+                mod.maximum(view, values[_at(axis, r[2])], out=view)
+            values = out
+        return values
 
     # -- the gradient, routed to the winners by gathering ---------------------------------------------
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._compat import device, to_namespace
-from ..plans.windows import GatherPlan, SlicePlan
+import numpy as np
+
+from .._compat import device, dtype_name, to_namespace, writable_module
+from ..plans.windows import GatherPlan, Phases, SlicePlan
 
 
 def _at(axis: int, index: Any) -> tuple[Any, ...]:
@@ -80,6 +82,73 @@ def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
 
 def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     """y[o] = sum_t w[t, o] * x[index[t, o]]; index == length reads an appended zero."""
+    if plan.phases is not None:
+        return phase_sum(xp, x, axis, plan.phases)
+    return take_sum(xp, x, axis, plan)
+
+
+def phase_sum(xp: Any, x: Any, axis: int, ph: Phases) -> Any:
+    """:func:`gather_sum` over a periodic run: each phase is a sum of strided slices times scalar weights
+    (the same products, added in the same order, as the take path), the phases are interleaved, and the
+    few border outputs gather. NumPy, CuPy and torch write every phase straight into its strided place in
+    one output buffer; the other backends stack, reshape and concatenate."""
+    host = np.dtype(dtype_name(xp, x.dtype)) if ph.weights is not None else None
+    span = ph.step * (ph.count - 1) + 1
+    inner_len = ph.count * ph.period
+    out_len = ph.start + inner_len + (0 if ph.right is None else ph.right.out)
+    mod = writable_module(x)
+
+    def taps(r: int) -> Any:
+        for t, s in enumerate(ph.first[r]):
+            part = x[_at(axis, slice(s, s + span, ph.step))]
+            w = None if ph.weights is None else float(host.type(ph.weights[r][t]))  # rounded as take's
+            yield part, w
+
+    if mod is None:
+        columns = []
+        for r in range(ph.period):
+            acc = None
+            for part, w in taps(r):
+                part = part if w is None else part * w
+                acc = part if acc is None else acc + part
+            columns.append(acc)
+        inner = columns[0]
+        if ph.period > 1:
+            inner = xp.stack(columns, axis=axis + 1)
+            inner = xp.reshape(inner, tuple(inner.shape[:axis]) + (inner_len,) + tuple(inner.shape[axis + 2:]))
+        parts = [take_sum(xp, x, axis, ph.left)] if ph.left is not None else []
+        parts.append(inner)
+        if ph.right is not None:
+            parts.append(take_sum(xp, x, axis, ph.right))
+        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=axis)
+
+    shape = tuple(x.shape[:axis]) + (out_len,) + tuple(x.shape[axis + 1:])
+    kw = {"device": x.device} if mod.__name__ == "torch" else {}
+    out = mod.empty(shape, dtype=x.dtype, **kw)
+    tmp = None
+    for r in range(ph.period):
+        view = out[_at(axis, slice(ph.start + r, ph.start + inner_len, ph.period))]
+        for t, (part, w) in enumerate(taps(r)):
+            if t == 0:
+                if w is None:
+                    view[...] = part
+                else:
+                    mod.multiply(part, w, out=view)
+                continue
+            if w is not None:
+                if tmp is None:
+                    tmp = mod.empty(tuple(part.shape), dtype=x.dtype, **kw)
+                mod.multiply(part, w, out=tmp)
+                part = tmp
+            mod.add(view, part, out=view)
+    if ph.left is not None:
+        out[_at(axis, slice(0, ph.start))] = take_sum(xp, x, axis, ph.left)
+    if ph.right is not None:
+        out[_at(axis, slice(ph.start + inner_len, out_len))] = take_sum(xp, x, axis, ph.right)
+    return out
+
+
+def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     if plan.uses_padding_cell:
         x = pad_axis(xp, x, axis, 0, 1)
     trailing = x.ndim - axis - 1

@@ -6,10 +6,14 @@ Two shapes of plan cover every pooling op:
   slice per tap; its transpose is again a set of slices (see ``kernels.sums.slice_sum_t``).
 * :class:`GatherPlan` - ragged windows (adaptive pools) or weighted taps (interpolation): for each tap t an
   index per output. Its transpose is a GatherPlan too, so backward passes gather and never scatter.
+  Where its taps repeat with a period (integer and rational scales: output o + q reads the cells of o
+  shifted by p, with the same weights), :class:`Phases` describes that run so the kernel reads it with
+  strided slices instead of ``take`` - the same products added in the same order, so bit-identical.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -26,6 +30,13 @@ class SlicePlan:
     offsets: tuple[int, ...]
     pad_left: int
     pad_right: int
+
+    @property
+    def tiles(self) -> bool:
+        """Windows that cut the axis into ``out`` blocks of ``stride`` cells: a reshape, then a reduction."""
+        k = len(self.offsets)
+        return (self.stride == k and self.offsets == tuple(range(k)) and self.pad_left == 0
+                and self.pad_right == 0 and self.length == self.out * k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,6 +56,10 @@ class GatherPlan:
     @cached_property
     def uses_padding_cell(self) -> bool:
         return bool((self.index == self.length).any())
+
+    @cached_property
+    def phases(self) -> Phases | None:
+        return _find_phases(self)
 
     @cached_property
     def transpose(self) -> GatherPlan:
@@ -71,6 +86,65 @@ class GatherPlan:
             weight.setflags(write=False)
         index.setflags(write=False)
         return GatherPlan(self.out, self.length, index, weight)
+
+
+@dataclass(frozen=True, eq=False)
+class Phases:
+    """The periodic run of a GatherPlan: output ``start + r + period*i`` (phase r, i < count) reads cells
+    ``first[r][t] + step*i`` with weights ``weights[r][t]``; the outputs before and after the run are the
+    small plans ``left`` and ``right`` (None when empty)."""
+
+    start: int
+    count: int
+    period: int
+    step: int
+    first: tuple[tuple[int, ...], ...]
+    weights: tuple[tuple[float, ...], ...] | None
+    left: GatherPlan | None
+    right: GatherPlan | None
+
+
+_MAX_PERIOD = 16  # more phases than this: one take per tap is cheaper than q x taps slices
+
+
+def _find_phases(plan: GatherPlan) -> Phases | None:
+    L, O = plan.length, plan.out
+    g = math.gcd(L, O)
+    q, p = O // g, L // g
+    if q > _MAX_PERIOD or O < 2 * q or plan.taps == 0:
+        return None
+    idx, w = plan.index, plan.weight
+    same = (idx[:, q:] == idx[:, :-q] + p) & (idx[:, q:] < L)
+    if w is not None:
+        same &= w[:, q:] == w[:, :-q]
+    ok = same.all(axis=0)  # ok[o]: output o + q repeats output o
+    if not ok.any():
+        return None
+    # the longest run of consecutive True in ok
+    padded = np.concatenate(([False], ok, [False]))
+    edges = np.flatnonzero(padded[1:] != padded[:-1])
+    starts, ends = edges[::2], edges[1::2]
+    best = int(np.argmax(ends - starts))
+    r0, r1 = int(starts[best]), int(ends[best])
+    count = (r1 - r0 + q) // q
+    if count < 2 or count * q < O // 2:
+        return None
+    stop = r0 + count * q
+
+    def part(a: int, b: int) -> GatherPlan | None:
+        if a == b:
+            return None
+        index = np.ascontiguousarray(idx[:, a:b])
+        index.setflags(write=False)
+        weight = None
+        if w is not None:
+            weight = np.ascontiguousarray(w[:, a:b])
+            weight.setflags(write=False)
+        return GatherPlan(L, b - a, index, weight)
+
+    first = tuple(tuple(int(v) for v in idx[:, r0 + r]) for r in range(q))
+    weights = None if w is None else tuple(tuple(w[:, r0 + r].tolist()) for r in range(q))
+    return Phases(r0, count, q, p, first, weights, part(0, r0), part(stop, O))
 
 
 AxisPlan = SlicePlan | GatherPlan

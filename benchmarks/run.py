@@ -1,0 +1,8 @@
+"""The ratio benchmark (see poolspec/bench.py): python benchmarks/run.py [--json FILE] [--plot FILE] ..."""
+
+import sys
+
+from poolspec.bench import main
+
+if __name__ == "__main__":
+    sys.exit(main())

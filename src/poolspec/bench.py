@@ -1,0 +1,403 @@
+"""The ratio benchmark: poolspec against the kernel a user would call instead, in the same run.
+
+    python benchmarks/run.py [--backends torch,jax,numpy] [--repeat N] [--json FILE] [--plot FILE] [--quick]
+    poolspec bench ...                        (the same)
+
+Per case (float32) and backend: the median time of poolspec and of the native peer, forward and forward plus
+backward, and their ratio; then the geometric mean of the ratios per backend. Peers: torch.nn.functional on
+torch; jax.lax.reduce_window / jnp / jax.image.resize under jax.jit on JAX; on NumPy the ONNX reference
+evaluator (onnx.reference) for the pooling cases it has, and scikit-image's block_reduce where the semantics
+coincide. Also measured: NumPy's peak allocation per call (tracemalloc) against input + output bytes, and the
+log-log slope of time against size for cases 1, 8 and 11. Numbers only: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    key: str
+    op: str
+    shape: tuple[int, ...]
+    args: dict[str, Any] = field(hash=False)
+
+
+CASES = [
+    BenchCase("1 max_pool2d 3x3/2 p1 (ResNet stem)", "max_pool2d", (8, 64, 112, 112),
+              dict(kernel_size=3, stride=2, padding=1)),
+    BenchCase("2 avg_pool2d 2x2/2", "avg_pool2d", (32, 64, 56, 56), dict(kernel_size=2, stride=2)),
+    BenchCase("3 avg_pool2d 3x3/1 p1 excl. pad", "avg_pool2d", (8, 256, 28, 28),
+              dict(kernel_size=3, stride=1, padding=1, count_include_pad=False)),
+    BenchCase("4 adaptive_avg_pool2d -> 1", "adaptive_avg_pool2d", (32, 512, 7, 7), dict(output_size=1)),
+    BenchCase("5 adaptive_avg_pool2d 13 -> 7", "adaptive_avg_pool2d", (8, 256, 13, 13), dict(output_size=7)),
+    BenchCase("6 avg_pool3d 2x2x2", "avg_pool3d", (4, 32, 16, 32, 32), dict(kernel_size=2)),
+    BenchCase("7 max_pool1d 3/2", "max_pool1d", (32, 128, 1024), dict(kernel_size=3, stride=2)),
+    BenchCase("8 bilinear x2", "interpolate", (8, 64, 56, 56), dict(scale_factor=2, mode="bilinear",
+                                                                      align_corners=False)),
+    BenchCase("9 nearest x2", "interpolate", (8, 64, 56, 56), dict(scale_factor=2, mode="nearest")),
+    BenchCase("10 bicubic AA 224 -> 160", "interpolate", (8, 3, 224, 224), dict(size=(160, 160), mode="bicubic",
+                                                                               antialias=True)),
+    BenchCase("11 bilinear 512 -> 1024", "interpolate", (1, 3, 512, 512), dict(size=(1024, 1024), mode="bilinear",
+                                                                              align_corners=False)),
+]
+SCALE_CASES = {"1": [(8, 64, 28, 28), (8, 64, 56, 56), (8, 64, 112, 112), (8, 64, 112, 448)],
+               "8": [(8, 64, 14, 14), (8, 64, 28, 28), (8, 64, 56, 56), (8, 64, 56, 224)],
+               "11": [(1, 3, 128, 128), (1, 3, 256, 256), (1, 3, 512, 512), (1, 3, 512, 2048)]}
+
+
+def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> float:
+    """Median wall time of ``fn`` after one warm-up call (compilation, caches), at most ``budget`` seconds."""
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _scaled(case: BenchCase, shape: tuple[int, ...]) -> BenchCase:
+    args = dict(case.args)
+    if case.op == "interpolate" and "size" in args:
+        args["size"] = tuple(2 * s for s in shape[2:])
+    return BenchCase(case.key, case.op, shape, args)
+
+
+# ---------------------------------------------------------------------------------------------------- torch
+
+class TorchRunner:
+    name = "torch"
+
+    def __init__(self) -> None:
+        self.torch = importlib.import_module("torch")
+        self.torch.set_num_threads(2)
+        self.F = self.torch.nn.functional
+
+    def peer(self, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+        fn = getattr(self.F, case.op)
+        return f"torch.nn.functional.{case.op}", lambda x: fn(x, **case.args)
+
+    def prepare(self, case: BenchCase) -> tuple[Any, Any]:
+        g = np.random.default_rng(1)
+        x = self.torch.from_numpy(g.standard_normal(case.shape).astype(np.float32))
+        return x, None
+
+    def timings(self, case: BenchCase, repeat: int) -> dict[str, float]:
+        import poolspec
+
+        torch = self.torch
+        x, _ = self.prepare(case)
+        _, peer = self.peer(case)
+        mine = getattr(poolspec, case.op)
+        args = case.args
+        gy = torch.ones_like(peer(x))
+
+        def fwd(fn: Callable[..., Any]) -> Callable[[], Any]:
+            return lambda: fn(x) if fn is peer else fn(x, **args)
+
+        def fwd_bwd(fn: Callable[..., Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                xr = x.detach().requires_grad_(True)
+                y = fn(xr) if fn is peer else fn(xr, **args)
+                (g,) = torch.autograd.grad(y, xr, gy)
+                return g
+            return run
+
+        return {"fwd_mine": _median_time(fwd(mine), repeat), "fwd_peer": _median_time(fwd(peer), repeat),
+                "bwd_mine": _median_time(fwd_bwd(mine), repeat), "bwd_peer": _median_time(fwd_bwd(peer), repeat)}
+
+
+# ------------------------------------------------------------------------------------------------------ JAX
+
+class JaxRunner:
+    name = "jax"
+
+    def __init__(self) -> None:
+        self.jax = importlib.import_module("jax")
+        self.jnp = importlib.import_module("jax.numpy")
+
+    def peer(self, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+        jax, jnp, lax = self.jax, self.jnp, self.jax.lax
+        a = case.args
+        n = len(case.shape) - 2
+        if case.op in ("max_pool1d", "max_pool2d"):
+            k, s, p = a["kernel_size"], a.get("stride", a["kernel_size"]), a.get("padding", 0)
+            dims, strides = (1, 1) + (k,) * n, (1, 1) + (s,) * n
+            pads = ((0, 0), (0, 0)) + ((p, p),) * n
+            return "lax.reduce_window(max)", lambda x: lax.reduce_window(x, -jnp.inf, lax.max, dims, strides, pads)
+        if case.op in ("avg_pool2d", "avg_pool3d"):
+            k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
+            dims, strides = (1, 1) + (k,) * n, (1, 1) + (s,) * n
+            pads = ((0, 0), (0, 0)) + ((p, p),) * n
+            if a.get("count_include_pad", True):
+                return ("lax.reduce_window(add) / k^n",
+                        lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads) / k ** n)
+            return ("lax.reduce_window(add) / window count (flax avg_pool, count_include_pad=False)",
+                    lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads)
+                    / lax.reduce_window(jnp.ones(x.shape[2:], x.dtype), 0.0, lax.add, dims[2:], strides[2:],
+                                        pads[2:]))
+        if case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
+            return "jnp.mean over H, W", lambda x: jnp.mean(x, axis=(2, 3), keepdims=True)
+        if case.op == "adaptive_avg_pool2d":
+            o = a["output_size"]
+            return ("jax.image.resize linear antialias (nearest equivalent: JAX has no adaptive pool)",
+                    lambda x: jax.image.resize(x, x.shape[:2] + (o, o), "linear", antialias=True))
+        if case.op == "interpolate":
+            size = a.get("size") or tuple(int(s * a["scale_factor"]) for s in case.shape[2:])
+            method = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}[a["mode"]]
+            aa = bool(a.get("antialias"))
+            note = "" if a["mode"] != "nearest" else " (rounds half up: nearest-exact, the nearest equivalent)"
+            return (f"jax.image.resize {method}{' antialias' if aa else ''}{note}",
+                    lambda x: jax.image.resize(x, x.shape[:2] + tuple(size), method, antialias=aa))
+        raise KeyError(case.op)
+
+    def timings(self, case: BenchCase, repeat: int) -> dict[str, float]:
+        import poolspec
+
+        jax, jnp = self.jax, self.jnp
+        x = jnp.asarray(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
+        _, peer = self.peer(case)
+        args = case.args
+
+        def mine(t: Any) -> Any:
+            return getattr(poolspec, case.op)(t, **args)
+
+        out = {}
+        for tag, fn in (("mine", mine), ("peer", peer)):
+            f = jax.jit(fn)
+            out[f"fwd_{tag}"] = _median_time(lambda f=f: f(x).block_until_ready(), repeat)
+            gy = jnp.ones(f(x).shape, x.dtype)
+            b = jax.jit(lambda t, fn=fn, gy=gy: jax.vjp(fn, t)[1](gy)[0])
+            out[f"bwd_{tag}"] = _median_time(lambda b=b: b(x).block_until_ready(), repeat)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------- NumPy
+
+class NumpyRunner:
+    name = "numpy"
+
+    def __init__(self) -> None:
+        self.onnx = importlib.import_module("onnx") if importlib.util.find_spec("onnx") else None
+        self.skimage = importlib.util.find_spec("skimage") is not None
+
+    def _onnx(self, case: BenchCase) -> Callable[..., Any] | None:
+        if self.onnx is None:
+            return None
+        from onnx import TensorProto, helper
+        from onnx.reference import ReferenceEvaluator
+
+        a, n = case.args, len(case.shape) - 2
+        if case.op.startswith(("max_pool", "avg_pool")):
+            k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
+            attrs = dict(kernel_shape=[k] * n, strides=[s] * n, pads=[p] * (2 * n))
+            if case.op.startswith("avg"):
+                node = helper.make_node("AveragePool", ["x"], ["y"], **attrs,
+                                        count_include_pad=int(a.get("count_include_pad", True)))
+            else:
+                node = helper.make_node("MaxPool", ["x"], ["y"], **attrs)
+        elif case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
+            node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
+        else:
+            return None
+        graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+        session = ReferenceEvaluator(model)
+        return lambda x: session.run(None, {"x": x})[0]
+
+    def _block_reduce(self, case: BenchCase) -> Callable[..., Any] | None:
+        if not self.skimage:
+            return None
+        from skimage.measure import block_reduce
+
+        a, n = case.args, len(case.shape) - 2
+        tiles = case.op.startswith("avg_pool") and (a.get("stride") in (None, a["kernel_size"])) and \
+            not a.get("padding") and all(L % a["kernel_size"] == 0 for L in case.shape[2:])
+        if tiles:
+            block = (1, 1) + (a["kernel_size"],) * n
+            return lambda x: block_reduce(x, block, np.mean)
+        if case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
+            return lambda x: block_reduce(x, (1, 1) + case.shape[2:], np.mean)
+        return None
+
+    def timings(self, case: BenchCase, repeat: int) -> dict[str, Any]:
+        import poolspec
+
+        x = np.random.default_rng(1).standard_normal(case.shape).astype(np.float32)
+        mine = getattr(poolspec, case.op)
+        out: dict[str, Any] = {"fwd_mine": _median_time(lambda: mine(x, **case.args), repeat)}
+        y = mine(x, **case.args)
+        g = np.ones_like(y)
+        out["bwd_mine"] = _median_time(lambda: poolspec.__dict__[case.op + "_backward"](g, x, **case.args), repeat)
+        onnx_fn = self._onnx(case)
+        if onnx_fn is not None:
+            out["fwd_onnx"] = _median_time(lambda: onnx_fn(x), 1, budget=0)
+            np.testing.assert_allclose(onnx_fn(x), y, rtol=1e-4, atol=1e-5)  # the same op
+        block = self._block_reduce(case)
+        if block is not None:
+            out["fwd_skimage"] = _median_time(lambda: block(x), repeat)
+            np.testing.assert_allclose(block(x), y, rtol=1e-4, atol=1e-5)
+        tracemalloc.start()
+        y = mine(x, **case.args)
+        peak_fwd = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        tracemalloc.start()
+        poolspec.__dict__[case.op + "_backward"](g, x, **case.args)
+        peak_bwd = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        io = x.nbytes + y.nbytes
+        out["memory_ratio_fwd"] = peak_fwd / io
+        out["memory_ratio_bwd"] = peak_bwd / io
+        return out
+
+
+RUNNERS = {"torch": TorchRunner, "jax": JaxRunner, "numpy": NumpyRunner}
+
+
+def _slope(sizes: list[int], times: list[float]) -> float:
+    lx, ly = np.log(np.asarray(sizes, float)), np.log(np.asarray(times, float))
+    return float(np.polyfit(lx, ly, 1)[0])
+
+
+def environment() -> dict[str, Any]:
+    import poolspec
+
+    env: dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
+                           "cpus": os.cpu_count(), "poolspec": poolspec.__version__, "numpy": np.__version__}
+    for name in ("torch", "jax", "onnx", "skimage"):
+        if importlib.util.find_spec(name):
+            env[name] = importlib.import_module(name).__version__
+    if "torch" in env:
+        env["torch_threads"] = importlib.import_module("torch").get_num_threads()
+    return env
+
+
+def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool = True) -> dict[str, Any]:
+    results: dict[str, Any] = {"environment": environment(), "cases": [], "scale": {}, "summary": {}}
+    cases = CASES[:3] if quick else CASES
+    for name in backends:
+        runner = RUNNERS[name]()
+        for case in cases:
+            peer = runner.peer(case)[0] if hasattr(runner, "peer") else "onnx.reference / skimage"
+            t = runner.timings(case, repeat)
+            row = {"backend": name, "case": case.key, "peer": peer, **t}
+            if "fwd_peer" in t:
+                row["ratio_fwd"] = t["fwd_mine"] / t["fwd_peer"]
+                row["ratio_fwd_bwd"] = t["bwd_mine"] / t["bwd_peer"]
+            if "fwd_onnx" in t:
+                row["speedup_vs_onnx"] = t["fwd_onnx"] / t["fwd_mine"]
+            if "fwd_skimage" in t:
+                row["ratio_vs_skimage"] = t["fwd_mine"] / t["fwd_skimage"]
+            results["cases"].append(row)
+            print(_line(row), flush=True)
+        rows = [r for r in results["cases"] if r["backend"] == name]
+        summary = {}
+        for key in ("ratio_fwd", "ratio_fwd_bwd"):
+            vals = [r[key] for r in rows if key in r]
+            if vals:
+                summary[f"geomean_{key}"] = math.exp(sum(math.log(v) for v in vals) / len(vals))
+                summary[f"max_{key}"] = max(vals)
+        if any("speedup_vs_onnx" in r for r in rows):
+            summary["min_speedup_vs_onnx"] = min(r["speedup_vs_onnx"] for r in rows if "speedup_vs_onnx" in r)
+        if any("memory_ratio_fwd" in r for r in rows):
+            summary["max_memory_ratio"] = max(max(r["memory_ratio_fwd"], r["memory_ratio_bwd"]) for r in rows)
+        results["summary"][name] = summary
+        print(f"{name}: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()), flush=True)
+        if scale and not quick and name in ("torch", "jax", "numpy"):
+            for key, shapes in SCALE_CASES.items():
+                case = next(c for c in CASES if c.key.startswith(key + " "))
+                times = [runner.timings(_scaled(case, s), 3)["fwd_mine"] for s in shapes]
+                sizes = [math.prod(s) for s in shapes]
+                results["scale"][f"{name} case {key}"] = {"elements": sizes, "seconds": times,
+                                                          "slope": _slope(sizes, times)}
+                print(f"{name} case {key}: time vs elements slope {_slope(sizes, times):.3f} "
+                      f"({', '.join(f'{t * 1e3:.2f} ms' for t in times)})", flush=True)
+    return results
+
+
+def _line(row: dict[str, Any]) -> str:
+    parts = [f"{row['backend']:<6} {row['case']:<34}"]
+    if "ratio_fwd" in row:
+        parts.append(f"fwd {row['fwd_mine'] * 1e3:8.2f} ms vs {row['fwd_peer'] * 1e3:8.2f} ms  "
+                     f"ratio {row['ratio_fwd']:5.2f}   fwd+bwd {row['bwd_mine'] * 1e3:8.2f} ms vs "
+                     f"{row['bwd_peer'] * 1e3:8.2f} ms  ratio {row['ratio_fwd_bwd']:5.2f}")
+    else:
+        parts.append(f"fwd {row['fwd_mine'] * 1e3:8.2f} ms  bwd {row['bwd_mine'] * 1e3:8.2f} ms")
+        if "speedup_vs_onnx" in row:
+            parts.append(f"onnx.reference {row['fwd_onnx'] * 1e3:9.1f} ms ({row['speedup_vs_onnx']:.0f}x faster)")
+        if "ratio_vs_skimage" in row:
+            parts.append(f"skimage {row['fwd_skimage'] * 1e3:7.2f} ms (ratio {row['ratio_vs_skimage']:.2f})")
+        parts.append(f"peak/(in+out) {max(row['memory_ratio_fwd'], row['memory_ratio_bwd']):.2f}")
+    return "  ".join(parts)
+
+
+def plot(results: dict[str, Any], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in results["cases"] if "ratio_fwd" in r]
+    backends = sorted({r["backend"] for r in rows})
+    cases = [c.key for c in CASES if any(r["case"] == c.key for r in rows)]
+    fig, ax = plt.subplots(figsize=(12, 5))
+    width = 0.8 / (2 * max(1, len(backends)))
+    for b_i, b in enumerate(backends):
+        for k_i, key in enumerate(("ratio_fwd", "ratio_fwd_bwd")):
+            vals = [next((r[key] for r in rows if r["backend"] == b and r["case"] == c), np.nan) for c in cases]
+            offset = (2 * b_i + k_i) * width
+            ax.bar(np.arange(len(cases)) + offset, vals, width, label=f"{b} {'fwd' if k_i == 0 else 'fwd+bwd'}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(1.5, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xticks(np.arange(len(cases)) + 0.4 - width / 2)
+    ax.set_xticklabels([c.split(" ")[0] for c in cases])
+    ax.set_ylabel("poolspec time / native time")
+    ax.set_title("poolspec vs native kernels (float32; lower is faster)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="poolspec bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", default=None, help="comma-separated: torch,jax,numpy (installed ones)")
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
+    parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--plot", default=None)
+    a = parser.parse_args(argv)
+    wanted = (a.backends.split(",") if a.backends
+              else [b for b in RUNNERS if b == "numpy" or importlib.util.find_spec(b)])
+    env = environment()
+    print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
+    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale)
+    if a.json:
+        with open(a.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1)
+    if a.plot:
+        plot(results, a.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
