@@ -35,6 +35,18 @@ def _device_kw(x: Any) -> dict[str, Any]:
     return {} if dev is None else {"device": dev}
 
 
+def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
+    shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
+    return mod.empty(shape, dtype=dtype, **({"device": like.device} if mod.__name__ == "torch" else {}))
+
+
+def _fill_where(mod: Any, view: Any, mask: Any, value: int) -> None:
+    if mod.__name__ == "torch":
+        view.masked_fill_(mask, value)
+    else:
+        mod.copyto(view, value, where=mask)
+
+
 def _along(host: np.ndarray, trailing: int) -> np.ndarray:
     return host.reshape((-1,) + (1,) * trailing)
 
@@ -73,6 +85,9 @@ class MaxWindows:
         xp = namespace(x)
         if not with_index:
             return self._values(xp, x), None
+        mod = writable_module(x)
+        if mod is not None and 0 not in x.shape:
+            return self._forward_writable(mod, xp, x)
         lowest = _lowest(xp, x)
         floating = isinstance(lowest, float)
         n = len(self.in_spatial)
@@ -111,52 +126,113 @@ class MaxWindows:
 
     def _values(self, xp: Any, x: Any) -> Any:
         """The maxima alone: ``maximum`` over the taps, axis by axis. Without indices torch's scan rule
-        reduces to the maximum with NaN propagating, which ``maximum`` is in every namespace; where the
-        backend lets us fill a fresh buffer, taps that reach into padding update only the outputs whose
-        tap is inside, so no padded copy of the input is made."""
+        reduces to the maximum with NaN propagating, which ``maximum`` is in every namespace."""
         lowest = _lowest(xp, x)
         n = len(self.in_spatial)
         lead = x.ndim - n
         values = x
         for i in reversed(range(n)):
             axis, plan = lead + i, self.plans[i]
-            L, O, k, s, p, d = self._axes()[i]
             mod = writable_module(values)
-            if mod is None:
-                vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
-                span = (plan.out - 1) * plan.stride + 1
-                m = None
-                for off in plan.offsets:
-                    v = vp[_at(axis, slice(off, off + span, plan.stride))]
-                    m = v if m is None else xp.maximum(m, v)
-                values = m
+            if mod is not None:
+                values = self._axis_max(mod, values, i, axis, lowest)
                 continue
-            coords = windows.tap_coords(L, O, k, s, p, d)
-            inside = (coords >= 0) & (coords < L)
-            ranges = []
-            for t in range(k):
-                outs = np.flatnonzero(inside[t])
-                if outs.size:
-                    lo, hi = int(outs[0]), int(outs[-1]) + 1
-                    c0 = int(coords[t, lo])
-                    ranges.append((lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
-            full = next((r for r in ranges if r[0] == 0 and r[1] == O), None)
-            shape = tuple(values.shape[:axis]) + (O,) + tuple(values.shape[axis + 1:])
-            kw = {"device": values.device} if mod.__name__ == "torch" else {}
-            out = mod.empty(shape, dtype=values.dtype, **kw)
-            rest = [r for r in ranges if r is not full]
-            if full is None:
-                out[...] = lowest
-            elif rest and rest[0][:2] == (0, O):  # two taps cover every output: one pass for both
-                mod.maximum(values[_at(axis, full[2])], values[_at(axis, rest[0][2])], out=out)
-                rest = rest[1:]
-            else:
-                out[...] = values[_at(axis, full[2])]
-            for r in rest:
-                view = out[_at(axis, slice(r[0], r[1]))]
-                mod.maximum(view, values[_at(axis, r[2])], out=view)
-            values = out
+            vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
+            span = (plan.out - 1) * plan.stride + 1
+            m = None
+            for off in plan.offsets:
+                v = vp[_at(axis, slice(off, off + span, plan.stride))]
+                m = v if m is None else xp.maximum(m, v)
+            values = m
         return values
+
+    def _ranges(self, i: int) -> list[tuple[int, int, int, slice]]:
+        """Per tap (t, lo, hi, cells): the outputs [lo, hi) whose tap t is inside the input, and the
+        strided slice of input cells they read; taps that only ever read padding are left out."""
+        L, O, k, s, p, d = self._axes()[i]
+        coords = windows.tap_coords(L, O, k, s, p, d)
+        inside = (coords >= 0) & (coords < L)
+        out = []
+        for t in range(k):
+            outs = np.flatnonzero(inside[t])
+            if outs.size:
+                lo, hi = int(outs[0]), int(outs[-1]) + 1
+                c0 = int(coords[t, lo])
+                out.append((t, lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
+        return out
+
+    def _axis_max(self, mod: Any, values: Any, i: int, axis: int, lowest: float | int) -> Any:
+        """The maximum over one axis's taps into a fresh buffer: taps that reach into padding update only
+        the outputs whose tap is inside, so no padded copy of the input is made."""
+        O = self.out_spatial[i]
+        ranges = self._ranges(i)
+        full = [r for r in ranges if r[1] == 0 and r[2] == O]
+        rest = [r for r in ranges if not (r[1] == 0 and r[2] == O)]
+        out = _fresh(mod, values, axis, O, values.dtype)
+        if len(full) >= 2:  # two taps cover every output: one pass for both
+            mod.maximum(values[_at(axis, full[0][3])], values[_at(axis, full[1][3])], out=out)
+            rest = full[2:] + rest
+        elif full:
+            out[...] = values[_at(axis, full[0][3])]
+        else:
+            out[...] = lowest
+        for _, lo, hi, cells in rest:
+            view = out[_at(axis, slice(lo, hi))]
+            mod.maximum(view, values[_at(axis, cells)], out=view)
+        return out
+
+    def _forward_writable(self, mod: Any, xp: Any, x: Any) -> tuple[Any, Any]:
+        """Values and torch's indices on NumPy, CuPy and torch: per axis, the maximum, then the winning tap
+        (the first tap equal to the maximum; where the maximum is NaN, the last NaN tap) as a small integer;
+        inner axes' winning taps are carried to the outer winners, and the flat index is assembled once."""
+        lowest = _lowest(xp, x)
+        floating = isinstance(lowest, float)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        values, choices = x, {}
+        for i in reversed(range(n)):
+            axis = lead + i
+            k, O = self.kernel[i], self.out_spatial[i]
+            small = mod.uint8 if k < 256 else mod.int64
+            m = self._axis_max(mod, values, i, axis, lowest)
+            ranges = self._ranges(i)
+            # The first tap equal to the maximum, counted without selects (which are slow on CPU):
+            # choice = sum over t of [no tap up to t equals the maximum].
+            notyet = _fresh(mod, m, axis, O, mod.bool)
+            notyet[...] = True
+            choice = _fresh(mod, m, axis, O, small)
+            choice[...] = 0
+            by_tap = {r[0]: r for r in ranges}
+            for t in range(by_tap and max(by_tap) or 0):  # taps that only read padding count, never win
+                if t in by_tap:
+                    _, lo, hi, cells = by_tap[t]
+                    sel = _at(axis, slice(lo, hi))
+                    view = notyet[sel]
+                    mod.logical_and(view, values[_at(axis, cells)] != m[sel], out=view)
+                mod.add(choice, notyet, out=choice)
+            if floating and bool(mod.isnan(m).any()):
+                for t, lo, hi, cells in ranges:  # ascending: the last NaN tap wins
+                    sel = _at(axis, slice(lo, hi))
+                    _fill_where(mod, choice[sel], mod.isnan(values[_at(axis, cells)]), t)
+            for j in list(choices):  # an inner axis's winners, read at this axis's winning cells
+                picked = _fresh(mod, m, axis, O, choices[j].dtype)
+                picked[...] = 0
+                for t, lo, hi, cells in ranges:
+                    sel = _at(axis, slice(lo, hi))
+                    view = picked[sel]
+                    mod.add(view, (choice[sel] == t) * choices[j][_at(axis, cells)], out=view)
+                choices[j] = picked
+            choices[i] = choice
+            values = m
+        idx = None
+        strides = self.plane_strides()
+        for i in range(n):
+            L, O, k, s, p, d = self._axes()[i]
+            base = (np.arange(O, dtype=np.int64) * s - p) * strides[i]
+            term = choices[i].to(mod.int64) if mod.__name__ == "torch" else choices[i].astype(mod.int64)
+            term = term * (d * strides[i]) + to_namespace(_along(base, n - i - 1), xp, values)
+            idx = term if idx is None else idx + term
+        return values, idx
 
     # -- the gradient, routed to the winners by gathering ---------------------------------------------
 
@@ -177,10 +253,45 @@ class MaxWindows:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
         xp = namespace(g)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
+        mod = writable_module(work)
+        if mod is not None and 0 not in g.shape and mod is writable_module(idx):
+            out = self._route_writable(mod, xp, work, idx)
+            return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
         terms = ((offs, xp.where(idx == target, work, xp.zeros_like(work)))
                  for offs, target in self._targets(xp, g))
         out = embed_sum(xp, terms, self.plans, g.ndim - len(self.plans))
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+    def _route_writable(self, mod: Any, xp: Any, g: Any, idx: Any) -> Any:
+        """:meth:`route` on NumPy, CuPy and torch: each output's winning tap tuple as one small code, then
+        per tap tuple the outputs that chose it added into a strided view of the gradient. Tap tuples run
+        in descending order, so every input cell receives its outputs in ascending (row-major) order, as
+        torch's CPU backward adds them; the adds are elementwise, never a scatter."""
+        n = len(self.in_spatial)
+        lead = g.ndim - n
+        strides = self.plane_strides()
+        base = None  # the flat index of each output's tap (0, ..., 0), which may lie in padding
+        for i in range(n):
+            L, O, k, s, p, d = self._axes()[i]
+            part = to_namespace(_along((np.arange(O, dtype=np.int64) * s - p) * strides[i], n - i - 1), xp, g)
+            base = part if base is None else base + part
+        shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
+        finite = bool(mod.isfinite(g).all())  # then g * mask is exact and cheaper than a select
+        shape = tuple(g.shape[:lead]) + self.in_spatial
+        grad = mod.zeros(shape, dtype=g.dtype, **({"device": g.device} if mod.__name__ == "torch" else {}))
+        per_axis = [{r[0]: r for r in self._ranges(i)} for i in range(n)]
+        for taps in reversed(list(itertools.product(*(range(k) for k in self.kernel)))):
+            if not all(t in per_axis[i] for i, t in enumerate(taps)):
+                continue  # a tap tuple in padding along some axis never wins
+            c = sum(t * self.dilation[i] * strides[i] for i, t in enumerate(taps))
+            outs = tuple(slice(per_axis[i][t][1], per_axis[i][t][2]) for i, t in enumerate(taps))
+            cells = tuple(per_axis[i][t][3] for i, t in enumerate(taps))
+            sel = (slice(None),) * lead + outs
+            mask = shift[sel] == c
+            term = g[sel] * mask if finite else mod.where(mask, g[sel], 0.0)
+            view = grad[(slice(None),) * lead + cells]
+            mod.add(view, term, out=view)
+        return grad
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
