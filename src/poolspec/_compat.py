@@ -49,6 +49,9 @@ def device(x: Any) -> Any:
 
 def dtype_name(xp: Any, dtype: Any) -> str:
     """A backend-neutral name for ``dtype`` (``'float32'``, ``'bfloat16'``, ...)."""
+    byteorder = getattr(dtype, "byteorder", "=")
+    if byteorder not in ("=", "|") and isinstance(dtype, np.dtype) and not dtype.isnative:
+        dtype = dtype.newbyteorder("=")  # a big-endian float64 is a float64
     text = str(dtype)
     if "bfloat16" in text:
         return "bfloat16"
@@ -108,7 +111,9 @@ def writable_module(x: Any) -> Any:
     if is_torch_array(x):
         import torch
 
-        return None if (x.requires_grad and torch.is_grad_enabled()) else torch
+        if x.device.type == "meta" or (x.requires_grad and torch.is_grad_enabled()):
+            return None  # meta tensors have no values to branch on
+        return torch
     if _aac.is_cupy_array(x):
         import cupy
 

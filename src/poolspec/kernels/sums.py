@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import device, dtype_name, to_namespace, writable_module
-from ..plans.windows import GatherPlan, Phases, SlicePlan
+from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 
 
 def _at(axis: int, index: Any) -> tuple[Any, ...]:
@@ -88,47 +88,78 @@ def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
 
 
 def phase_sum(xp: Any, x: Any, axis: int, ph: Phases) -> Any:
-    """:func:`gather_sum` over a periodic run: each phase is a sum of strided slices times scalar weights
-    (the same products, added in the same order, as the take path), the phases are interleaved, and the
-    few border outputs gather. NumPy, CuPy and torch write every phase straight into its strided place in
-    one output buffer; the other backends stack, reshape and concatenate."""
-    host = np.dtype(dtype_name(xp, x.dtype)) if ph.weights is not None else None
-    span = ph.step * (ph.count - 1) + 1
-    inner_len = ph.count * ph.period
-    out_len = ph.start + inner_len + (0 if ph.right is None else ph.right.out)
+    """:func:`gather_sum` over a plan cut into periodic runs: in a run each phase is a sum of strided slices
+    times weights (the same products, added in the same order, as the take path), the phases are
+    interleaved, and the gaps between runs gather. NumPy, CuPy and torch write every phase straight into
+    its strided place in one output buffer; the other backends stack, reshape and concatenate."""
     mod = writable_module(x)
-
-    def taps(r: int) -> Any:
-        for t, s in enumerate(ph.first[r]):
-            part = x[_at(axis, slice(s, s + span, ph.step))]
-            w = None if ph.weights is None else float(host.type(ph.weights[r][t]))  # rounded as take's
-            yield part, w
-
     if mod is None:
-        columns = []
-        for r in range(ph.period):
-            acc = None
-            for part, w in taps(r):
-                part = part if w is None else part * w
-                acc = part if acc is None else acc + part
-            columns.append(acc)
-        inner = columns[0]
-        if ph.period > 1:
-            inner = xp.stack(columns, axis=axis + 1)
-            inner = xp.reshape(inner, tuple(inner.shape[:axis]) + (inner_len,) + tuple(inner.shape[axis + 2:]))
-        parts = [take_sum(xp, x, axis, ph.left)] if ph.left is not None else []
-        parts.append(inner)
-        if ph.right is not None:
-            parts.append(take_sum(xp, x, axis, ph.right))
-        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=axis)
-
-    shape = tuple(x.shape[:axis]) + (out_len,) + tuple(x.shape[axis + 1:])
+        pieces = [_run_functional(xp, x, axis, p) if isinstance(p, Run) else take_sum(xp, x, axis, p[1])
+                  for p in ph.pieces]
+        return pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=axis)
+    shape = tuple(x.shape[:axis]) + (ph.out,) + tuple(x.shape[axis + 1:])
     kw = {"device": x.device} if mod.__name__ == "torch" else {}
     out = mod.empty(shape, dtype=x.dtype, **kw)
+    padded = pad_axis(xp, x, axis, 0, 1) if ph.uses_padding_cell else x  # once for every gathered piece
+    for piece in ph.pieces:
+        if isinstance(piece, Run):
+            _run_into(mod, xp, x, padded, axis, piece, out, kw)
+        else:
+            start, plan = piece
+            out[_at(axis, slice(start, start + plan.out))] = take_sum(xp, padded, axis, plan, padded=True)
+    return out
+
+
+def _run_taps(xp: Any, x: Any, axis: int, run: Run, r: int) -> Any:
+    """(slice of x, weight) for each sliced tap of phase r; weights in x's dtype, as the take path's."""
+    host = np.dtype(dtype_name(xp, x.dtype)) if run.weights is not None else None
+    span = run.step * (run.count - 1) + 1
+    trailing = x.ndim - axis - 1
+    for t, s in enumerate(run.first[r]):
+        part = x[_at(axis, slice(s, s + span, run.step))]
+        w = None if run.weights is None else run.weights[r][t]
+        if isinstance(w, np.ndarray):
+            w = _weights_on(xp, x, run, (r, t), w.reshape((-1,) + (1,) * trailing))
+        elif w is not None:
+            w = float(host.type(w))
+        yield part, w
+
+
+def _weights_on(xp: Any, x: Any, run: Run, key: tuple[int, int], host: np.ndarray) -> Any:
+    """A run's weight vector in x's namespace, dtype and device; kept on the run for NumPy, CuPy and torch
+    (under JAX's tracing it is a fresh constant each time)."""
+    if writable_module(x) is None:
+        return to_namespace(host, xp, x, dtype=x.dtype)
+    cache_key = (key, type(x).__module__, str(x.dtype), str(device(x)), host.shape)
+    got = run.cache.get(cache_key)
+    if got is None:
+        got = run.cache[cache_key] = to_namespace(host, xp, x, dtype=x.dtype)
+    return got
+
+
+def _run_functional(xp: Any, x: Any, axis: int, run: Run) -> Any:
+    columns = []
+    for r in range(run.period):
+        acc = None
+        for part, w in _run_taps(xp, x, axis, run, r):
+            part = part if w is None else part * w
+            acc = part if acc is None else acc + part
+        columns.append(acc)
+    inner = columns[0]
+    if run.period > 1:
+        inner = xp.stack(columns, axis=axis + 1)
+        shape = tuple(inner.shape[:axis]) + (run.count * run.period,) + tuple(inner.shape[axis + 2:])
+        inner = xp.reshape(inner, shape)
+    for tap in run.tail:
+        inner = inner + take_sum(xp, x, axis, tap)
+    return inner
+
+
+def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: Any, kw: dict[str, Any]) -> None:
     tmp = None
-    for r in range(ph.period):
-        view = out[_at(axis, slice(ph.start + r, ph.start + inner_len, ph.period))]
-        for t, (part, w) in enumerate(taps(r)):
+    for r in range(run.period):
+        view = out[_at(axis, slice(run.start + r, run.stop, run.period))]
+        for t, (part, w) in enumerate(_run_taps(xp, x, axis, run, r)):
             if t == 0:
                 if w is None:
                     view[...] = part
@@ -141,22 +172,27 @@ def phase_sum(xp: Any, x: Any, axis: int, ph: Phases) -> Any:
                 mod.multiply(part, w, out=tmp)
                 part = tmp
             mod.add(view, part, out=view)
-    if ph.left is not None:
-        out[_at(axis, slice(0, ph.start))] = take_sum(xp, x, axis, ph.left)
-    if ph.right is not None:
-        out[_at(axis, slice(ph.start + inner_len, out_len))] = take_sum(xp, x, axis, ph.right)
-    return out
+    if run.tail:
+        view = out[_at(axis, slice(run.start, run.stop))]
+        for tap in run.tail:
+            mod.add(view, take_sum(xp, padded, axis, tap, padded=True), out=view)
 
 
-def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
-    if plan.uses_padding_cell:
+def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False) -> Any:
+    if plan.uses_padding_cell and not padded:  # padded: x already ends in the zero cell
         x = pad_axis(xp, x, axis, 0, 1)
     trailing = x.ndim - axis - 1
+    mod = writable_module(x)
     acc = None
     for t in range(plan.taps):
         part = xp.take(x, to_namespace(plan.index[t], xp, x), axis=axis)
         if plan.weight is not None:
             w = to_namespace(plan.weight[t].reshape((-1,) + (1,) * trailing), xp, x, dtype=x.dtype)
             part = part * w
-        acc = part if acc is None else acc + part
+        if acc is None:
+            acc = part
+        elif mod is not None:  # acc is a fresh result of take: add in place, one temporary fewer
+            mod.add(acc, part, out=acc)
+        else:
+            acc = acc + part
     return acc

@@ -44,9 +44,10 @@ def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> None:
     if tuple(indices.shape) != tuple(x.shape):
         raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
     size = math.prod(out_spatial)
-    if _traced(indices) or math.prod(indices.shape) == 0 or size == 0:
-        # a traced index cannot be inspected (out-of-range entries are then dropped, see Unpool); an empty
-        # output plane has nothing to place, as torch
+    meta = getattr(getattr(indices, "device", None), "type", None) == "meta"
+    if _traced(indices) or meta or math.prod(indices.shape) == 0 or size == 0:
+        # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see
+        # Unpool); an empty output plane has nothing to place, as torch
         return
     if is_jax_array(indices):
         # concrete, but any jnp operation inside a jit trace would be staged: read it on the host

@@ -32,6 +32,11 @@ def _floorf(v: np.ndarray) -> np.ndarray:
 
 
 def _frozen(index: np.ndarray, weight: np.ndarray | None, length: int) -> GatherPlan:
+    unused = (index == length).all(axis=1)
+    if weight is not None:
+        unused &= (weight == 0).all(axis=1)
+    if unused.any() and not unused.all():  # taps every output reads as padding add nothing: drop them
+        index, weight = index[~unused], None if weight is None else weight[~unused]
     index = np.ascontiguousarray(index, dtype=np.int64)
     index.setflags(write=False)
     if weight is not None:

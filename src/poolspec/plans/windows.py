@@ -88,63 +88,109 @@ class GatherPlan:
         return GatherPlan(self.out, self.length, index, weight)
 
 
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
 @dataclass(frozen=True, eq=False)
-class Phases:
-    """The periodic run of a GatherPlan: output ``start + r + period*i`` (phase r, i < count) reads cells
-    ``first[r][t] + step*i`` with weights ``weights[r][t]``; the outputs before and after the run are the
-    small plans ``left`` and ``right`` (None when empty)."""
+class Run:
+    """Outputs ``start + r + period*i`` (phase r, i < count) read cells ``first[r][t] + step*i`` with weights
+    ``weights[r][t]`` (a number, or an array over i where the weights do not repeat); then the one-tap
+    plans ``tail`` (taps that do not repeat, gathered over the run) are added in tap order."""
 
     start: int
     count: int
     period: int
     step: int
     first: tuple[tuple[int, ...], ...]
-    weights: tuple[tuple[float, ...], ...] | None
-    left: GatherPlan | None
-    right: GatherPlan | None
+    weights: tuple[tuple[float | np.ndarray, ...], ...] | None
+    tail: tuple[GatherPlan, ...] = ()
+    cache: dict = field(default_factory=dict, repr=False)  # device copies of the weight vectors
+
+    @property
+    def stop(self) -> int:
+        return self.start + self.count * self.period
+
+
+@dataclass(frozen=True, eq=False)
+class Phases:
+    """A GatherPlan cut into periodic runs (read by strided slices) and the gaps between them (``(start,
+    plan)``, gathered), in output order."""
+
+    out: int
+    pieces: tuple[Run | tuple[int, GatherPlan], ...]
+
+    @cached_property
+    def uses_padding_cell(self) -> bool:
+        plans = [p[1] for p in self.pieces if not isinstance(p, Run)]
+        plans += [t for p in self.pieces if isinstance(p, Run) for t in p.tail]
+        return any(p.uses_padding_cell for p in plans)
 
 
 _MAX_PERIOD = 16  # more phases than this: one take per tap is cheaper than q x taps slices
+_MIN_COUNT = 3  # a run shorter than this many periods is gathered
+
+
+def _runs(ok: np.ndarray, out: int, q: int) -> list[tuple[int, int]]:
+    """Greedy maximal runs [a, a + count*q) where ok[o] holds for o in [a, a + (count-1)*q)."""
+    runs, o = [], 0
+    bad = np.flatnonzero(~ok)
+    while o < ok.size:
+        if not ok[o]:
+            o += 1
+            continue
+        nxt = bad[np.searchsorted(bad, o)] if bad.size and bad[-1] >= o else ok.size
+        count = (int(nxt) - o + q) // q
+        if count >= _MIN_COUNT:
+            runs.append((o, o + count * q))
+            o += count * q
+        else:
+            o = int(nxt)
+    return runs
 
 
 def _find_phases(plan: GatherPlan) -> Phases | None:
     L, O = plan.length, plan.out
     g = math.gcd(L, O)
     q, p = O // g, L // g
-    if q > _MAX_PERIOD or O < 2 * q or plan.taps == 0:
+    if q > _MAX_PERIOD or O < _MIN_COUNT * q or plan.taps == 0:
         return None
     idx, w = plan.index, plan.weight
-    same = (idx[:, q:] == idx[:, :-q] + p) & (idx[:, q:] < L)
-    if w is not None:
-        same &= w[:, q:] == w[:, :-q]
-    ok = same.all(axis=0)  # ok[o]: output o + q repeats output o
-    if not ok.any():
+    periodic = (idx[:, q:] == idx[:, :-q] + p) & (idx[:, q:] < L)  # [t, o]: o + q reads o's cell, shifted
+    # The leading taps that repeat are sliced; trailing taps that do not (antialiasing's window is one cell
+    # wider for some outputs) are gathered over the run, each added in tap order.
+    for lead in range(plan.taps, 0, -1):
+        runs = _runs(periodic[:lead].all(axis=0), O, q)
+        if sum(b - a for a, b in runs) >= O // 2:
+            break
+    else:
         return None
-    # the longest run of consecutive True in ok
-    padded = np.concatenate(([False], ok, [False]))
-    edges = np.flatnonzero(padded[1:] != padded[:-1])
-    starts, ends = edges[::2], edges[1::2]
-    best = int(np.argmax(ends - starts))
-    r0, r1 = int(starts[best]), int(ends[best])
-    count = (r1 - r0 + q) // q
-    if count < 2 or count * q < O // 2:
-        return None
-    stop = r0 + count * q
 
-    def part(a: int, b: int) -> GatherPlan | None:
-        if a == b:
-            return None
-        index = np.ascontiguousarray(idx[:, a:b])
-        index.setflags(write=False)
-        weight = None
+    def part(a: int, b: int, taps: slice = slice(None)) -> GatherPlan:
+        return GatherPlan(L, b - a, _frozen(idx[taps, a:b]), None if w is None else _frozen(w[taps, a:b]))
+
+    pieces: list[Run | tuple[int, GatherPlan]] = []
+    done = 0
+    for a, b in runs:
+        if a > done:
+            pieces.append((done, part(done, a)))
+        count = (b - a) // q
+        first = tuple(tuple(int(v) for v in idx[:lead, a + r]) for r in range(q))
+        weights = None
         if w is not None:
-            weight = np.ascontiguousarray(w[:, a:b])
-            weight.setflags(write=False)
-        return GatherPlan(L, b - a, index, weight)
-
-    first = tuple(tuple(int(v) for v in idx[:, r0 + r]) for r in range(q))
-    weights = None if w is None else tuple(tuple(w[:, r0 + r].tolist()) for r in range(q))
-    return Phases(r0, count, q, p, first, weights, part(0, r0), part(stop, O))
+            run = w[:lead, a:b].reshape(lead, count, q)  # [t, i, r]
+            if (run == run[:, :1, :]).all():  # the weights repeat too: one number per phase and tap
+                weights = tuple(tuple(run[:, 0, r].tolist()) for r in range(q))
+            else:  # (antialiasing's weights drift in their last bits) one weight per output
+                weights = tuple(tuple(_frozen(run[t, :, r]) for t in range(lead)) for r in range(q))
+        tail = tuple(part(a, b, slice(t, t + 1)) for t in range(lead, plan.taps))
+        pieces.append(Run(a, count, q, p, first, weights, tail))
+        done = b
+    if done < O:
+        pieces.append((done, part(done, O)))
+    return Phases(O, tuple(pieces))
 
 
 AxisPlan = SlicePlan | GatherPlan

@@ -1,0 +1,57 @@
+"""The ratio benchmark runs end to end on tiny shapes (numbers only: no speed is asserted here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from poolspec import bench
+
+
+@pytest.fixture
+def tiny(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = {"max_pool2d": (1, 2, 12, 12), "avg_pool2d": (1, 2, 12, 12), "adaptive_avg_pool2d": (1, 2, 13, 13),
+             "avg_pool3d": (1, 2, 4, 4, 4), "max_pool1d": (1, 2, 16), "interpolate": (1, 2, 8, 8)}
+    cases = []
+    for c in bench.CASES:
+        args = dict(c.args)
+        if "size" in args:
+            args["size"] = (5, 5)
+        cases.append(bench.BenchCase(c.key, c.op, small[c.op], args))
+    monkeypatch.setattr(bench, "CASES", cases)
+    monkeypatch.setattr(bench, "SCALE_CASES", {"1": [(1, 2, 8, 8), (1, 2, 16, 8), (1, 2, 16, 16), (1, 2, 32, 32)]})
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_every_case_runs_and_is_summarised(tiny: None, backend: str, tmp_path) -> None:
+    if backend != "numpy" and importlib.util.find_spec(backend) is None:
+        pytest.skip(f"{backend} is not installed")
+    if backend == "numpy" and importlib.util.find_spec("onnx") is None:
+        pytest.skip("onnx is not installed")
+    results = bench.run([backend], repeat=1, scale=(backend == "numpy"))
+    rows = results["cases"]
+    assert len(rows) == len(bench.CASES)
+    summary = results["summary"][backend]
+    if backend == "numpy":
+        assert "speedup_vs_onnx" in rows[0] and "max_memory_ratio" in summary
+        assert set(results["scale"]) == {"numpy case 1"}
+    else:
+        assert all(r["ratio_fwd"] > 0 and r["ratio_fwd_bwd"] > 0 for r in rows)
+        assert summary["geomean_ratio_fwd"] > 0
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(results))
+    assert json.loads(path.read_text())["environment"]["cpus"]
+
+
+def test_slope_of_a_power_law() -> None:
+    assert bench._slope([1, 2, 4, 16], [3.0, 6.0, 12.0, 48.0]) == pytest.approx(1.0)
+    assert bench._slope([1, 2, 4, 16], [1.0, 4.0, 16.0, 256.0]) == pytest.approx(2.0)
+
+
+def test_plot_writes_a_png(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    rows = [{"backend": "torch", "case": c.key, "ratio_fwd": 1.0, "ratio_fwd_bwd": 1.2} for c in bench.CASES]
+    bench.plot({"cases": rows}, str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"

@@ -1,0 +1,153 @@
+"""Seeded random configurations of every op family against torch float64: forward, indices, backward and
+second order (through torch autograd of poolspec's backward), valid and invalid calls alike.
+
+Each configuration goes through the conformance machinery: the reference comes from the golden-vector
+generator (``scripts/generate_golden.py``: torch's direct call, or its generic kernels / jax.image / the
+documented rule where the catalogue says so), and the comparison is the conformance runner's. A quarter of the
+configurations get one argument pushed out of range; where torch refuses the call, poolspec must raise
+ValueError or TypeError (anything else, or accepting it, fails).
+
+    python -m pytest tests/test_fuzz.py -m slow -p no:randomly      # 5,000 per family (POOLSPEC_FUZZ=N)
+
+The normal run checks 40 configurations per family on torch and on NumPy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from poolspec.conformance import catalogue as cat
+from poolspec.conformance.backends import Backend
+from poolspec.conformance.golden import Golden
+from poolspec.conformance.runner import poolspec_implementation, run_case
+
+torch = pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+FAST = 40
+SLOW = int(os.environ.get("POOLSPEC_FUZZ", "5000"))
+FAMILIES = ("avg_pool", "adaptive_avg_pool", "max_pool", "adaptive_max_pool", "max_unpool", "lp_pool", "interpolate")
+
+
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("generate_golden", ROOT / "scripts" / "generate_golden.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GEN = _generator()
+
+
+@dataclass(frozen=True)
+class _InMemory(Golden):
+    data: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return self.data
+
+
+def _random(family: str, count: int, seed: int) -> list[cat.Case]:
+    if family == "avg_pool":
+        return cat.avg_random(count, seed)
+    if family in ("adaptive_avg_pool", "adaptive_max_pool"):
+        return cat.adaptive_random(count, seed, kind=family.split("_")[1])
+    if family == "max_pool":
+        return cat.max_random(count, seed)
+    if family == "max_unpool":
+        return cat.unpool_random(count, seed)
+    if family == "lp_pool":
+        return cat.lp_random(count, seed)
+    return cat.interp_random(count, seed)
+
+
+# one argument pushed out of its range: (argument, values), the family's own arguments only
+_BAD = {
+    "kernel_size": [0, -1, 50], "stride": [0, -2], "padding": [-1, 7], "dilation": [0, -1],
+    "output_size": [0, -3], "size": [0, -2], "scale_factor": [0.0, -1.0, 1e-9], "norm_type": [0.0],
+    "divisor_override": [0],
+}
+
+
+def _mutate(case: cat.Case, rng: random.Random) -> cat.Case:
+    names = [k for k in case.args if k in _BAD and case.args[k] is not None]
+    if not names or rng.random() >= 0.25:
+        return case
+    name = rng.choice(names)
+    return replace(case, args={**case.args, name: rng.choice(_BAD[name])}, flags=case.flags + (f"bad_{name}",))
+
+
+def configurations(family: str, count: int, seed: int) -> list[cat.GoldenCase]:
+    rng = random.Random(seed)
+    out = []
+    for k, case in enumerate(_random(family, count, seed)):
+        case = _mutate(case, rng)
+        try:
+            flags = case.flags + cat._deviation_flags(case)
+        except Exception:  # an invalid argument the quirk finder cannot read: torch decides below
+            flags = case.flags
+        out.append(cat.GoldenCase(f"{case.op}-fuzz{seed}-{k:05d}", case.op, case.shape, case.args, flags,
+                                  "float64", "ones" if k % 7 == 6 else "random",
+                                  error="ValueError" if "max_pool_empty_window" in flags else None))
+    return out
+
+
+def _golden(case: cat.GoldenCase) -> _InMemory:
+    try:
+        kind, arrays = GEN.reference(case)
+    except Exception:  # torch (or the reference's own shape arithmetic) refuses the arguments
+        kind, arrays = "torch-refuses", {"input": cat.inputs(replace(case, error="ValueError"))["x"]}
+    error = case.error or ("ValueError or TypeError" if kind == "torch-refuses" else None)
+    if case.op.startswith("max_unpool") and any(f in case.flags for f in ("bad_kernel_size", "bad_stride",
+                                                                         "bad_padding")):
+        # deviation max_unpool_argument_rules: the pooling rules apply to the arguments torch leaves unchecked
+        kind, error = "deviation", "ValueError"
+    rtol, atol = GEN.tolerance(case, kind)
+    if kind == "torch-refuses" and case.op.startswith("max_unpool"):
+        arrays.setdefault("indices", np.zeros(case.shape, dtype=np.int64))
+    try:
+        arguments = GEN._arguments(case)
+    except Exception:
+        arguments = dict(case.args)
+    return _InMemory(case.name, case.op, arguments, case.dtype, case.flags, kind, rtol, atol, case.cotangent,
+                     error, tuple(arrays), "", data=arrays)
+
+
+def _check(family: str, count: int, seed: int, backends: tuple[str, ...]) -> dict[str, int]:
+    impl = poolspec_implementation()
+    counts = {"configurations": 0, "refused": 0}
+    failures = []
+    with np.errstate(all="ignore"):
+        for case in configurations(family, count, seed):
+            golden = _golden(case)
+            counts["configurations"] += 1
+            counts["refused"] += golden.error is not None
+            for name in backends:
+                result = run_case(Backend(name), impl, golden)
+                if result.status == "fail":
+                    failures.append(f"{name} {case.op} {case.shape} {case.args}: {'; '.join(result.problems)}")
+    assert not failures, f"{len(failures)} of {counts['configurations']} failed:\n" + "\n".join(failures[:20])
+    return counts
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fuzz_against_torch(family: str) -> None:
+    seed = 7000 + FAMILIES.index(family)
+    counts = _check(family, FAST, seed, ("torch", "numpy"))
+    assert counts["configurations"] == FAST
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fuzz_against_torch_at_scale(family: str) -> None:
+    seed = 90000 + FAMILIES.index(family)
+    counts = _check(family, SLOW, seed, ("torch",))
+    print(f"\n{family}: {counts['configurations']} configurations, {counts['refused']} refused by torch")
