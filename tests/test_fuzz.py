@@ -100,16 +100,30 @@ def configurations(family: str, count: int, seed: int) -> list[cat.GoldenCase]:
     return out
 
 
+def _geometry_broken(args: dict[str, Any]) -> bool:
+    def entries(v: Any) -> list[Any]:
+        return list(v) if isinstance(v, (tuple, list)) else [v]
+
+    return (any(k <= 0 for k in entries(args.get("kernel_size", 1)))
+            or any(s is not None and s <= 0 for s in entries(args.get("stride")))
+            or any(p < 0 for p in entries(args.get("padding", 0))))
+
+
 def _golden(case: cat.GoldenCase) -> _InMemory:
     try:
         kind, arrays = GEN.reference(case)
     except Exception:  # torch (or the reference's own shape arithmetic) refuses the arguments
         kind, arrays = "torch-refuses", {"input": cat.inputs(replace(case, error="ValueError"))["x"]}
     error = case.error or ("ValueError or TypeError" if kind == "torch-refuses" else None)
-    if case.op.startswith("max_unpool") and any(f in case.flags for f in ("bad_kernel_size", "bad_stride",
-                                                                         "bad_padding")):
+    if case.op.startswith("max_unpool") and _geometry_broken(case.args):
         # deviation max_unpool_argument_rules: the pooling rules apply to the arguments torch leaves unchecked
         kind, error = "deviation", "ValueError"
+    if case.op.startswith("lp_pool") and "grad_grad_input" in arrays:
+        p = float(case.args["norm_type"])
+        if p != int(p) and (arrays["input"] < 0).any():
+            # a negative cell under a fractional power is NaN in the forward already; where that NaN travels
+            # in the second derivative w.r.t. x is an accident of each autodiff graph: not compared
+            arrays = {k: v for k, v in arrays.items() if k != "grad_grad_input"}
     rtol, atol = GEN.tolerance(case, kind)
     if kind == "torch-refuses" and case.op.startswith("max_unpool"):
         arrays.setdefault("indices", np.zeros(case.shape, dtype=np.int64))

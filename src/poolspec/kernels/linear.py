@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import copy, device, dtype_name, namespace, to_compute, to_namespace
+from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
+from .chunked import as_table, axis_pass
 from .sums import gather_sum, slice_sum, slice_sum_t
 
 
@@ -84,6 +85,9 @@ class SeparableLinear:
         d = self.divisor
         if d is None:
             return y
+        if is_dask_array(y) and isinstance(d, Divisor):
+            d = d.chunked_like(y)  # built chunk by chunk from the per-axis factors: no task holds all of it
+            return _trunc_div(xp, y, d) if name.startswith("int") else y / d.astype(y.dtype)
         if name.startswith("int"):
             d = d if isinstance(d, int) else to_namespace(np.asarray(d), xp, y, dtype=y.dtype)
             return _trunc_div(xp, y, d)
@@ -95,6 +99,8 @@ class SeparableLinear:
 def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bool) -> Any:
     if plan is None:
         return x
+    if is_dask_array(x):  # chunk-local passes: no task reads more than a chunk and its halo
+        return axis_pass(x, axis, as_table(plan).transpose if transpose else plan, "sum")
     if isinstance(plan, SlicePlan):
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
     return gather_sum(xp, x, axis, plan.transpose if transpose else plan)
@@ -113,6 +119,25 @@ def _trunc_div(xp: Any, a: Any, b: Any) -> Any:
     return xp.where((r != 0) & ((a < 0) != (b < 0)), q + 1, q)
 
 
+class Divisor(np.ndarray):
+    """The divisor array, which remembers the per-axis factors it is the outer product of."""
+
+    factors: tuple[np.ndarray, ...] = ()
+
+    def chunked_like(self, y: Any) -> Any:
+        """The same integers as a Dask array chunked like ``y``'s trailing axes, from the small factors."""
+        import dask.array as da
+
+        n = len(self.factors)
+        lead = y.ndim - n
+        d = None
+        for i, f in enumerate(self.factors):
+            part = da.from_array(np.asarray(f, dtype=np.int64), chunks=(y.chunks[lead + i],))
+            part = part.reshape((-1,) + (1,) * (n - i - 1))
+            d = part if d is None else d * part
+        return d
+
+
 def outer_product(factors: list[np.ndarray]) -> np.ndarray | int:
     """The divisor array from per-axis factors; a plain int when it is uniform."""
     d = factors[0].astype(np.int64)
@@ -120,5 +145,7 @@ def outer_product(factors: list[np.ndarray]) -> np.ndarray | int:
         d = np.multiply.outer(d, f.astype(np.int64))
     if d.size and (d == d.flat[0]).all():
         return int(d.flat[0])
+    d = d.view(Divisor)
+    d.factors = tuple(np.asarray(f, dtype=np.int64) for f in factors)
     d.setflags(write=False)
     return d

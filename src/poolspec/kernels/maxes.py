@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, namespace, to_compute, to_namespace, writable_module
+from .._compat import device, dtype_name, is_dask_array, namespace, to_compute, to_namespace, writable_module
 from ..plans import windows
 from ..plans.windows import SlicePlan
+from .chunked import axis_pass
 from .sums import _at, full_like_axis, pad_axis
 
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
@@ -136,6 +137,9 @@ class MaxWindows:
             mod = writable_module(values)
             if mod is not None:
                 values = self._axis_max(mod, values, i, axis, lowest)
+                continue
+            if is_dask_array(values):
+                values = axis_pass(values, axis, plan, "max", lowest)
                 continue
             vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
             span = (plan.out - 1) * plan.stride + 1
@@ -380,6 +384,11 @@ class AdaptiveMaxWindows:
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         xp = namespace(x)
+        if not with_index and is_dask_array(x) and not self._empty_output and 0 not in x.shape:
+            values, lead = x, x.ndim - len(self.in_spatial)
+            for i in reversed(range(len(self.in_spatial))):
+                values = axis_pass(values, lead + i, self._plans()[i], "max", _lowest(xp, x))
+            return values, None
         if self._empty_output:
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
         lowest = _lowest(xp, x)

@@ -18,11 +18,13 @@ FLOATS = ("float16", "bfloat16", "float32", "float64")
 _ANTIALIAS = ("bilinear", "bicubic", "lanczos")
 
 
-def _scale(op: str, value: Any, n: int) -> tuple[float, ...]:
+def _scale(op: str, value: Any, n: int, mode: str = "") -> tuple[float, ...]:
     def one(v: Any) -> float:
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
             fail(op, "scale_factor", value, f"must be a float or a tuple of {n} floats", TypeError)
         f = float(v)
+        if mode == "area" and f == 0:
+            return f  # torch's area mode is adaptive pooling, which accepts an empty output
         if not math.isfinite(f) or f <= 0:
             fail(op, "scale_factor", value, "every entry must be finite and > 0")
         return f
@@ -97,7 +99,7 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
             fail(op, "size", size, "every entry must be > 0 (area, an adaptive average pool, also takes 0)")
         scales: tuple[float | None, ...] = (None,) * n
     else:
-        sfs = _scale(op, sf, n)
+        sfs = _scale(op, sf, n, mode)
         # torch: O = floor(float(L) * sf), in double precision
         out = tuple(int(math.floor(float(L) * f)) for L, f in zip(spatial, sfs))
         if any(o == 0 for o in out) and mode != "area":

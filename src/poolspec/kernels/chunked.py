@@ -1,0 +1,96 @@
+"""Chunk-local evaluation of per-axis plans on Dask arrays: the distributed path.
+
+The array-API kernels run on Dask unchanged, but their slices, ``take`` and stack/reshape steps let Dask
+build tasks that read whole rows of chunks. Here every axis is one pass that stays local: the outputs are
+split into groups (by the input chunk their first cell lies in, and at most an input chunk's length each);
+each group reads only the input range its taps reach (its chunk plus a halo), merged into one block, and
+applies the group's slice of the plan with the same NumPy kernels, so the values are those of the NumPy
+path bit for bit. A task's input is thus at most one chunk plus the halo along the axis being reduced.
+
+Used for the linear ops (avg, adaptive avg, lp's window sums, every interpolate mode, and their transposes)
+and for max pools without indices; the rest keeps the generic lazy path.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..plans.windows import GatherPlan, SlicePlan
+
+
+@lru_cache(maxsize=256)
+def as_table(plan: SlicePlan | GatherPlan) -> GatherPlan:
+    """Any axis plan as a gather table (index == length reads the padding cell)."""
+    if isinstance(plan, GatherPlan):
+        return plan
+    o = np.arange(plan.out, dtype=np.int64)
+    index = o[None, :] * plan.stride + np.asarray(plan.offsets, dtype=np.int64)[:, None] - plan.pad_left
+    index = np.where((index >= 0) & (index < plan.length), index, plan.length)
+    index.setflags(write=False)
+    return GatherPlan(plan.length, plan.out, index)
+
+
+def _groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """(first output, end output, first input cell, end input cell) per output group."""
+    L, O = table.length, table.out
+    valid = table.index < L
+    anchor = np.where(valid, table.index, L).min(axis=0)  # each output's first input cell
+    bounds = np.cumsum((0,) + chunks)
+    chunk_of = np.clip(np.searchsorted(bounds, anchor, side="right") - 1, 0, len(chunks) - 1)
+    limit = max(chunks)
+    groups = []
+    for c in range(len(chunks)):
+        outs = np.flatnonzero(chunk_of == c)
+        if outs.size == 0:
+            continue
+        a, b = int(outs[0]), int(outs[-1]) + 1
+        parts = -(-(b - a) // limit)
+        cuts = [a + (b - a) * i // parts for i in range(parts + 1)]
+        for a2, b2 in zip(cuts[:-1], cuts[1:]):
+            cells = table.index[:, a2:b2][valid[:, a2:b2]]
+            lo, hi = (int(cells.min()), int(cells.max()) + 1) if cells.size else (0, 1)
+            groups.append((a2, b2, lo, hi))
+    return groups
+
+
+def _local(table: GatherPlan, a: int, b: int, lo: int, hi: int) -> GatherPlan:
+    index = table.index[:, a:b]
+    index = np.where(index < table.length, index - lo, hi - lo)
+    index.setflags(write=False)
+    weight = None if table.weight is None else table.weight[:, a:b]
+    return GatherPlan(hi - lo, b - a, index, weight)
+
+
+def axis_pass(x: Any, axis: int, plan: SlicePlan | GatherPlan, reduce: str, fill: float | int = 0) -> Any:
+    """One axis of a plan applied to Dask array ``x``: ``reduce`` is "sum" (weighted taps, the padding cell
+    0) or "max" (NaN-propagating maximum over taps, the padding cell ``fill``)."""
+    import dask.array as da
+
+    from ..plans.windows import GatherPlan as _GP  # noqa: F401  (one table type in the closures)
+
+    table = as_table(plan)
+    pieces = []
+    for a, b, lo, hi in _groups(table, tuple(x.chunks[axis])):
+        local = _local(table, a, b, lo, hi)
+        block = x[(slice(None),) * axis + (slice(lo, hi),)].rechunk({axis: hi - lo})
+        chunks = block.chunks[:axis] + ((b - a),) + block.chunks[axis + 1:]
+        pieces.append(block.map_blocks(_apply, local, axis, reduce, fill, chunks=chunks, dtype=x.dtype))
+    return pieces[0] if len(pieces) == 1 else da.concatenate(pieces, axis=axis)
+
+
+def _apply(block: np.ndarray, table: GatherPlan, axis: int, reduce: str, fill: float | int) -> np.ndarray:
+    from .._compat import namespace
+    from .sums import gather_sum, pad_axis
+
+    xp = namespace(block)
+    if reduce == "sum":
+        return gather_sum(xp, block, axis, table)
+    padded = pad_axis(xp, block, axis, 0, 1, fill) if table.uses_padding_cell else block
+    out = None
+    for t in range(table.taps):
+        v = np.take(padded, table.index[t], axis=axis)
+        out = v if out is None else np.maximum(out, v, out=out)
+    return out
