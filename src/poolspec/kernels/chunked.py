@@ -35,7 +35,7 @@ def as_table(plan: SlicePlan | GatherPlan) -> GatherPlan:
 
 def _groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
     """(first output, end output, first input cell, end input cell) per output group."""
-    L, O = table.length, table.out
+    L = table.length
     valid = table.index < L
     anchor = np.where(valid, table.index, L).min(axis=0)  # each output's first input cell
     bounds = np.cumsum((0,) + chunks)
@@ -68,8 +68,6 @@ def axis_pass(x: Any, axis: int, plan: SlicePlan | GatherPlan, reduce: str, fill
     """One axis of a plan applied to Dask array ``x``: ``reduce`` is "sum" (weighted taps, the padding cell
     0) or "max" (NaN-propagating maximum over taps, the padding cell ``fill``)."""
     import dask.array as da
-
-    from ..plans.windows import GatherPlan as _GP  # noqa: F401  (one table type in the closures)
 
     table = as_table(plan)
     pieces = []
