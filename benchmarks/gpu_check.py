@@ -110,8 +110,7 @@ def bench() -> None:
             times.append(time.perf_counter() - t)
         return statistics.median(times)
 
-    ratios = []
-    for case in CASES:
+    def one(case: Any) -> tuple[float, float, float, float]:
         x = torch.randn(case.shape, device="cuda")
         mine, peer = getattr(poolspec, case.op), getattr(F, case.op)
         gy = torch.ones_like(peer(x, **case.args))
@@ -120,8 +119,12 @@ def bench() -> None:
             xr = x.detach().requires_grad_(True)
             return torch.autograd.grad(fn(xr, **case.args), xr, gy)
 
-        t = [median(lambda: mine(x, **case.args)), median(lambda: peer(x, **case.args)),
-             median(lambda: fb(mine)), median(lambda: fb(peer))]
+        return (median(lambda: mine(x, **case.args)), median(lambda: peer(x, **case.args)),
+                median(lambda: fb(mine)), median(lambda: fb(peer)))
+
+    ratios = []
+    for case in CASES:
+        t = one(case)
         ratios.append((t[0] / t[1], t[2] / t[3]))
         print(f"{case.key:<36} fwd {t[0] * 1e3:7.3f} ms vs {t[1] * 1e3:7.3f} ms ({t[0] / t[1]:5.2f})  "
               f"fwd+bwd {t[2] * 1e3:7.3f} ms vs {t[3] * 1e3:7.3f} ms ({t[2] / t[3]:5.2f})", flush=True)
