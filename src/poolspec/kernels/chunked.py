@@ -38,6 +38,9 @@ def _groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, 
     L = table.length
     valid = table.index < L
     anchor = np.where(valid, table.index, L).min(axis=0)  # each output's first input cell
+    # an output that reads no cell (a transposed table's unread cell) joins its predecessor's group;
+    # the running maximum keeps the groups contiguous
+    anchor = np.maximum.accumulate(np.where(valid.any(axis=0), anchor, 0))
     bounds = np.cumsum((0,) + chunks)
     chunk_of = np.clip(np.searchsorted(bounds, anchor, side="right") - 1, 0, len(chunks) - 1)
     limit = max(chunks)
