@@ -7,11 +7,12 @@ k-fold stacked temporaries.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, to_namespace, writable_module
+from .._compat import device, dtype_name, namespace, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 
 
@@ -114,27 +115,10 @@ def _run_taps(xp: Any, x: Any, axis: int, run: Run, r: int) -> Any:
     """(slice of x, weight) for each sliced tap of phase r; weights in x's dtype, as the take path's."""
     host = np.dtype(dtype_name(xp, x.dtype)) if run.weights is not None else None
     span = run.step * (run.count - 1) + 1
-    trailing = x.ndim - axis - 1
     for t, s in enumerate(run.first[r]):
         part = x[_at(axis, slice(s, s + span, run.step))]
-        w = None if run.weights is None else run.weights[r][t]
-        if isinstance(w, np.ndarray):
-            w = _weights_on(xp, x, run, (r, t), w.reshape((-1,) + (1,) * trailing))
-        elif w is not None:
-            w = float(host.type(w))
+        w = None if run.weights is None else float(host.type(run.weights[r][t]))  # rounded as take's
         yield part, w
-
-
-def _weights_on(xp: Any, x: Any, run: Run, key: tuple[int, int], host: np.ndarray) -> Any:
-    """A run's weight vector in x's namespace, dtype and device; kept on the run for NumPy, CuPy and torch
-    (under JAX's tracing it is a fresh constant each time)."""
-    if writable_module(x) is None:
-        return to_namespace(host, xp, x, dtype=x.dtype)
-    cache_key = (key, type(x).__module__, str(x.dtype), str(device(x)), host.shape)
-    got = run.cache.get(cache_key)
-    if got is None:
-        got = run.cache[cache_key] = to_namespace(host, xp, x, dtype=x.dtype)
-    return got
 
 
 def _run_functional(xp: Any, x: Any, axis: int, run: Run) -> Any:
@@ -178,16 +162,40 @@ def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: 
             mod.add(view, take_sum(xp, padded, axis, tap, padded=True), out=view)
 
 
+_DEVICE_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _on_device(plan: GatherPlan, what: str, t: int, x: Any, shape: Any, dtype: Any = None) -> Any:
+    """Row t of a plan's index or weight table in x's namespace and device, kept per plan for NumPy, CuPy
+    and torch (a JAX trace or a Dask graph gets a fresh constant)."""
+    xp = namespace(x)
+    host = shape(getattr(plan, what)[t])
+    if writable_module(x) is None:
+        return to_namespace(host, xp, x, dtype=dtype)
+    copies = _DEVICE_COPIES.setdefault(plan, {})
+    key = (what, t, host.shape, type(x).__module__, str(x.dtype if dtype is not None else ""), str(device(x)))
+    got = copies.get(key)
+    if got is None:
+        got = copies[key] = to_namespace(host, xp, x, dtype=dtype)
+    return got
+
+
 def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False) -> Any:
     if plan.uses_padding_cell and not padded:  # padded: x already ends in the zero cell
         x = pad_axis(xp, x, axis, 0, 1)
     trailing = x.ndim - axis - 1
     mod = writable_module(x)
+    # torch's index_select along the last axis is several times slower than gather with a broadcast index
+    last = mod is not None and mod.__name__ == "torch" and trailing == 0 and x.ndim > 1
     acc = None
     for t in range(plan.taps):
-        part = xp.take(x, to_namespace(plan.index[t], xp, x), axis=axis)
+        if last:
+            index = _on_device(plan, "index", t, x, lambda h: h)
+            part = mod.gather(x, axis, index.expand(tuple(x.shape[:-1]) + (plan.out,)))
+        else:
+            part = xp.take(x, _on_device(plan, "index", t, x, lambda h: h), axis=axis)
         if plan.weight is not None:
-            w = to_namespace(plan.weight[t].reshape((-1,) + (1,) * trailing), xp, x, dtype=x.dtype)
+            w = _on_device(plan, "weight", t, x, lambda h: h.reshape((-1,) + (1,) * trailing), dtype=x.dtype)
             part = part * w
         if acc is None:
             acc = part
