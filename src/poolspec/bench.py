@@ -57,10 +57,31 @@ CASES = [
     BenchCase("11 bilinear 512 -> 1024", "interpolate", (1, 3, 512, 512), dict(size=(1024, 1024), mode="bilinear",
                                                                               align_corners=False)),
 ]
-# four sizes per case at 1x, 2x, 4x and 16x the elements of the first (spatial sizes; channels fixed)
-SCALE_CASES = {"1": [(8, 64, 56, 56), (8, 64, 112, 56), (8, 64, 112, 112), (8, 64, 224, 224)],
-               "8": [(8, 64, 28, 28), (8, 64, 56, 28), (8, 64, 56, 56), (8, 64, 112, 112)],
-               "11": [(1, 3, 256, 256), (1, 3, 512, 256), (1, 3, 512, 512), (1, 3, 1024, 1024)]}
+# four sizes per case at 1x, 2x, 4x and 16x the elements of the benchmark case (spatial sizes grow; all of
+# them past the caches, so the slope measures the kernels and not the memory hierarchy)
+SCALE_CASES = {"1": [(8, 64, 112, 112), (8, 64, 224, 112), (8, 64, 224, 224), (8, 64, 448, 448)],
+               "8": [(8, 64, 56, 56), (8, 64, 112, 56), (8, 64, 112, 112), (8, 64, 224, 224)],
+               "11": [(1, 3, 512, 512), (1, 3, 1024, 512), (1, 3, 1024, 1024), (1, 3, 2048, 2048)]}
+
+
+def forward_time(name: str, case: BenchCase, repeat: int) -> float:
+    """The median time of poolspec's forward alone on one backend (the scale sweep)."""
+    import poolspec
+
+    fn = getattr(poolspec, case.op)
+    x = np.random.default_rng(1).standard_normal(case.shape).astype(np.float32)
+    if name == "torch":
+        import torch
+
+        t = torch.from_numpy(x)
+        return _median_time(lambda: fn(t, **case.args), repeat)
+    if name == "jax":
+        import jax
+
+        f = jax.jit(lambda a: fn(a, **case.args))
+        a = jax.numpy.asarray(x)
+        return _median_time(lambda: f(a).block_until_ready(), repeat)
+    return _median_time(lambda: fn(x, **case.args), repeat)
 
 
 def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> float:
@@ -298,12 +319,13 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool = True) -> dict[str, Any]:
+def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool = True,
+        cases: bool = True) -> dict[str, Any]:
     results: dict[str, Any] = {"environment": environment(), "cases": [], "scale": {}, "summary": {}}
-    cases = CASES[:3] if quick else CASES
+    chosen = [] if not cases else CASES[:3] if quick else CASES
     for name in backends:
         runner = RUNNERS[name]()
-        for case in cases:
+        for case in chosen:
             peer = runner.peer(case)[0] if hasattr(runner, "peer") else "onnx.reference / skimage"
             t = runner.timings(case, repeat)
             row = {"backend": name, "case": case.key, "peer": peer, **t}
@@ -332,7 +354,7 @@ def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool =
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))
-                times = [runner.timings(_scaled(case, s), 3)["fwd_mine"] for s in shapes]
+                times = [forward_time(name, _scaled(case, s), max(repeat, 5)) for s in shapes]
                 sizes = [math.prod(s) for s in shapes]
                 results["scale"][f"{name} case {key}"] = {"elements": sizes, "seconds": times,
                                                           "slope": _slope(sizes, times)}
@@ -390,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
+    parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
     parser.add_argument("--json", default=None)
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
@@ -397,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
               else [b for b in RUNNERS if b == "numpy" or importlib.util.find_spec(b)])
     env = environment()
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale)
+    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
