@@ -181,3 +181,26 @@ def test_eight_threads_agree_with_serial_calls():
             if key not in serial:
                 serial[key] = np.asarray(getattr(poolspec, op)(_data(shape, seed=seed), **args))
             np.testing.assert_array_equal(y, serial[key])
+
+
+def test_jax_without_64_bit_mode_gives_int32_indices_quietly():
+    jax = pytest.importorskip("jax")
+    import warnings
+
+    x_host = _data((1, 2, 6, 6)).astype(np.float32)
+    want_values, want_idx = poolspec.max_pool2d(x_host, 2, return_indices=True)
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "int64 truncated to int32" notes
+            x = jax.numpy.asarray(x_host)
+            values, idx = poolspec.max_pool2d(x, 2, return_indices=True)
+            back = poolspec.max_unpool2d(values, idx, 2)
+            _, amax_idx = poolspec.adaptive_max_pool2d(x, 4, return_indices=True)
+        assert idx.dtype == jax.numpy.int32 and amax_idx.dtype == jax.numpy.int32
+        np.testing.assert_array_equal(np.asarray(idx), want_idx)
+        np.testing.assert_array_equal(np.asarray(values), want_values)
+        np.testing.assert_array_equal(np.asarray(back), poolspec.max_unpool2d(want_values, want_idx, 2))
+    finally:
+        jax.config.update("jax_enable_x64", previous)

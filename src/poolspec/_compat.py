@@ -121,6 +121,17 @@ def writable_module(x: Any) -> Any:
     return None
 
 
+def index_dtype(xp: Any, like: Any) -> Any:
+    """int64, torch's index dtype - except on JAX without 64-bit mode, whose widest integer is int32 (asking
+    for int64 there only earns a warning and an int32)."""
+    if is_jax_array(like):
+        import jax
+
+        if not jax.config.jax_enable_x64:
+            return xp.int32
+    return xp.int64
+
+
 def copy(xp: Any, x: Any) -> Any:
     """A new array equal to ``x`` (torch's ``clone`` keeps it out of torch.asarray's requires_grad rule)."""
     return x.clone() if is_torch_array(x) else xp.asarray(x, copy=True)

@@ -15,7 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, is_dask_array, namespace, to_compute, to_namespace, writable_module
+from .._compat import (
+    device,
+    dtype_name,
+    index_dtype,
+    is_dask_array,
+    namespace,
+    to_compute,
+    to_namespace,
+    writable_module,
+)
 from ..plans import windows
 from ..plans.windows import SlicePlan
 from .chunked import axis_pass
@@ -120,7 +129,7 @@ class MaxWindows:
                     f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
                     f = f if fp is None else fp[sl] + f
                     if idx is None:
-                        idx = xp.zeros(tuple(v.shape), dtype=xp.int64, **_device_kw(v))
+                        idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
                     idx = xp.where(upd, f, idx)
             values, flat = m, idx
         return values, flat
@@ -417,7 +426,7 @@ class AdaptiveMaxWindows:
                     f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
                     f = f if fp is None else xp.take(fp, where, axis=axis) + f
                     if idx is None:
-                        idx = f + xp.zeros(tuple(v.shape), dtype=xp.int64, **_device_kw(v))
+                        idx = f + xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
                     else:
                         idx = xp.where(upd, f, idx)
             values, flat = m, idx

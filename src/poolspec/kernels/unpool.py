@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, namespace
+from .._compat import device, index_dtype, namespace
 
 
 def _kw(x: Any) -> dict[str, Any]:
@@ -37,8 +37,8 @@ class Unpool:
 
     def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
         m, p = self._sizes
-        flat = xp.reshape(xp.astype(idx, xp.int64), (-1,))
-        plane = xp.arange(flat.shape[0], dtype=xp.int64, **_kw(idx)) // m
+        flat = xp.reshape(xp.astype(idx, index_dtype(xp, idx)), (-1,))
+        plane = xp.arange(flat.shape[0], dtype=index_dtype(xp, idx), **_kw(idx)) // m
         # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
         # so it can never land in a neighbouring plane
         keys = xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
@@ -53,7 +53,7 @@ class Unpool:
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **_kw(x))
         _, order, ordered = self._keys(xp, idx)
-        cells = xp.arange(planes * p, dtype=xp.int64, **_kw(x))
+        cells = xp.arange(planes * p, dtype=index_dtype(xp, x), **_kw(x))
         last = xp.searchsorted(ordered, cells, side="right") - 1
         last = xp.where(last < 0, xp.zeros_like(last), last)
         hit = xp.take(ordered, last) == cells
@@ -70,7 +70,7 @@ class Unpool:
             return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **_kw(gy))
         keys, order, ordered = self._keys(xp, idx)
         last = xp.searchsorted(ordered, keys, side="right") - 1
-        own = xp.arange(keys.shape[0], dtype=xp.int64, **_kw(gy))
+        own = xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **_kw(gy))
         inside = keys >= 0
         winner = (xp.take(order, last) == own) & inside
         safe = xp.where(inside, keys, xp.zeros_like(keys))
