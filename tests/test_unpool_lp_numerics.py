@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import poolspec
+from poolspec.conformance.catalogue import unpool_indices
 
 from cases import Case, lp_grid, lp_random, unpool_grid, unpool_random
 
@@ -69,15 +70,7 @@ def _unpool_inputs(case: Case) -> tuple[np.ndarray, np.ndarray, dict, tuple[int,
     if kind != "pool":
         x = rng.standard_normal(x.shape)
         planes, m = int(np.prod(x.shape[:-n])), math.prod(x.shape[-n:])
-        flat = np.empty((planes, m), dtype=np.int64)
-        for row in flat:
-            if kind == "permutation" and size >= m:
-                row[:] = rng.permutation(size)[:m]
-            else:
-                row[:] = rng.integers(0, max(size, 1), m)
-                if m > 1:
-                    row[-1] = row[0]  # at least one duplicate per plane
-        idx = flat.reshape(x.shape)
+        idx = unpool_indices(rng, kind, planes, m, size).reshape(x.shape)
     return x, idx, args, out_spatial
 
 

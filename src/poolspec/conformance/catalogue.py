@@ -628,6 +628,20 @@ def _as(x: np.ndarray, dtype: str) -> np.ndarray:
     return np.asarray(x).astype(dtype)
 
 
+def unpool_indices(rng: np.random.Generator, kind: str, planes: int, m: int, size: int) -> np.ndarray:
+    """(planes, m) int64 indices into an unpool plane of ``size`` cells: distinct per plane ("permutation",
+    where the plane is large enough), else uniform with at least one duplicate per plane."""
+    flat = np.empty((planes, m), dtype=np.int64)
+    for row in flat:
+        if kind == "permutation" and size >= m:
+            row[:] = rng.permutation(size)[:m]
+        else:
+            row[:] = rng.integers(0, max(size, 1), m)
+            if m > 1:
+                row[-1] = row[0]  # at least one duplicate per plane
+    return flat
+
+
 def _unpool_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Values shaped as max_pool's output on the case's shape and int64 indices into the unpool output: from a
     max pool of tie-free data ("pool"), distinct per plane ("permutation"), or with duplicates."""
@@ -654,15 +668,7 @@ def _unpool_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.n
         data = rng.permutation(math.prod(case.shape)).reshape(case.shape).astype(np.float64)
         _, idx = pool(data, args["kernel_size"], args.get("stride"), args.get("padding", 0), return_indices=True)
     else:
-        flat = np.empty((planes, m), dtype=np.int64)
-        for row in flat:
-            if kind == "permutation" and size >= m:
-                row[:] = rng.permutation(size)[:m]
-            else:
-                row[:] = rng.integers(0, max(size, 1), m)
-                if m > 1:
-                    row[-1] = row[0]  # at least one duplicate per plane
-        idx = flat.reshape(lead + pooled)
+        idx = unpool_indices(rng, kind, planes, m, size).reshape(lead + pooled)
     x = rng.standard_normal(lead + pooled)
     if case.dtype.startswith("int"):
         x = np.round(x * 4)

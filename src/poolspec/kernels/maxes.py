@@ -8,6 +8,7 @@ the same values and flat indices: ties go to the first maximum, a NaN wins (the 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -43,6 +44,22 @@ def _lowest(xp: Any, x: Any) -> float | int:
 def _device_kw(x: Any) -> dict[str, Any]:
     dev = device(x)
     return {} if dev is None else {"device": dev}
+
+
+@functools.lru_cache(maxsize=1024)
+def tap_ranges(L: int, O: int, k: int, s: int, p: int, d: int) -> tuple[tuple[int, int, int, slice], ...]:
+    """Per tap (t, lo, hi, cells): the outputs [lo, hi) whose tap t is inside the input, and the strided
+    slice of input cells they read; taps that only ever read padding are left out."""
+    coords = windows.tap_coords(L, O, k, s, p, d)
+    inside = (coords >= 0) & (coords < L)
+    out = []
+    for t in range(k):
+        outs = np.flatnonzero(inside[t])
+        if outs.size:
+            lo, hi = int(outs[0]), int(outs[-1]) + 1
+            c0 = int(coords[t, lo])
+            out.append((t, lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
+    return tuple(out)
 
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
@@ -159,20 +176,8 @@ class MaxWindows:
             values = m
         return values
 
-    def _ranges(self, i: int) -> list[tuple[int, int, int, slice]]:
-        """Per tap (t, lo, hi, cells): the outputs [lo, hi) whose tap t is inside the input, and the
-        strided slice of input cells they read; taps that only ever read padding are left out."""
-        L, O, k, s, p, d = self._axes()[i]
-        coords = windows.tap_coords(L, O, k, s, p, d)
-        inside = (coords >= 0) & (coords < L)
-        out = []
-        for t in range(k):
-            outs = np.flatnonzero(inside[t])
-            if outs.size:
-                lo, hi = int(outs[0]), int(outs[-1]) + 1
-                c0 = int(coords[t, lo])
-                out.append((t, lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
-        return out
+    def _ranges(self, i: int) -> tuple[tuple[int, int, int, slice], ...]:
+        return tap_ranges(*self._axes()[i])
 
     def _axis_max(self, mod: Any, values: Any, i: int, axis: int, lowest: float | int) -> Any:
         """The maximum over one axis's taps into a fresh buffer: taps that reach into padding update only
