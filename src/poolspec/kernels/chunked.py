@@ -33,7 +33,7 @@ def as_table(plan: SlicePlan | GatherPlan) -> GatherPlan:
     return GatherPlan(plan.length, plan.out, index)
 
 
-def _groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+def groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
     """(first output, end output, first input cell, end input cell) per output group."""
     L = table.length
     valid = table.index < L
@@ -59,7 +59,7 @@ def _groups(table: GatherPlan, chunks: tuple[int, ...]) -> list[tuple[int, int, 
     return groups
 
 
-def _local(table: GatherPlan, a: int, b: int, lo: int, hi: int) -> GatherPlan:
+def local_table(table: GatherPlan, a: int, b: int, lo: int, hi: int) -> GatherPlan:
     index = table.index[:, a:b]
     index = np.where(index < table.length, index - lo, hi - lo)
     index.setflags(write=False)
@@ -74,8 +74,8 @@ def axis_pass(x: Any, axis: int, plan: SlicePlan | GatherPlan, reduce: str, fill
 
     table = as_table(plan)
     pieces = []
-    for a, b, lo, hi in _groups(table, tuple(x.chunks[axis])):
-        local = _local(table, a, b, lo, hi)
+    for a, b, lo, hi in groups(table, tuple(x.chunks[axis])):
+        local = local_table(table, a, b, lo, hi)
         block = x[(slice(None),) * axis + (slice(lo, hi),)].rechunk({axis: hi - lo})
         chunks = block.chunks[:axis] + ((b - a),) + block.chunks[axis + 1:]
         pieces.append(block.map_blocks(_apply, local, axis, reduce, fill, chunks=chunks, dtype=x.dtype))

@@ -6,14 +6,16 @@ avg_pool (every flag), adaptive_avg_pool and lp_pool's inner sum are all of this
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace
+from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace, writable_module
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
-from .chunked import as_table, axis_pass
+from .chunked import as_table, axis_pass, groups, local_table
 from .sums import gather_sum, slice_sum, slice_sum_t
 
 
@@ -42,6 +44,38 @@ class SeparableLinear:
         return 0 in self.out_spatial or 0 in self.in_spatial
 
     def apply(self, x: Any) -> Any:
+        return _blocked(self._apply, x, self.in_spatial, self.out_spatial, self._row_plan(False))
+
+    def transpose(self, g: Any) -> Any:
+        return _blocked(self._transpose, g, self.out_spatial, self.in_spatial, self._row_plan(True))
+
+    def _row_plan(self, transpose: bool) -> Any:
+        """For planes too large for the caches: ``rows(x, out)`` fills ``out`` a group of outermost-axis
+        output rows at a time, each group from only the input rows it reads, so no intermediate is more than
+        a few rows tall. Only where that is bit-identical to the whole-plane pass: a gather plan outermost
+        (its local tables add the same products in the same order) and no divisor (interpolation)."""
+        if len(self.axes) < 2 or not isinstance(self.axes[0], GatherPlan) or self.divisor is not None:
+            return None
+        plan = self.axes[0]
+        table = plan.transpose if transpose else plan
+        inner = self.axes[1:]
+
+        def rows(x: Any, out: Any, budget: int) -> bool:
+            xp = namespace(x)
+            if to_compute(xp, x) is not x:
+                return False
+            lead = x.ndim - len(self.axes)
+            per_row = max(math.prod(x.shape[lead + 1:]), math.prod(out.shape[lead + 1:])) * x.dtype.itemsize
+            for a, b, lo, hi, local in _row_groups(table, max(1, budget // per_row)):
+                work = x[_axis_at(lead, slice(lo, hi))]
+                for i in reversed(range(len(inner))):
+                    work = _apply_axis(xp, work, lead + 1 + i, inner[i], transpose)
+                out[_axis_at(lead, slice(a, b))] = gather_sum(xp, work, lead, local)
+            return True
+
+        return rows
+
+    def _apply(self, x: Any) -> Any:
         xp = namespace(x)
         name = dtype_name(xp, x.dtype)
         work = to_compute(xp, x)
@@ -57,7 +91,7 @@ class SeparableLinear:
             return copy(xp, x)
         return work if work.dtype == x.dtype else xp.astype(work, x.dtype)
 
-    def transpose(self, g: Any) -> Any:
+    def _transpose(self, g: Any) -> Any:
         xp = namespace(g)
         name = dtype_name(xp, g.dtype)
         if self.empty:
@@ -94,6 +128,60 @@ class SeparableLinear:
         if isinstance(d, (int, float)):
             return y / float(d)
         return y / to_namespace(np.asarray(d, dtype=np.float64), xp, y, dtype=y.dtype)
+
+
+# Bytes of the largest array one leading block may produce. A whole-array axis pass streams every
+# intermediate through memory, and past glibc's mmap threshold (32 MiB) each fresh intermediate also
+# pays a page fault per 4 KiB on every call; blocks this size stay in the caches and reuse freed heap.
+_BLOCK_BYTES = 1 << 23
+
+
+def _blocked(fn: Any, x: Any, in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], rows: Any) -> Any:
+    """``fn(x)`` computed block by block over x's leading (batch, channel) axes into one output, on CPU
+    backends that can write in place; a single call elsewhere (GPUs want one big launch; JAX and Dask
+    have their own schedulers) and where x is small. Where one plane alone is too large, ``rows`` (if not
+    None) cuts it further along the outermost spatial axis."""
+    mod = writable_module(x)
+    n = len(in_spatial)
+    lead = tuple(x.shape[: x.ndim - n])
+    if mod is None or not lead or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy":
+        return fn(x)
+    stages = [math.prod(in_spatial[:k]) * math.prod(out_spatial[k:]) for k in range(n + 1)]
+    per_slice = max(stages) * max(x.dtype.itemsize, 4)  # half computes in float32
+    if math.prod(lead) * per_slice <= 2 * _BLOCK_BYTES or 0 in lead:
+        return fn(x)
+    # split at the outermost leading axis one index of which fits; as many of its indices per block as fit
+    j = next((j for j in range(len(lead)) if math.prod(lead[j + 1:]) * per_slice <= _BLOCK_BYTES), len(lead) - 1)
+    step = max(1, _BLOCK_BYTES // (math.prod(lead[j + 1:]) * per_slice))
+    kw = {"device": x.device} if mod.__name__ == "torch" else {}
+    if rows is not None and per_slice > 2 * _BLOCK_BYTES:
+        out = mod.empty(lead + tuple(out_spatial), dtype=x.dtype, **kw)
+        for at in np.ndindex(*lead):
+            at = tuple(slice(i, i + 1) for i in at)
+            if not rows(x[at], out[at], _BLOCK_BYTES):
+                return fn(x)
+        return out
+    out = None
+    for outer in np.ndindex(*lead[:j]):
+        for start in range(0, lead[j], step):
+            at = tuple(slice(i, i + 1) for i in outer) + (slice(start, min(start + step, lead[j])),)
+            y = fn(x[at])
+            if out is None:
+                out = mod.empty(lead + tuple(y.shape[len(lead):]), dtype=y.dtype, **kw)
+            out[at] = y
+    return out
+
+
+def _axis_at(axis: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * axis + (index, ...)
+
+
+@lru_cache(maxsize=256)
+def _row_groups(table: GatherPlan, rows: int) -> list[tuple[int, int, int, int, GatherPlan]]:
+    """(first output, end output, first input row, end input row, local table) for groups of at most
+    ``rows`` outputs, each group anchored in one ``rows``-tall band of the input."""
+    chunks = (rows,) * (table.length // rows) + ((table.length % rows,) if table.length % rows else ())
+    return [(a, b, lo, hi, local_table(table, a, b, lo, hi)) for a, b, lo, hi in groups(table, chunks or (1,))]
 
 
 def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bool) -> Any:
