@@ -11,15 +11,18 @@ import pytest
 import poolspec
 from poolspec import conformance
 from poolspec._compat import writable_module
-from poolspec.kernels import linear
+from poolspec.kernels import blocks, linear, maxes
 
-LINEAR_OPS = [f"{f}{d}d" for f in ("avg_pool", "adaptive_avg_pool", "lp_pool") for d in (1, 2, 3)] + ["interpolate"]
+BLOCKED_OPS = [f"{f}{d}d" for f in ("avg_pool", "adaptive_avg_pool", "lp_pool", "max_pool") for d in (1, 2, 3)]
+BLOCKED_OPS.append("interpolate")
 
 CALLS = [
     ("avg_pool2d", (3, 5, 17, 13), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
     ("avg_pool3d", (2, 3, 7, 9, 6), dict(kernel_size=2, ceil_mode=True)),
     ("adaptive_avg_pool2d", (2, 4, 19, 11), dict(output_size=(5, 7))),
     ("lp_pool2d", (2, 3, 12, 10), dict(norm_type=2.0, kernel_size=3, stride=2)),
+    ("max_pool2d", (3, 4, 17, 15), dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool3d", (2, 3, 9, 8, 7), dict(kernel_size=(2, 3, 2), dilation=(1, 2, 1), ceil_mode=True)),
     ("interpolate", (2, 3, 21, 17), dict(scale_factor=2, mode="bilinear")),
     ("interpolate", (1, 2, 40, 33), dict(size=(29, 50), mode="bicubic", antialias=True)),
     ("interpolate", (1, 1, 64, 48), dict(size=(160, 17), mode="bicubic", align_corners=True)),
@@ -38,21 +41,25 @@ def _writable(backend) -> None:
 def _both(monkeypatch, fn):
     """fn() with blocks of 64 bytes, then with blocking off; and how many blocks and row bands ran."""
     seen = {"blocks": 0, "bands": 0}
-    apply, rows = linear.SeparableLinear._apply, linear._row_groups
+    rows, block = linear._row_groups, blocks.blocked
 
-    def counted_apply(self, x):
-        seen["blocks"] += 1
-        return apply(self, x)
+    def counted_blocked(fn, arrays, *args, **kwargs):
+        def counted(*a):
+            seen["blocks"] += 1
+            return fn(*a)
+        return block(counted, arrays, *args, **kwargs)
 
     def counted_rows(table, n):
         seen["bands"] += 1
         return rows(table, n)
 
-    monkeypatch.setattr(linear.SeparableLinear, "_apply", counted_apply)
+    monkeypatch.setattr(linear, "blocked", counted_blocked)
+    monkeypatch.setattr(maxes, "blocked", counted_blocked)
     monkeypatch.setattr(linear, "_row_groups", counted_rows)
-    monkeypatch.setattr(linear, "_BLOCK_BYTES", 64)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(blocks, "WHOLE_BYTES", 0)
     small = fn()
-    monkeypatch.setattr(linear, "_BLOCK_BYTES", 1 << 60)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1 << 60)
     return small, fn(), seen
 
 
@@ -68,6 +75,10 @@ def test_blocks_change_no_bit(backend, monkeypatch, op, shape, args, dtype):
     x = backend.asarray(a)
     fwd, fwd_whole, seen = _both(monkeypatch, lambda: backend.to_numpy(getattr(poolspec, op)(x, **args)))
     assert fwd.tobytes() == fwd_whole.tobytes()
+    if op.startswith("max_pool"):
+        run = lambda: tuple(map(backend.to_numpy, getattr(poolspec, op)(x, **args, return_indices=True)))  # noqa: E731
+        (v, i), (v_whole, i_whole), _ = _both(monkeypatch, run)
+        assert v.tobytes() == v_whole.tobytes() and i.tobytes() == i_whole.tobytes()
     assert seen["blocks"] > 1 or seen["bands"] > 0, "the blocked path did not run"
     g = backend.asarray(rng.standard_normal(fwd.shape).astype(dtype))
     back = getattr(poolspec, f"{op}_backward")
@@ -86,7 +97,8 @@ def test_row_bands_run_on_one_large_plane(backend, monkeypatch):
 
 def test_reference_vectors_pass_with_tiny_blocks(backend, monkeypatch):
     _writable(backend)
-    monkeypatch.setattr(linear, "_BLOCK_BYTES", 64)
-    report = conformance.run(backend.name, ops=LINEAR_OPS)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 64)
+    monkeypatch.setattr(blocks, "WHOLE_BYTES", 0)
+    report = conformance.run(backend.name, ops=BLOCKED_OPS)
     assert report.passed, report.table()
-    assert sum(r.status == "pass" for r in report.results) > 900
+    assert sum(r.status == "pass" for r in report.results) > 1000

@@ -121,6 +121,47 @@ def writable_module(x: Any) -> Any:
     return None
 
 
+def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool = False) -> Any:
+    """A fresh output buffer of ``mod`` (numpy, cupy or torch) on ``like``'s device.
+
+    Large torch CPU buffers get transparent-huge-page advice before their first touch, as NumPy gives its
+    own: otherwise every 4 KiB of a fresh buffer costs a page fault, which on a VM takes longer than the
+    kernel's writes (a 200 MB fill: 71 ms with 4 KiB faults, 13 ms with huge pages, on the CI VM).
+    """
+    if mod.__name__ != "torch":
+        return (mod.zeros if zero else mod.empty)(shape, dtype=dtype)
+    out = mod.empty(shape, dtype=dtype, device=like.device)
+    if like.device.type == "cpu" and out.numel() * out.element_size() >= _HUGE:
+        _advise_huge(out.data_ptr(), out.numel() * out.element_size())
+    return out.zero_() if zero else out
+
+
+_HUGE = 1 << 22  # NumPy's threshold for the same advice
+_MADV_HUGEPAGE = 14
+_madvise: Any = None
+
+
+def _advise_huge(address: int, nbytes: int) -> None:
+    global _madvise
+    if _madvise is None:
+        _madvise = False
+        try:
+            import ctypes
+            import sys
+
+            if sys.platform.startswith("linux"):
+                libc = ctypes.CDLL(None, use_errno=True)
+                libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+                _madvise = libc.madvise
+        except (OSError, AttributeError):
+            pass
+    if _madvise:
+        start = -(-address // (1 << 21)) << 21  # whole 2 MiB pages inside the buffer only
+        stop = ((address + nbytes) >> 21) << 21
+        if stop > start:
+            _madvise(start, stop - start, _MADV_HUGEPAGE)  # advice only: a refusal changes nothing
+
+
 def index_dtype(xp: Any, like: Any) -> Any:
     """int64, torch's index dtype - except on JAX without 64-bit mode, whose widest integer is int32 (asking
     for int64 there only earns a warning and an int32)."""

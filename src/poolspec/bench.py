@@ -57,15 +57,17 @@ CASES = [
     BenchCase("11 bilinear 512 -> 1024", "interpolate", (1, 3, 512, 512), dict(size=(1024, 1024), mode="bilinear",
                                                                               align_corners=False)),
 ]
-# four sizes per case at 1x, 2x, 4x and 16x the elements of the benchmark case (spatial sizes grow; all of
-# them past the caches, so the slope measures the kernels and not the memory hierarchy)
+# four sizes per case at 1x, 2x, 4x and 16x the elements of the benchmark case (spatial sizes grow). They
+# straddle the L3 and glibc's 32 MiB mmap threshold, past which every fresh buffer pays its page faults on
+# every call, so the native peer's slope at the same sizes is printed beside poolspec's.
 SCALE_CASES = {"1": [(8, 64, 112, 112), (8, 64, 224, 112), (8, 64, 224, 224), (8, 64, 448, 448)],
                "8": [(8, 64, 56, 56), (8, 64, 112, 56), (8, 64, 112, 112), (8, 64, 224, 224)],
                "11": [(1, 3, 512, 512), (1, 3, 1024, 512), (1, 3, 1024, 1024), (1, 3, 2048, 2048)]}
 
 
-def forward_time(name: str, case: BenchCase, repeat: int) -> float:
-    """The median time of poolspec's forward alone on one backend (the scale sweep)."""
+def forward_time(name: str, case: BenchCase, repeat: int) -> tuple[float, float | None]:
+    """Median times of poolspec's forward alone and of the native peer's (None on NumPy, whose reference
+    evaluator would take minutes at these sizes) on one backend: the scale sweep."""
     import poolspec
 
     fn = getattr(poolspec, case.op)
@@ -74,14 +76,16 @@ def forward_time(name: str, case: BenchCase, repeat: int) -> float:
         import torch
 
         t = torch.from_numpy(x)
-        return _median_time(lambda: fn(t, **case.args), repeat)
+        peer = TorchRunner().peer(case)[1]
+        return _median_time(lambda: fn(t, **case.args), repeat), _median_time(lambda: peer(t), repeat)
     if name == "jax":
         import jax
 
-        f = jax.jit(lambda a: fn(a, **case.args))
         a = jax.numpy.asarray(x)
-        return _median_time(lambda: f(a).block_until_ready(), repeat)
-    return _median_time(lambda: fn(x, **case.args), repeat)
+        f, g = jax.jit(lambda a: fn(a, **case.args)), jax.jit(JaxRunner().peer(case)[1])
+        return (_median_time(lambda: f(a).block_until_ready(), repeat),
+                _median_time(lambda: g(a).block_until_ready(), repeat))
+    return _median_time(lambda: fn(x, **case.args), repeat), None
 
 
 def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> float:
@@ -356,10 +360,16 @@ def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool =
                 case = next(c for c in CASES if c.key.startswith(key + " "))
                 times = [forward_time(name, _scaled(case, s), max(repeat, 5)) for s in shapes]
                 sizes = [math.prod(s) for s in shapes]
-                results["scale"][f"{name} case {key}"] = {"elements": sizes, "seconds": times,
-                                                          "slope": _slope(sizes, times)}
-                print(f"{name} case {key}: time vs elements slope {_slope(sizes, times):.3f} "
-                      f"({', '.join(f'{t * 1e3:.2f} ms' for t in times)})", flush=True)
+                mine = [t[0] for t in times]
+                row = {"elements": sizes, "seconds": mine, "slope": _slope(sizes, mine)}
+                line = f"{name} case {key}: time vs elements slope {row['slope']:.3f} " \
+                       f"({', '.join(f'{t * 1e3:.2f} ms' for t in mine)})"
+                if times[0][1] is not None:
+                    peer = [t[1] for t in times]
+                    row.update(peer_seconds=peer, peer_slope=_slope(sizes, peer))
+                    line += f"; native peer {row['peer_slope']:.3f} ({', '.join(f'{t * 1e3:.2f} ms' for t in peer)})"
+                results["scale"][f"{name} case {key}"] = row
+                print(line, flush=True)
     return results
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace, writable_module
+from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
+from .blocks import Rows, blocked
 from .chunked import as_table, axis_pass, groups, local_table
 from .sums import gather_sum, slice_sum, slice_sum_t
 
@@ -44,12 +45,14 @@ class SeparableLinear:
         return 0 in self.out_spatial or 0 in self.in_spatial
 
     def apply(self, x: Any) -> Any:
-        return _blocked(self._apply, x, self.in_spatial, self.out_spatial, self._row_plan(False))
+        return blocked(self._apply, (x,), len(self.in_spatial), _plane_cells(self.in_spatial, self.out_spatial),
+                       self._row_plan(False))
 
     def transpose(self, g: Any) -> Any:
-        return _blocked(self._transpose, g, self.out_spatial, self.in_spatial, self._row_plan(True))
+        return blocked(self._transpose, (g,), len(self.in_spatial), _plane_cells(self.out_spatial, self.in_spatial),
+                       self._row_plan(True))
 
-    def _row_plan(self, transpose: bool) -> Any:
+    def _row_plan(self, transpose: bool) -> Rows | None:
         """For planes too large for the caches: ``rows(x, out)`` fills ``out`` a group of outermost-axis
         output rows at a time, each group from only the input rows it reads, so no intermediate is more than
         a few rows tall. Only where that is bit-identical to the whole-plane pass: a gather plan outermost
@@ -73,7 +76,7 @@ class SeparableLinear:
                 out[_axis_at(lead, slice(a, b))] = gather_sum(xp, work, lead, local)
             return True
 
-        return rows
+        return rows, (self.in_spatial if transpose else self.out_spatial)
 
     def _apply(self, x: Any) -> Any:
         xp = namespace(x)
@@ -130,46 +133,9 @@ class SeparableLinear:
         return y / to_namespace(np.asarray(d, dtype=np.float64), xp, y, dtype=y.dtype)
 
 
-# Bytes of the largest array one leading block may produce. A whole-array axis pass streams every
-# intermediate through memory, and past glibc's mmap threshold (32 MiB) each fresh intermediate also
-# pays a page fault per 4 KiB on every call; blocks this size stay in the caches and reuse freed heap.
-_BLOCK_BYTES = 1 << 23
-
-
-def _blocked(fn: Any, x: Any, in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], rows: Any) -> Any:
-    """``fn(x)`` computed block by block over x's leading (batch, channel) axes into one output, on CPU
-    backends that can write in place; a single call elsewhere (GPUs want one big launch; JAX and Dask
-    have their own schedulers) and where x is small. Where one plane alone is too large, ``rows`` (if not
-    None) cuts it further along the outermost spatial axis."""
-    mod = writable_module(x)
-    n = len(in_spatial)
-    lead = tuple(x.shape[: x.ndim - n])
-    if mod is None or not lead or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy":
-        return fn(x)
-    stages = [math.prod(in_spatial[:k]) * math.prod(out_spatial[k:]) for k in range(n + 1)]
-    per_slice = max(stages) * max(x.dtype.itemsize, 4)  # half computes in float32
-    if math.prod(lead) * per_slice <= 2 * _BLOCK_BYTES or 0 in lead:
-        return fn(x)
-    # split at the outermost leading axis one index of which fits; as many of its indices per block as fit
-    j = next((j for j in range(len(lead)) if math.prod(lead[j + 1:]) * per_slice <= _BLOCK_BYTES), len(lead) - 1)
-    step = max(1, _BLOCK_BYTES // (math.prod(lead[j + 1:]) * per_slice))
-    kw = {"device": x.device} if mod.__name__ == "torch" else {}
-    if rows is not None and per_slice > 2 * _BLOCK_BYTES:
-        out = mod.empty(lead + tuple(out_spatial), dtype=x.dtype, **kw)
-        for at in np.ndindex(*lead):
-            at = tuple(slice(i, i + 1) for i in at)
-            if not rows(x[at], out[at], _BLOCK_BYTES):
-                return fn(x)
-        return out
-    out = None
-    for outer in np.ndindex(*lead[:j]):
-        for start in range(0, lead[j], step):
-            at = tuple(slice(i, i + 1) for i in outer) + (slice(start, min(start + step, lead[j])),)
-            y = fn(x[at])
-            if out is None:
-                out = mod.empty(lead + tuple(y.shape[len(lead):]), dtype=y.dtype, **kw)
-            out[at] = y
-    return out
+def _plane_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> int:
+    """The largest array one (batch, channel) plane passes through, innermost axis first."""
+    return max(math.prod(in_spatial[:k]) * math.prod(out_spatial[k:]) for k in range(len(in_spatial) + 1))
 
 
 def _axis_at(axis: int, index: Any) -> tuple[Any, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
+    buffer,
     device,
     dtype_name,
     index_dtype,
@@ -28,6 +29,7 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
+from .blocks import blocked
 from .chunked import axis_pass
 from .sums import _at, full_like_axis, pad_axis
 
@@ -64,7 +66,7 @@ def tap_ranges(L: int, O: int, k: int, s: int, p: int, d: int) -> tuple[tuple[in
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
     shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
-    return mod.empty(shape, dtype=dtype, **({"device": like.device} if mod.__name__ == "torch" else {}))
+    return buffer(mod, shape, dtype, like)
 
 
 def _fill_where(mod: Any, view: Any, mask: Any, value: int) -> None:
@@ -108,10 +110,18 @@ class MaxWindows:
 
     # -- forward -------------------------------------------------------------------------------------
 
+    @property
+    def _plane_cells(self) -> int:
+        return max(math.prod(self.in_spatial), math.prod(self.out_spatial))
+
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
-        xp = namespace(x)
+        n = len(self.in_spatial)
         if not with_index:
-            return self._values(xp, x), None
+            return blocked(lambda a: self._values(namespace(a), a), (x,), n, self._plane_cells, cell_bytes=8), None
+        return blocked(self._forward, (x,), n, self._plane_cells, cell_bytes=8)
+
+    def _forward(self, x: Any) -> tuple[Any, Any]:
+        xp = namespace(x)
         mod = writable_module(x)
         if mod is not None and 0 not in x.shape:
             return self._forward_writable(mod, xp, x)
@@ -142,12 +152,11 @@ class MaxWindows:
                     if floating:
                         upd = upd | xp.isnan(v)
                     m = xp.where(upd, v, m)
-                if with_index:
-                    f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
-                    f = f if fp is None else fp[sl] + f
-                    if idx is None:
-                        idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
-                    idx = xp.where(upd, f, idx)
+                f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
+                f = f if fp is None else fp[sl] + f
+                if idx is None:
+                    idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
+                idx = xp.where(upd, f, idx)
             values, flat = m, idx
         return values, flat
 
@@ -269,6 +278,9 @@ class MaxWindows:
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
+        return blocked(self._route, (g, idx), len(self.in_spatial), self._plane_cells, cell_bytes=8)
+
+    def _route(self, g: Any, idx: Any) -> Any:
         xp = namespace(g)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
         mod = writable_module(work)
@@ -296,7 +308,7 @@ class MaxWindows:
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
         finite = bool(mod.isfinite(g).all())  # then g * mask is exact and cheaper than a select
         shape = tuple(g.shape[:lead]) + self.in_spatial
-        grad = mod.zeros(shape, dtype=g.dtype, **({"device": g.device} if mod.__name__ == "torch" else {}))
+        grad = buffer(mod, shape, g.dtype, g, zero=True)
         per_axis = [{r[0]: r for r in self._ranges(i)} for i in range(n)]
         for taps in reversed(list(itertools.product(*(range(k) for k in self.kernel)))):
             if not all(t in per_axis[i] for i, t in enumerate(taps)):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, dtype_name, namespace, to_namespace, writable_module
+from .._compat import buffer, device, dtype_name, namespace, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 
 
@@ -99,12 +99,11 @@ def phase_sum(xp: Any, x: Any, axis: int, ph: Phases) -> Any:
                   for p in ph.pieces]
         return pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=axis)
     shape = tuple(x.shape[:axis]) + (ph.out,) + tuple(x.shape[axis + 1:])
-    kw = {"device": x.device} if mod.__name__ == "torch" else {}
-    out = mod.empty(shape, dtype=x.dtype, **kw)
+    out = buffer(mod, shape, x.dtype, x)
     padded = pad_axis(xp, x, axis, 0, 1) if ph.uses_padding_cell else x  # once for every gathered piece
     for piece in ph.pieces:
         if isinstance(piece, Run):
-            _run_into(mod, xp, x, padded, axis, piece, out, kw)
+            _run_into(mod, xp, x, padded, axis, piece, out)
         else:
             start, plan = piece
             out[_at(axis, slice(start, start + plan.out))] = take_sum(xp, padded, axis, plan, padded=True)
@@ -139,7 +138,7 @@ def _run_functional(xp: Any, x: Any, axis: int, run: Run) -> Any:
     return inner
 
 
-def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: Any, kw: dict[str, Any]) -> None:
+def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: Any) -> None:
     tmp = None
     for r in range(run.period):
         view = out[_at(axis, slice(run.start + r, run.stop, run.period))]
@@ -152,7 +151,7 @@ def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: 
                 continue
             if w is not None:
                 if tmp is None:
-                    tmp = mod.empty(tuple(part.shape), dtype=x.dtype, **kw)
+                    tmp = buffer(mod, tuple(part.shape), x.dtype, x)
                 mod.multiply(part, w, out=tmp)
                 part = tmp
             mod.add(view, part, out=view)

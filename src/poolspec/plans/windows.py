@@ -48,6 +48,9 @@ class GatherPlan:
     out: int
     index: np.ndarray = field(repr=False)
     weight: np.ndarray | None = field(default=None, repr=False)
+    # (outputs, cells) per period where a slice of a periodic plan keeps its parent's period; by default
+    # the period is read off the sizes (L / O in lowest terms)
+    period: tuple[int, int] | None = field(default=None, repr=False)
 
     @property
     def taps(self) -> int:
@@ -153,7 +156,7 @@ def _runs(ok: np.ndarray, out: int, q: int) -> list[tuple[int, int]]:
 def _find_phases(plan: GatherPlan) -> Phases | None:
     L, O = plan.length, plan.out
     g = math.gcd(L, O)
-    q, p = O // g, L // g
+    q, p = plan.period or (O // g, L // g)
     if q > _MAX_PERIOD or O < _MIN_COUNT * q or plan.taps == 0:
         return None
     idx, w = plan.index, plan.weight

@@ -1,0 +1,74 @@
+"""Cache blocking for CPU backends that write in place (NumPy, torch on the CPU).
+
+Every op here acts on each (batch, channel) plane alone, so a large call can be computed a few planes at a
+time into one preallocated output. A whole-array pass streams each intermediate through main memory, and
+past glibc's mmap threshold (32 MiB) every fresh intermediate also pays a page fault per 4 KiB on every
+call; blocks of a few MiB stay in the caches and reuse freed heap. The values are those of the whole-array
+pass bit for bit (every kernel is elementwise across planes).
+
+GPUs want one large launch, and JAX and Dask schedule their own work, so they always take a single call.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .._compat import buffer, writable_module
+
+# bytes of the largest array one block may produce (a quarter of a 32 MiB L3)
+BLOCK_BYTES = 1 << 23
+# below this many bytes per call the whole-array pass wins: its intermediates stay under the mmap threshold
+# and in L3, while blocks would add a copy of the output and an op call per block
+WHOLE_BYTES = 1 << 26
+
+
+Rows = tuple[Callable[[Any, Any, int], bool], tuple[int, ...]]
+
+
+def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane_cells: int,
+            rows: Rows | None = None, cell_bytes: int = 4) -> Any:
+    """``fn(*arrays)`` (an array or a tuple of arrays) computed over blocks of the arrays' shared leading
+    axes (all but the last ``spatial``). ``plane_cells`` is the size of the largest array one plane passes
+    through, in cells of x's itemsize or ``cell_bytes`` if larger (half precision computes in float32,
+    indices are int64). Where one plane alone exceeds the budget, ``rows = (fill, out_spatial)``, if
+    given, fills one plane's output in bands of rows: ``fill(x, out, budget)`` returns False where it
+    cannot."""
+    x = arrays[0]
+    mod = writable_module(x)
+    n_lead = x.ndim - spatial
+    lead = tuple(x.shape[:n_lead])
+    if mod is None or not lead:
+        return fn(*arrays)
+    plane_bytes = plane_cells * max(x.dtype.itemsize, cell_bytes)
+    if (0 in x.shape or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy"
+            or math.prod(lead) * plane_bytes <= max(WHOLE_BYTES, 2 * BLOCK_BYTES)
+            or any(writable_module(a) is not mod for a in arrays[1:])):
+        return fn(*arrays)
+    if rows is not None and plane_bytes > 2 * BLOCK_BYTES:
+        fill, out_spatial = rows
+        out = buffer(mod, lead + tuple(out_spatial), x.dtype, x)
+        for at in np.ndindex(*lead):
+            at = tuple(slice(i, i + 1) for i in at)
+            if not fill(x[at], out[at], BLOCK_BYTES):
+                return fn(*arrays)
+        return out
+    # split at the outermost leading axis one index of which fits; as many of its indices per block as fit
+    inner = [math.prod(lead[j + 1:]) * plane_bytes for j in range(len(lead))]
+    j = next((j for j in range(len(lead)) if inner[j] <= BLOCK_BYTES), len(lead) - 1)
+    step = max(1, BLOCK_BYTES // inner[j])
+    outs = None
+    for outer in np.ndindex(*lead[:j]):
+        for start in range(0, lead[j], step):
+            at = tuple(slice(i, i + 1) for i in outer) + (slice(start, min(start + step, lead[j])),)
+            ys = fn(*(a[at] for a in arrays))
+            single = not isinstance(ys, tuple)
+            ys = (ys,) if single else ys
+            if outs is None:
+                outs = tuple(buffer(mod, lead + tuple(y.shape[n_lead:]), y.dtype, x) for y in ys)
+            for o, y in zip(outs, ys):
+                o[at] = y
+    return outs[0] if single else outs
