@@ -136,7 +136,9 @@ def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool =
     return out.zero_() if zero else out
 
 
-_HUGE = 1 << 22  # NumPy's threshold for the same advice
+# glibc serves smaller buffers from its heap once warm (no fresh pages, nothing to gain), and advice there
+# would split the heap's mappings; from its largest mmap threshold up, every call maps fresh pages
+_HUGE = 1 << 25
 _MADV_HUGEPAGE = 14
 _madvise: Any = None
 

@@ -77,15 +77,15 @@ def forward_time(name: str, case: BenchCase, repeat: int) -> tuple[float, float 
 
         t = torch.from_numpy(x)
         peer = TorchRunner().peer(case)[1]
-        return _median_time(lambda: fn(t, **case.args), repeat), _median_time(lambda: peer(t), repeat)
+        return _median_time(lambda: fn(t, **case.args), repeat, 5.0), _median_time(lambda: peer(t), repeat, 5.0)
     if name == "jax":
         import jax
 
         a = jax.numpy.asarray(x)
         f, g = jax.jit(lambda a: fn(a, **case.args)), jax.jit(JaxRunner().peer(case)[1])
-        return (_median_time(lambda: f(a).block_until_ready(), repeat),
-                _median_time(lambda: g(a).block_until_ready(), repeat))
-    return _median_time(lambda: fn(x, **case.args), repeat), None
+        return (_median_time(lambda: f(a).block_until_ready(), repeat, 5.0),
+                _median_time(lambda: g(a).block_until_ready(), repeat, 5.0))
+    return _median_time(lambda: fn(x, **case.args), repeat, 5.0), None
 
 
 def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> float:
@@ -358,7 +358,7 @@ def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool =
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))
-                times = [forward_time(name, _scaled(case, s), max(repeat, 5)) for s in shapes]
+                times = [forward_time(name, _scaled(case, s), max(2 * repeat, 11)) for s in shapes]
                 sizes = [math.prod(s) for s in shapes]
                 mine = [t[0] for t in times]
                 row = {"elements": sizes, "seconds": mine, "slope": _slope(sizes, mine)}
@@ -398,7 +398,10 @@ def plot(results: dict[str, Any], path: str) -> None:
     rows = [r for r in results["cases"] if "ratio_fwd" in r]
     backends = sorted({r["backend"] for r in rows})
     cases = [c.key for c in CASES if any(r["case"] == c.key for r in rows)]
-    fig, ax = plt.subplots(figsize=(12, 5))
+    sweep = results.get("scale") or {}
+    fig, axes = plt.subplots(1, 2 if sweep else 1, figsize=(18 if sweep else 12, 5), squeeze=False,
+                             gridspec_kw={"width_ratios": [2, 1] if sweep else [1]})
+    ax = axes[0][0]
     width = 0.8 / (2 * max(1, len(backends)))
     for b_i, b in enumerate(backends):
         for k_i, key in enumerate(("ratio_fwd", "ratio_fwd_bwd")):
@@ -412,6 +415,19 @@ def plot(results: dict[str, Any], path: str) -> None:
     ax.set_ylabel("poolspec time / native time")
     ax.set_title("poolspec vs native kernels (float32; lower is faster)")
     ax.legend()
+    if sweep:  # time against elements, log-log: poolspec solid, the native peer dashed at the same sizes
+        sx = axes[0][1]
+        for i, (name, row) in enumerate(sorted(sweep.items())):
+            color = f"C{i}"
+            sx.loglog(row["elements"], row["seconds"], "o-", color=color,
+                      label=f"{name} (slope {row['slope']:.2f})")
+            if "peer_seconds" in row:
+                sx.loglog(row["elements"], row["peer_seconds"], "x--", color=color,
+                          label=f"  native peer (slope {row['peer_slope']:.2f})")
+        sx.set_xlabel("elements")
+        sx.set_ylabel("forward seconds")
+        sx.set_title("time against size")
+        sx.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
