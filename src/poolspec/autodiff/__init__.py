@@ -59,7 +59,7 @@ def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     if is_jax_array(x):
         from .jax import max_pool as jax_max_pool
 
-        return jax_max_pool(windows, x)
+        return jax_max_pool(windows, x, with_index)
     return windows.forward(x, with_index=with_index)
 
 

@@ -36,7 +36,7 @@ def linear(op: SeparableLinear, x: Any, transpose: bool) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def _max_functions(windows: Any) -> tuple[Any, Any, Any]:
+def _max_functions(windows: Any) -> tuple[Any, Any, Any, Any]:
     @jax.custom_vjp
     def backward(g: Any, idx: Any) -> Any:
         return windows.route(g, idx)
@@ -59,11 +59,23 @@ def _max_functions(windows: Any) -> tuple[Any, Any, Any]:
         return (values, idx), idx
 
     forward.defvjp(forward_fwd, lambda idx, cts: (backward(cts[0], idx),))
-    return jax.jit(forward), jax.jit(backward), jax.jit(select)
+
+    @jax.custom_vjp
+    def values(x: Any) -> Any:
+        # the maxima alone: the winners are found only when a derivative is asked for
+        return windows.forward(x, with_index=False)[0]
+
+    def values_fwd(x: Any) -> tuple[Any, Any]:
+        v, idx = forward(x)
+        return v, idx
+
+    values.defvjp(values_fwd, lambda idx, ct: (backward(ct, idx),))
+    return jax.jit(forward), jax.jit(backward), jax.jit(select), jax.jit(values)
 
 
-def max_pool(windows: Any, x: Any) -> tuple[Any, Any]:
-    return _max_functions(windows)[0](x)
+def max_pool(windows: Any, x: Any, with_index: bool = True) -> tuple[Any, Any]:
+    functions = _max_functions(windows)
+    return functions[0](x) if with_index else (functions[3](x), None)
 
 
 def max_backward(windows: Any, g: Any, idx: Any) -> Any:

@@ -176,14 +176,27 @@ class MaxWindows:
             if is_dask_array(values):
                 values = axis_pass(values, axis, plan, "max", lowest)
                 continue
-            vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
-            span = (plan.out - 1) * plan.stride + 1
-            m = None
-            for off in plan.offsets:
-                v = vp[_at(axis, slice(off, off + span, plan.stride))]
-                m = v if m is None else xp.maximum(m, v)
-            values = m
+            values = self._axis_max_functional(xp, values, i, axis, lowest)
         return values
+
+    def _axis_max_functional(self, xp: Any, values: Any, i: int, axis: int, lowest: float | int) -> Any:
+        """:meth:`_axis_max` for immutable arrays: taps that reach into padding are merged into the range of
+        outputs they cover, so no padded copy of the input is made (XLA would allocate one per call)."""
+        O = self.out_spatial[i]
+        m = None
+        rest = []
+        for _, lo, hi, cells in self._ranges(i):
+            if lo == 0 and hi == O:
+                v = values[_at(axis, cells)]
+                m = v if m is None else xp.maximum(m, v)
+            else:
+                rest.append((lo, hi, cells))
+        if m is None:
+            m = full_like_axis(xp, values, axis, O, lowest)
+        for lo, hi, cells in rest:
+            mid = xp.maximum(m[_at(axis, slice(lo, hi))], values[_at(axis, cells)])
+            m = xp.concat([m[_at(axis, slice(0, lo))], mid, m[_at(axis, slice(hi, O))]], axis=axis)
+        return m
 
     def _ranges(self, i: int) -> tuple[tuple[int, int, int, slice], ...]:
         return tap_ranges(*self._axes()[i])
