@@ -319,21 +319,36 @@ class MaxWindows:
             part = to_namespace(_along((np.arange(O, dtype=np.int64) * s - p) * strides[i], n - i - 1), xp, g)
             base = part if base is None else base + part
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
+        reach = sum((k - 1) * d * st for k, d, st in zip(self.kernel, self.dilation, strides))
+        if reach < 2**15:  # each tap tuple's test below then reads 2 bytes per output instead of 8
+            shift = shift.to(mod.int16) if mod.__name__ == "torch" else shift.astype(mod.int16)
         finite = bool(mod.isfinite(g).all())  # then g * mask is exact and cheaper than a select
-        shape = tuple(g.shape[:lead]) + self.in_spatial
-        grad = buffer(mod, shape, g.dtype, g, zero=True)
+        # Cells fall into classes by their residue modulo the stride on each axis; a tap tuple's outputs land
+        # on consecutive cells of one class. Each class is summed in its own contiguous buffer (vectorised
+        # adds) and written into the gradient once, instead of every tap adding into a strided view.
+        classes: dict[tuple[int, ...], Any] = {}
         per_axis = [{r[0]: r for r in self._ranges(i)} for i in range(n)]
         for taps in reversed(list(itertools.product(*(range(k) for k in self.kernel)))):
             if not all(t in per_axis[i] for i, t in enumerate(taps)):
                 continue  # a tap tuple in padding along some axis never wins
             c = sum(t * self.dilation[i] * strides[i] for i, t in enumerate(taps))
             outs = tuple(slice(per_axis[i][t][1], per_axis[i][t][2]) for i, t in enumerate(taps))
-            cells = tuple(per_axis[i][t][3] for i, t in enumerate(taps))
+            first = [per_axis[i][t][3].start for i, t in enumerate(taps)]
+            residue = tuple(c0 % st for c0, st in zip(first, self.stride))
+            if residue not in classes:
+                size = tuple((L - r + st - 1) // st for L, r, st in zip(self.in_spatial, residue, self.stride))
+                classes[residue] = buffer(mod, tuple(g.shape[:lead]) + size, g.dtype, g, zero=True)
             sel = (slice(None),) * lead + outs
             mask = shift[sel] == c
             term = g[sel] * mask if finite else mod.where(mask, g[sel], 0.0)
-            view = grad[(slice(None),) * lead + cells]
+            view = classes[residue][(slice(None),) * lead + tuple(
+                slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, self.stride, outs))]
             mod.add(view, term, out=view)
+        shape = tuple(g.shape[:lead]) + self.in_spatial
+        whole = len(classes) == math.prod(min(st, L) for st, L in zip(self.stride, self.in_spatial))
+        grad = buffer(mod, shape, g.dtype, g, zero=not whole)  # every cell in some class: no zero fill
+        for residue, part in classes.items():
+            grad[(slice(None),) * lead + tuple(slice(r, None, st) for r, st in zip(residue, self.stride))] = part
         return grad
 
     def select(self, gg: Any, idx: Any) -> Any:
