@@ -29,6 +29,7 @@ CALLS = [
     ("interpolate", (2, 2, 9, 8, 7), dict(scale_factor=(2.5, 1, 0.5), mode="trilinear")),
     ("interpolate", (1, 3, 31, 30), dict(size=(12, 45), mode="area")),
     ("interpolate", (1, 2, 33, 20), dict(size=(70, 9), mode="nearest-exact")),
+    ("interpolate", (1, 2, 41, 12), dict(size=(10, 30), mode="nearest")),  # backward: rows no output reads
     ("interpolate", (2, 1, 25, 26), dict(size=(13, 61), mode="lanczos")),
 ]
 

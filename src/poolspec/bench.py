@@ -77,14 +77,13 @@ def forward_time(name: str, case: BenchCase, repeat: int) -> tuple[float, float 
 
         t = torch.from_numpy(x)
         peer = TorchRunner().peer(case)[1]
-        return _median_time(lambda: fn(t, **case.args), repeat, 5.0), _median_time(lambda: peer(t), repeat, 5.0)
+        return _paired_times(lambda: fn(t, **case.args), lambda: peer(t), repeat, 10.0)
     if name == "jax":
         import jax
 
         a = jax.numpy.asarray(x)
         f, g = jax.jit(lambda a: fn(a, **case.args)), jax.jit(JaxRunner().peer(case)[1])
-        return (_median_time(lambda: f(a).block_until_ready(), repeat, 5.0),
-                _median_time(lambda: g(a).block_until_ready(), repeat, 5.0))
+        return _paired_times(lambda: f(a).block_until_ready(), lambda: g(a).block_until_ready(), repeat, 10.0)
     return _median_time(lambda: fn(x, **case.args), repeat, 5.0), None
 
 
@@ -98,6 +97,22 @@ def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> flo
         fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def _paired_times(mine: Callable[[], Any], peer: Callable[[], Any], repeat: int,
+                  budget: float = 4.0) -> tuple[float, float]:
+    """Median times of two functions measured alternately, so that a slow spell of the machine falls on
+    both rather than on one side of the ratio."""
+    mine(), peer()
+    a: list[float] = []
+    b: list[float] = []
+    start = time.perf_counter()
+    while len(a) < repeat and (len(a) < 3 or time.perf_counter() - start < budget):
+        for fn, out in ((mine, a), (peer, b)):
+            t = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t)
+    return statistics.median(a), statistics.median(b)
 
 
 def _scaled(case: BenchCase, shape: tuple[int, ...]) -> BenchCase:
@@ -147,8 +162,9 @@ class TorchRunner:
                 return g
             return run
 
-        return {"fwd_mine": _median_time(fwd(mine), repeat), "fwd_peer": _median_time(fwd(peer), repeat),
-                "bwd_mine": _median_time(fwd_bwd(mine), repeat), "bwd_peer": _median_time(fwd_bwd(peer), repeat)}
+        fwd_mine, fwd_peer = _paired_times(fwd(mine), fwd(peer), repeat)
+        bwd_mine, bwd_peer = _paired_times(fwd_bwd(mine), fwd_bwd(peer), repeat)
+        return {"fwd_mine": fwd_mine, "fwd_peer": fwd_peer, "bwd_mine": bwd_mine, "bwd_peer": bwd_peer}
 
 
 # ------------------------------------------------------------------------------------------------------ JAX
@@ -206,10 +222,10 @@ class JaxRunner:
         def mine(t: Any) -> Any:
             return getattr(poolspec, case.op)(t, **args)
 
-        out = {}
+        fwd, bwd = {}, {}
         for tag, fn in (("mine", mine), ("peer", peer)):
             f = jax.jit(fn)
-            out[f"fwd_{tag}"] = _median_time(lambda f=f: f(x).block_until_ready(), repeat)
+            fwd[tag] = lambda f=f: f(x).block_until_ready()
             gy = jnp.ones(f(x).shape, x.dtype)
 
             def fwd_bwd(t: Any, cot: Any, fn: Callable[..., Any] = fn) -> Any:
@@ -218,7 +234,9 @@ class JaxRunner:
 
             # the cotangent is an argument: a closed-over constant would let XLA fold a linear backward
             b = jax.jit(fwd_bwd)
-            out[f"bwd_{tag}"] = _median_time(lambda b=b, gy=gy: jax.block_until_ready(b(x, gy)), repeat)
+            bwd[tag] = lambda b=b, gy=gy: jax.block_until_ready(b(x, gy))
+        out = dict(zip(("fwd_mine", "fwd_peer"), _paired_times(fwd["mine"], fwd["peer"], repeat)))
+        out.update(zip(("bwd_mine", "bwd_peer"), _paired_times(bwd["mine"], bwd["peer"], repeat)))
         return out
 
 
@@ -323,7 +341,7 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def run(backends: list[str], repeat: int = 7, quick: bool = False, scale: bool = True,
+def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool = True,
         cases: bool = True) -> dict[str, Any]:
     results: dict[str, Any] = {"environment": environment(), "cases": [], "scale": {}, "summary": {}}
     chosen = [] if not cases else CASES[:3] if quick else CASES
@@ -435,7 +453,7 @@ def plot(results: dict[str, Any], path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="poolspec bench", description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default=None, help="comma-separated: torch,jax,numpy (installed ones)")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
     parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
