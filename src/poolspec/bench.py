@@ -89,30 +89,30 @@ def forward_time(name: str, case: BenchCase, repeat: int) -> tuple[float, float 
 
 def _median_time(fn: Callable[[], Any], repeat: int, budget: float = 2.0) -> float:
     """Median wall time of ``fn`` after one warm-up call (compilation, caches), at most ``budget`` seconds."""
-    fn()
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+    return _median_times((fn,), repeat, budget)[0]
 
 
 def _paired_times(mine: Callable[[], Any], peer: Callable[[], Any], repeat: int,
                   budget: float = 4.0) -> tuple[float, float]:
     """Median times of two functions measured alternately, so that a slow spell of the machine falls on
     both rather than on one side of the ratio."""
-    mine(), peer()
-    a: list[float] = []
-    b: list[float] = []
+    a, b = _median_times((mine, peer), repeat, budget)
+    return a, b
+
+
+def _median_times(fns: tuple[Callable[[], Any], ...], repeat: int, budget: float) -> list[float]:
+    """Per function, the median of ``repeat`` calls taken in turn (at least 3 rounds, then as many as
+    ``budget`` seconds allow), after one warm-up call each."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
     start = time.perf_counter()
-    while len(a) < repeat and (len(a) < 3 or time.perf_counter() - start < budget):
-        for fn, out in ((mine, a), (peer, b)):
+    while len(times[0]) < repeat and (len(times[0]) < 3 or time.perf_counter() - start < budget):
+        for fn, out in zip(fns, times):
             t = time.perf_counter()
             fn()
             out.append(time.perf_counter() - t)
-    return statistics.median(a), statistics.median(b)
+    return [statistics.median(t) for t in times]
 
 
 def _scaled(case: BenchCase, shape: tuple[int, ...]) -> BenchCase:

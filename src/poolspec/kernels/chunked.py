@@ -13,7 +13,6 @@ and for max pools without indices; the rest keeps the generic lazy path.
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import Any
 
@@ -65,9 +64,7 @@ def local_table(table: GatherPlan, a: int, b: int, lo: int, hi: int) -> GatherPl
     index = np.where(index < table.length, index - lo, hi - lo)
     index.setflags(write=False)
     weight = None if table.weight is None else table.weight[:, a:b]
-    g = math.gcd(table.length, table.out)
-    period = table.period or (table.out // g, table.length // g)  # a slice keeps the whole table's period
-    return GatherPlan(hi - lo, b - a, index, weight, period)
+    return GatherPlan(hi - lo, b - a, index, weight, table.cycle)  # a slice keeps the whole table's period
 
 
 def axis_pass(x: Any, axis: int, plan: SlicePlan | GatherPlan, reduce: str, fill: float | int = 0) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -46,11 +46,16 @@ class SeparableLinear:
 
     def apply(self, x: Any) -> Any:
         return blocked(self._apply, (x,), len(self.in_spatial), _plane_cells(self.in_spatial, self.out_spatial),
-                       self._row_plan(False))
+                       self._row_plans[0])
 
     def transpose(self, g: Any) -> Any:
         return blocked(self._transpose, (g,), len(self.in_spatial), _plane_cells(self.out_spatial, self.in_spatial),
-                       self._row_plan(True))
+                       self._row_plans[1])
+
+    @cached_property
+    def _row_plans(self) -> tuple[Rows | None, Rows | None]:
+        """:meth:`_row_plan` forward and transposed, made once per op (every call asks for them)."""
+        return self._row_plan(False), self._row_plan(True)
 
     def _row_plan(self, transpose: bool) -> Rows | None:
         """For planes too large for the caches: ``rows(x, out)`` fills ``out`` a group of outermost-axis
@@ -60,7 +65,6 @@ class SeparableLinear:
         if len(self.axes) < 2 or not isinstance(self.axes[0], GatherPlan) or self.divisor is not None:
             return None
         plan = self.axes[0]
-        table = plan.transpose if transpose else plan
         inner = self.axes[1:]
 
         def rows(x: Any, out: Any, budget: int) -> bool:
@@ -69,6 +73,7 @@ class SeparableLinear:
                 return False
             lead = x.ndim - len(self.axes)
             per_row = max(math.prod(x.shape[lead + 1:]), math.prod(out.shape[lead + 1:])) * x.dtype.itemsize
+            table = plan.transpose if transpose else plan  # cached on the plan; built only if bands run
             for a, b, lo, hi, local in _row_groups(table, max(1, budget // per_row)):
                 work = x[_axis_at(lead, slice(lo, hi))]
                 for i in reversed(range(len(inner))):

@@ -183,17 +183,14 @@ class MaxWindows:
         """:meth:`_axis_max` for immutable arrays: taps that reach into padding are merged into the range of
         outputs they cover, so no padded copy of the input is made (XLA would allocate one per call)."""
         O = self.out_spatial[i]
+        full, rest = self._split(i)
         m = None
-        rest = []
-        for _, lo, hi, cells in self._ranges(i):
-            if lo == 0 and hi == O:
-                v = values[_at(axis, cells)]
-                m = v if m is None else xp.maximum(m, v)
-            else:
-                rest.append((lo, hi, cells))
+        for _, _, _, cells in full:
+            v = values[_at(axis, cells)]
+            m = v if m is None else xp.maximum(m, v)
         if m is None:
             m = full_like_axis(xp, values, axis, O, lowest)
-        for lo, hi, cells in rest:
+        for _, lo, hi, cells in rest:
             mid = xp.maximum(m[_at(axis, slice(lo, hi))], values[_at(axis, cells)])
             m = xp.concat([m[_at(axis, slice(0, lo))], mid, m[_at(axis, slice(hi, O))]], axis=axis)
         return m
@@ -201,13 +198,18 @@ class MaxWindows:
     def _ranges(self, i: int) -> tuple[tuple[int, int, int, slice], ...]:
         return tap_ranges(*self._axes()[i])
 
+    def _split(self, i: int) -> tuple[list[tuple[int, int, int, slice]], list[tuple[int, int, int, slice]]]:
+        """Axis i's taps that every output reads inside the input, and those that reach into padding."""
+        O = self.out_spatial[i]
+        ranges = self._ranges(i)
+        return ([r for r in ranges if r[1] == 0 and r[2] == O],
+                [r for r in ranges if not (r[1] == 0 and r[2] == O)])
+
     def _axis_max(self, mod: Any, values: Any, i: int, axis: int, lowest: float | int) -> Any:
         """The maximum over one axis's taps into a fresh buffer: taps that reach into padding update only
         the outputs whose tap is inside, so no padded copy of the input is made."""
         O = self.out_spatial[i]
-        ranges = self._ranges(i)
-        full = [r for r in ranges if r[1] == 0 and r[2] == O]
-        rest = [r for r in ranges if not (r[1] == 0 and r[2] == O)]
+        full, rest = self._split(i)
         out = _fresh(mod, values, axis, O, values.dtype)
         if len(full) >= 2:  # two taps cover every output: one pass for both
             mod.maximum(values[_at(axis, full[0][3])], values[_at(axis, full[1][3])], out=out)

@@ -37,8 +37,9 @@ class Unpool:
 
     def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
         m, p = self._sizes
-        flat = xp.reshape(xp.astype(idx, index_dtype(xp, idx)), (-1,))
-        plane = xp.arange(flat.shape[0], dtype=index_dtype(xp, idx), **_kw(idx)) // m
+        itype = index_dtype(xp, idx)
+        flat = xp.reshape(xp.astype(idx, itype), (-1,))
+        plane = xp.arange(flat.shape[0], dtype=itype, **_kw(idx)) // m
         # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
         # so it can never land in a neighbouring plane
         keys = xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))

@@ -56,6 +56,12 @@ class GatherPlan:
     def taps(self) -> int:
         return int(self.index.shape[0])
 
+    @property
+    def cycle(self) -> tuple[int, int]:
+        """(outputs, cells) per period: the given ``period``, else O / L in lowest terms."""
+        g = math.gcd(self.length, self.out)
+        return self.period or (self.out // g, self.length // g)
+
     @cached_property
     def uses_padding_cell(self) -> bool:
         return bool((self.index == self.length).any())
@@ -155,8 +161,7 @@ def _runs(ok: np.ndarray, out: int, q: int) -> list[tuple[int, int]]:
 
 def _find_phases(plan: GatherPlan) -> Phases | None:
     L, O = plan.length, plan.out
-    g = math.gcd(L, O)
-    q, p = plan.period or (O // g, L // g)
+    q, p = plan.cycle
     if q > _MAX_PERIOD or O < _MIN_COUNT * q or plan.taps == 0:
         return None
     idx, w = plan.index, plan.weight
