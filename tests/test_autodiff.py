@@ -540,3 +540,39 @@ def test_jax_unpool_with_traced_indices(jax):
     assert np.asarray(g).tolist() == [[[7.0, 0.0, 7.0]]]
     with pytest.raises(ValueError, match="indices contains 9"):  # concrete indices are checked
         poolspec.max_unpool1d(x, idx, 2)
+
+
+# The VJP of an op linear in x (avg, adaptive avg, interpolate, max_unpool) or piecewise linear (the max pools)
+# does not depend on x's values, so d<grad_x, v>/dx is zero; torch returns those zeros for the pools (its backward
+# takes x), and raises for interpolate, where zeros are the right answer.
+ZERO_SECOND_ORDER = CONFIGS + MAX_CONFIGS + UNPOOL_CONFIGS
+
+
+@pytest.mark.parametrize("op,shape,args", ZERO_SECOND_ORDER,
+                         ids=[f"{op}-{args.get('mode', '')}-{shape}" for op, shape, args in ZERO_SECOND_ORDER])
+def test_torch_second_derivative_of_a_linear_vjp_is_zero(op, shape, args):
+    if op.startswith("max_unpool"):
+        values, idx = _unpool_operands(op, shape, args)
+        x = torch.from_numpy(values).requires_grad_(True)
+        it = torch.from_numpy(idx)
+        fn, native = (lambda t: getattr(poolspec, op)(t, it, **args)), None
+    else:
+        x = torch.from_numpy(_x(shape)).requires_grad_(True)
+        fn = lambda t: getattr(poolspec, op)(t, **args)  # noqa: E731
+        native = None if op == "interpolate" else _torch_op(op, args)
+    y = fn(x)
+    g = torch.from_numpy(_x(tuple(y.shape), 1))
+    v = torch.from_numpy(_x(shape if not op.startswith("max_unpool") else tuple(x.shape), 2))
+    (gx,) = torch.autograd.grad(y, x, g, create_graph=True)
+    (ggx,) = torch.autograd.grad((gx * v).sum(), x, create_graph=True)
+    assert ggx.shape == x.shape and not ggx.any()
+    (gggx,) = torch.autograd.grad(ggx.sum(), x)  # and so on, at every order
+    assert not gggx.any()
+    if native is not None:
+        xt = x.detach().clone().requires_grad_(True)
+        (tgx,) = torch.autograd.grad(native(xt), xt, g, create_graph=True)
+        (tggx,) = torch.autograd.grad((tgx * v).sum(), xt)
+        assert torch.equal(ggx, tggx)
+    # the first order is untouched by the tie to x
+    (plain,) = torch.autograd.grad(fn(x), x, g)
+    assert torch.equal(gx.detach(), plain)

@@ -39,8 +39,77 @@ def test_golden_vectors_are_compact_and_shipped():
     assert '"data/golden/*"' in text  # package data: in the wheel
 
 
-def test_golden_vectors_regenerate_bit_for_bit(tmp_path):
-    """scripts/generate_golden.py with this torch rewrites every stored file byte for byte."""
+# What a regeneration must reproduce exactly: the manifest, the file and member layout, every integer array
+# (indices) and the seeded arrays the generator draws itself (inputs and cotangents). torch's computed values
+# (outputs and derivatives) may move in their last bits with the CPU: its vectorised kernels (Sleef's pow in
+# lp_pool, the antialias and Lanczos weight sums) take a different path on AVX2 and AVX-512, and even one
+# machine does not always reproduce its own antialias sums (the order of a vector reduction follows buffer
+# alignment). Measured against the stored vectors on AMD EPYC (AVX-512) under ATEN_CPU_CAPABILITY=avx512, avx2
+# and default, the largest move was 7.4 ulps of the case's scale (below); the bound is 64 of them, for a margin.
+# Anything larger - a wrong stored value, a changed rule - fails.
+EXACT = ("input", "indices", "output_indices", "grad_output", "grad_input_cotangent")
+ULP_BOUND = 64
+# the precision the reference is computed in (half precision in float32, rounded once)
+_COMPUTE_EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-23, "bfloat16": 2.0**-23}
+
+
+def _storage_spacing(a: np.ndarray, dtype: str) -> np.ndarray:
+    """One ulp of each stored value in its case's dtype (bfloat16 is stored in float32: 16 bits fewer)."""
+    if dtype == "float16":
+        return np.spacing(np.abs(a).astype(np.float16)).astype(np.float64)
+    return np.spacing(np.abs(a).astype(np.float32)).astype(np.float64) * 2.0**16
+
+
+def golden_differences(stored: dict[str, np.ndarray], fresh: dict[str, np.ndarray],
+                       dtypes: dict[str, str]) -> list[str]:
+    """What ``fresh`` (one regenerated store) gets wrong against ``stored``: members, dtypes and shapes must
+    match, the arrays in EXACT and every non-float array bit for bit, NaN and infinities in place, and each
+    other value within ULP_BOUND ulps of its case's scale (the largest finite magnitude among the case's
+    stored arrays), plus one ulp of its own for half precision, which rounds once from float32."""
+    if list(stored) != list(fresh):
+        return [f"members differ: {sorted(set(stored) ^ set(fresh))[:5]}"]
+    scale: dict[str, float] = {}
+    for key, a in stored.items():
+        if a.dtype.kind == "f":
+            finite = np.abs(a[np.isfinite(a)])
+            case = key.rsplit("/", 1)[0]
+            scale[case] = max(scale.get(case, 0.0), float(finite.max()) if finite.size else 0.0)
+    wrong = []
+    for key, a in stored.items():
+        b = fresh[key]
+        case, member = key.rsplit("/", 1)
+        if a.dtype != b.dtype or a.shape != b.shape:
+            wrong.append(f"{key}: {b.dtype}{b.shape}, stored {a.dtype}{a.shape}")
+        elif member in EXACT or a.dtype.kind != "f":
+            if a.tobytes() != b.tobytes():
+                wrong.append(f"{key}: not bit for bit")
+        else:
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            finite = np.isfinite(a64)
+            if not (np.array_equal(np.isnan(a64), np.isnan(b64)) and
+                    np.array_equal(a64[~finite & ~np.isnan(a64)], b64[~finite & ~np.isnan(a64)])):
+                wrong.append(f"{key}: NaN or infinities moved")
+                continue
+            dtype = dtypes[case]
+            bound = ULP_BOUND * _COMPUTE_EPS[dtype] * scale[case]
+            if dtype in ("float16", "bfloat16"):
+                bound = bound + _storage_spacing(a64[finite], dtype)
+            excess = np.abs(a64[finite] - b64[finite]) - bound
+            if excess.size and excess.max() > 0:
+                at = int(np.argmax(excess))
+                wrong.append(f"{key}: {b64[finite][at]!r} against stored {a64[finite][at]!r}, beyond "
+                             f"{ULP_BOUND} ulps of the case's scale {scale[case]:.3g}")
+    return wrong
+
+
+def _load(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as archive:
+        return {key: archive[key] for key in archive.files}
+
+
+def test_golden_vectors_regenerate(tmp_path):
+    """scripts/generate_golden.py with this torch rewrites the manifest byte for byte, every input, index and
+    cotangent bit for bit, and every computed value within the stated bound."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("jax")  # the Lanczos reference
     manifest = golden.manifest()
@@ -51,45 +120,34 @@ def test_golden_vectors_regenerate_bit_for_bit(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     stored = sorted(p.name for p in GOLDEN.iterdir())
     assert sorted(p.name for p in tmp_path.iterdir()) == stored
+    assert (tmp_path / golden.MANIFEST).read_bytes() == (GOLDEN / golden.MANIFEST).read_bytes()
+    dtypes = {c["id"]: c["dtype"] for c in manifest["cases"]}
+    wrong = []
     for name in stored:
-        assert (tmp_path / name).read_bytes() == (GOLDEN / name).read_bytes(), name
+        if name.endswith(".npz"):
+            wrong += golden_differences(_load(GOLDEN / name), _load(tmp_path / name), dtypes)
+    assert not wrong, "\n".join(wrong[:20])
 
 
-def test_catalogue_covers_every_op_rule_and_deviation():
-    cases = golden.cases()
-    ops = {c.op for c in cases}
-    assert ops == {c.name for c in poolspec.spec.cards()}
-    flags = {f for c in cases for f in c.flags}
-    for d in poolspec.spec.deviations():
-        if "vectors" in d:  # a deviation a stored vector cannot hold says why and where it is tested
-            assert d["vectors"].startswith("none: ")
-            continue
-        assert d["id"] in flags, f"no case exercises deviation {d['id']}"
-    for rule in ("ceil_window_start_in_padding_dropped", "ceil_overhang", "count_include_pad", "exclude_pad",
-                 "divisor_override", "padding_at_limit", "overlapping", "dilation", "output_larger", "empty_window",
-                 "align_corners", "to_1", "up", "down", "equal", "unbatched", "empty_batch", "duplicates"):
-        assert rule in flags, rule
-    names = [c.name for c in cases]
-    assert len(names) == len(set(names))
-    for c in cases:
-        assert c.flags and c.files and c.reference
-        assert c.rtol >= 0 and c.atol >= 0
-    kinds = {c.reference for c in cases}
-    assert {"torch", "torch-generic", "jax.image", "rule", "torch-float32-rounded"} <= kinds
-
-
-def test_vectors_hold_what_the_manifest_says():
-    for case in golden.cases(["max_pool2d", "lp_pool1d", "max_unpool2d", "interpolate"])[::7]:
-        arrays = case.arrays()
-        assert set(arrays) == set(case.files)
-        if case.error is None:
-            assert "output" in arrays
-            if case.dtype.startswith("float"):
-                assert {"grad_output", "grad_input"} <= set(arrays)
-                assert arrays["grad_input"].shape == arrays["input"].shape
-                assert arrays["grad_output"].shape == arrays["output"].shape
-            if case.op.startswith("max_pool"):
-                assert arrays["output_indices"].dtype == np.int64
+@pytest.mark.parametrize("store, key", [("lp_pool2d.npz", "lp_pool2d-g007/output"),
+                                        ("interpolate-bicubic.npz", None), ("avg_pool1d.npz", None)])
+def test_regeneration_check_catches_what_exceeds_its_bound(store, key):
+    """The regeneration check lets a one-ulp move pass and catches 1e-9, or any change to an exact array."""
+    stored = _load(GOLDEN / store)
+    dtypes = {c["id"]: c["dtype"] for c in golden.manifest()["cases"]}
+    if key is None:  # the first float64 output
+        key = next(k for k, a in stored.items() if k.endswith("/output") and a.dtype == np.float64 and a.size)
+    a = stored[key]
+    at = int(np.argmax(np.abs(a)))
+    assert golden_differences(stored, dict(stored), dtypes) == []
+    for planted, caught in ((np.nextafter(a.flat[at], np.inf), False), (a.flat[at] + 1e-9, True)):
+        fresh = dict(stored, **{key: a.copy()})
+        fresh[key].flat[at] = planted
+        assert bool(golden_differences(stored, fresh, dtypes)) == caught, (key, planted)
+    source = key.rsplit("/", 1)[0] + "/input"
+    fresh = dict(stored, **{source: stored[source].copy()})
+    fresh[source].flat[0] = np.nextafter(fresh[source].flat[0], np.inf)
+    assert golden_differences(stored, fresh, dtypes) == [f"{source}: not bit for bit"]
 
 
 # ------------------------------------------------------------------------------------------------- the runner
