@@ -1,0 +1,45 @@
+"""Every Python block of README.md runs verbatim, so the README cannot drift from the code.
+
+A block of ``>>>`` lines runs as a doctest in a fresh namespace; any other block runs as a script in a fresh
+interpreter, which must exit 0 without a traceback or a warning about cancelled work.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+TEXT = README.read_text(encoding="utf-8")
+BLOCKS = [(TEXT[: m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", TEXT, re.S)]
+LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "distributed": "distributed"}
+
+
+def test_readme_has_python_blocks():
+    assert len(BLOCKS) >= 8
+
+
+@pytest.mark.parametrize("line, block", BLOCKS, ids=[f"README.md:{line}" for line, _ in BLOCKS])
+def test_readme_block_runs_verbatim(line, block):
+    for name, module in LIBRARIES.items():
+        if re.search(rf"^\s*(import|from) {name}\b", block, re.M) and importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed")
+    if block.lstrip().startswith(">>>"):
+        test = doctest.DocTestParser().get_doctest(block, {}, f"README.md:{line}", str(README), line)
+        assert test.examples
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        lines: list[str] = []
+        result = runner.run(test, out=lines.append)
+        assert result.failed == 0, "".join(lines)
+        return
+    proc = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=600,
+                          cwd=README.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for bad in ("Traceback", "CancelledError", "Warning"):
+        assert bad not in proc.stderr, proc.stderr[-3000:]
