@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._compat import is_jax_array, is_torch_array
+from .._compat import is_dask_array, is_jax_array, is_torch_array
 from ..kernels.linear import SeparableLinear
 
 
 class Routes(Protocol):
     """What the max family's kernels provide (``kernels.maxes``, ``kernels.unpool``): ``route`` is linear in
     its first argument given integer winners, ``select`` is its transpose; ``forward`` (pools only) gives
-    values and winners."""
+    values and winners; ``routed`` and ``selected`` are the spatial shapes route and select produce."""
+
+    routed: tuple[int, ...]
+    selected: tuple[int, ...]
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]: ...
 
@@ -84,6 +87,10 @@ def max_backward(windows: Routes, g: Any, idx: Any) -> Any:
         from .jax import max_backward as jax_max_backward
 
         return jax_max_backward(windows, g, idx)
+    if is_dask_array(g):
+        from ..kernels.chunked import plane_local
+
+        return plane_local(windows.route, (g, idx), windows.routed)
     return windows.route(g, idx)
 
 
@@ -97,4 +104,8 @@ def max_select(windows: Routes, gg: Any, idx: Any) -> Any:
         from .jax import max_select as jax_max_select
 
         return jax_max_select(windows, gg, idx)
+    if is_dask_array(gg):
+        from ..kernels.chunked import plane_local
+
+        return plane_local(windows.select, (gg, idx), windows.selected)
     return windows.select(gg, idx)

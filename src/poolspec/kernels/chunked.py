@@ -8,7 +8,9 @@ applies the group's slice of the plan with the same NumPy kernels, so the values
 path bit for bit. A task's input is thus at most one chunk plus the halo along the axis being reduced.
 
 Used for the linear ops (avg, adaptive avg, lp's window sums, every interpolate mode, and their transposes)
-and for max pools without indices; the rest keeps the generic lazy path.
+and for max pools without indices. What acts on whole planes at data-dependent cells (the max family's
+gradient routing, max_unpool) runs per block of whole planes instead (:func:`plane_local`), keeping the
+batch and channel chunks; the max pools with indices keep the generic lazy path.
 """
 
 from __future__ import annotations
@@ -95,3 +97,18 @@ def _apply(block: np.ndarray, table: GatherPlan, axis: int, reduce: str, fill: f
         v = np.take(padded, table.index[t], axis=axis)
         out = v if out is None else np.maximum(out, v, out=out)
     return out
+
+
+def plane_local(fn: Any, arrays: tuple[Any, ...], out_spatial: tuple[int, ...]) -> Any:
+    """``fn(*blocks)`` for each block of whole (batch, channel) planes of the Dask ``arrays``, which share their
+    leading axes: the first array's leading chunks are kept, every spatial axis is one chunk, and ``fn``
+    (a NumPy kernel) gives a block with spatial shape ``out_spatial``. Each plane is computed alone, so the
+    values are those of one NumPy call on the whole arrays, bit for bit."""
+    import dask.array as da
+
+    first = arrays[0]
+    lead = first.ndim - len(out_spatial)
+    chunks = tuple(first.chunks[:lead])
+    blocks = [a.rechunk(chunks + tuple((s,) for s in a.shape[lead:])) for a in arrays]
+    return da.map_blocks(fn, *blocks, chunks=chunks + tuple((s,) for s in out_spatial), dtype=first.dtype,
+                         meta=np.empty((0,) * first.ndim, dtype=first.dtype))

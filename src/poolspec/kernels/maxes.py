@@ -91,6 +91,15 @@ class MaxWindows:
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
 
+    # the spatial shapes route and select produce: a pool's route goes back to its input
+    @property
+    def routed(self) -> tuple[int, ...]:
+        return self.in_spatial
+
+    @property
+    def selected(self) -> tuple[int, ...]:
+        return self.out_spatial
+
     @property
     def plans(self) -> tuple[SlicePlan, ...]:
         return tuple(windows.regular(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes())
@@ -419,6 +428,15 @@ class AdaptiveMaxWindows:
 
     in_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
+
+    # the spatial shapes route and select produce: a pool's route goes back to its input
+    @property
+    def routed(self) -> tuple[int, ...]:
+        return self.in_spatial
+
+    @property
+    def selected(self) -> tuple[int, ...]:
+        return self.out_spatial
 
     @property
     def _empty_output(self) -> bool:

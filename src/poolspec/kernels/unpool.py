@@ -31,6 +31,15 @@ class Unpool:
     in_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
 
+    # the spatial shapes route (the unpooling) and select (its transpose) produce
+    @property
+    def routed(self) -> tuple[int, ...]:
+        return self.out_spatial
+
+    @property
+    def selected(self) -> tuple[int, ...]:
+        return self.in_spatial
+
     @property
     def _sizes(self) -> tuple[int, int]:
         return int(np.prod(self.in_spatial, dtype=np.int64)), int(np.prod(self.out_spatial, dtype=np.int64))

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import dtype_name, is_jax_array, namespace
+from .._compat import dtype_name, is_dask_array, is_jax_array, namespace
 from ..autodiff import max_backward, max_select
 from ..kernels.unpool import Unpool
 from ._common import resolve, resolve_backward
@@ -36,48 +36,70 @@ def _traced(a: Any) -> bool:
     return isinstance(a, jax.core.Tracer)
 
 
-def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> None:
+def _out_of_range(op: str, lo: int, hi: int, out_spatial: tuple[int, ...]) -> ValueError | None:
+    size = math.prod(out_spatial)
+    if lo >= 0 and hi < size:
+        return None
+    return ValueError(f"{op}: indices contains {lo if lo < 0 else hi}, outside the output plane of spatial size "
+                      f"{tuple(out_spatial)} (valid: 0 <= index < {size})")
+
+
+def _checked_block(block: np.ndarray, op: str, out_spatial: tuple[int, ...]) -> np.ndarray:
+    """A Dask block of indices, checked when it is computed (the same ValueError as an eager check)."""
+    if block.size:
+        error = _out_of_range(op, int(block.min()), int(block.max()), out_spatial)
+        if error is not None:
+            raise error
+    return block
+
+
+def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> Any:
+    """``indices``, checked: now where the values are at hand, inside the graph on Dask (the graph stays lazy
+    and the error is raised at compute time)."""
     xp = namespace(x, indices, names=("x", "indices"), op=op)
     name = dtype_name(xp, indices.dtype)
     if not name.startswith(("int", "uint")):
         raise TypeError(f"{op}: indices.dtype={name!r}: must be an integer dtype (int64 from max_pool)")
     if tuple(indices.shape) != tuple(x.shape):
         raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
-    size = math.prod(out_spatial)
     meta = getattr(getattr(indices, "device", None), "type", None) == "meta"
-    if _traced(indices) or meta or math.prod(indices.shape) == 0 or size == 0:
+    if _traced(indices) or meta or math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
         # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see
         # Unpool); an empty output plane has nothing to place, as torch
-        return
+        return indices
+    if is_dask_array(indices):
+        return indices.map_blocks(_checked_block, op, out_spatial, dtype=indices.dtype)
     if is_jax_array(indices):
         # concrete, but any jnp operation inside a jit trace would be staged: read it on the host
         host = np.asarray(indices)
         lo, hi = int(host.min()), int(host.max())
     else:
         lo, hi = int(xp.min(indices)), int(xp.max(indices))
-    if lo < 0 or hi >= size:
-        raise ValueError(f"{op}: indices contains {lo if lo < 0 else hi}, outside the output plane of spatial size "
-                         f"{tuple(out_spatial)} (valid: 0 <= index < {size})")
+    error = _out_of_range(op, lo, hi, out_spatial)
+    if error is not None:
+        raise error
+    return indices
 
 
-def _resolve(n: int, x: Any, indices: Any, args: dict[str, Any], grad_output: Any = None) -> tuple[Any, Unpool]:
+def _resolve(n: int, x: Any, indices: Any, args: dict[str, Any],
+             grad_output: Any = None) -> tuple[Any, Unpool, Any]:
     op = f"max_unpool{n}d"
     if grad_output is None:
         _, _, r = resolve(op, x, **args)
     else:
         _, _, r = resolve_backward(op, grad_output, x, **args)
     out_spatial = tuple(r.params["output_size"])
-    _check(op if grad_output is None else op + "_backward", x, indices, out_spatial)
-    return r, _unpool(tuple(x.shape[-n:]), out_spatial)
+    indices = _check(op if grad_output is None else op + "_backward", x, indices, out_spatial)
+    return r, _unpool(tuple(x.shape[-n:]), out_spatial), indices
 
 
 def _forward(n: int, x: Any, indices: Any, args: dict[str, Any]) -> Any:
-    _, kernel = _resolve(n, x, indices, args)
+    _, kernel, indices = _resolve(n, x, indices, args)
     return max_backward(kernel, x, indices)
 
 
 def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, Any]) -> Any:
-    _, kernel = _resolve(n, x, indices, args, grad_output)
+    _, kernel, indices = _resolve(n, x, indices, args, grad_output)
     return max_select(kernel, grad_output, indices)
 
 
