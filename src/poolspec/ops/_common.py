@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._compat import device, dtype_name, namespace
+from .._compat import device, dtype_name, is_torch_array, namespace
 from ..spec import Resolved, card
 
 
@@ -30,3 +30,34 @@ def resolve_backward(op: str, grad_output: Any, x: Any, **arguments: Any) -> tup
     if None not in (device(grad_output), device(x)) and device(grad_output) != device(x):
         raise ValueError(f"{op}_backward: grad_output is on {device(grad_output)} but x is on {device(x)}")
     return xp, dtype, r
+
+
+def _channels_last_strides(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """c10's is_channels_last_strides_2d/3d, the test behind torch's suggest_memory_format(): C innermost, then
+    the spatial axes from last to first, then N; ambiguous size-1 layouts count as contiguous."""
+    order = (1, 3, 2, 0) if len(shape) == 4 else (1, 4, 3, 2, 0)
+    if strides[1] == 0:
+        return False
+    least = 0
+    for d in order:
+        if shape[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return True
+
+
+def keep_layout(op: str, x: Any, result: Any) -> Any:
+    """``result`` (an array or a tuple of arrays) in torch's memory format for a 4-D or 5-D tensor ``x``:
+    channels_last where torch's own op keeps a channels_last input's layout (``card(op).channels_last``),
+    contiguous otherwise, as torch's fresh outputs are."""
+    if x.ndim not in (4, 5) or not is_torch_array(x):
+        return result
+    import torch  # already imported: x is a tensor
+
+    fmt = torch.contiguous_format
+    if (x.ndim in card(op).channels_last and x.layout == torch.strided
+            and _channels_last_strides(tuple(x.shape), x.stride())):
+        fmt = torch.channels_last if x.ndim == 4 else torch.channels_last_3d
+    if isinstance(result, tuple):
+        return tuple(r.contiguous(memory_format=fmt) for r in result)
+    return result.contiguous(memory_format=fmt)

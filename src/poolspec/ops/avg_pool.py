@@ -14,7 +14,7 @@ from typing import Any
 from ..autodiff import linear
 from ..kernels.linear import SeparableLinear, outer_product
 from ..plans import windows
-from ._common import resolve, resolve_backward
+from ._common import keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 OutputSize = int | None | tuple[int | None, ...]
@@ -43,7 +43,8 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
     p = r.params
     plan = _avg_plan(tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), p["kernel_size"], p["stride"],
                      p["padding"], p["count_include_pad"], p["divisor_override"])
-    return linear(plan, x) if grad_output is None else linear(plan, grad_output, transpose=True)
+    return keep_layout(name, x, linear(plan, x)) if grad_output is None else linear(plan, grad_output,
+                                                                                    transpose=True)
 
 
 @lru_cache(maxsize=512)
@@ -66,7 +67,8 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
     else:
         _, _, r = resolve_backward(name, grad_output, x, output_size=output_size)
     plan = _adaptive_plan(tuple(x.shape[-n:]), r.params["output_size"])
-    return linear(plan, x) if grad_output is None else linear(plan, grad_output, transpose=True)
+    return keep_layout(name, x, linear(plan, x)) if grad_output is None else linear(plan, grad_output,
+                                                                                    transpose=True)
 
 
 def avg_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,

@@ -19,7 +19,7 @@ from .._compat import compute_dtype_name
 from ..autodiff import linear
 from ..kernels.linear import SeparableLinear
 from ..plans import resample
-from ._common import resolve, resolve_backward
+from ._common import keep_layout, resolve, resolve_backward
 from .avg_pool import _adaptive_plan
 
 Size = int | tuple[int, ...]
@@ -61,7 +61,10 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     ctype = compute_dtype_name(dtype) if dtype.startswith(("float", "bfloat")) else "float32"
     plan = _plan(tuple(x.shape[-n:]), tuple(p["size"]), p["mode"], tuple(p["scales"]), p["align_corners"],
                  p["antialias"], ctype)
-    return linear(plan, x) if grad_output is None else linear(plan, grad_output, transpose=True)
+    if grad_output is not None:
+        return linear(plan, grad_output, transpose=True)
+    # area is adaptive average pooling, and keeps torch's layout rule for it
+    return keep_layout(f"adaptive_avg_pool{n}d" if p["mode"] == "area" else "interpolate", x, linear(plan, x))
 
 
 def interpolate(x: Any, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",

@@ -21,7 +21,7 @@ from ..autodiff import compose, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
 from ..kernels.maxes import MaxWindows
 from ..plans import windows
-from ._common import resolve, resolve_backward
+from ._common import keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -120,8 +120,8 @@ def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
     if math.isinf(p):
         sign = 1 if p > 0 else -1
         values, _ = max_pool(_max_windows(*key), sign * xp.abs(x), with_index=False)
-        return sign * values
-    return compose(_finite_forward, (_sum_plan(*key), math.prod(key[2]), p), x)
+        return keep_layout(f"max_pool{n}d", x, sign * values)  # torch's lp_pool is max_pool here, and its layout
+    return keep_layout(f"lp_pool{n}d", x, compose(_finite_forward, (_sum_plan(*key), math.prod(key[2]), p), x))
 
 
 def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any]) -> Any:

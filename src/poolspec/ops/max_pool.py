@@ -16,7 +16,7 @@ from typing import Any
 from .._compat import dtype_name, namespace
 from ..autodiff import max_backward, max_indices, max_pool
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
-from ._common import resolve, resolve_backward
+from ._common import keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 OutputSize = int | None | tuple[int | None, ...]
@@ -37,7 +37,7 @@ def _plan(n: int, x: Any, r: Any) -> MaxWindows:
 def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
     _, _, r = resolve(f"max_pool{n}d", x, **args)
     values, idx = max_pool(_plan(n, x, r), x, with_index=r["return_indices"])
-    return (values, idx) if r["return_indices"] else values
+    return keep_layout(f"max_pool{n}d", x, (values, idx) if r["return_indices"] else values)
 
 
 def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: Any) -> Any:
@@ -153,7 +153,7 @@ def _adaptive_forward(n: int, x: Any, output_size: Any, return_indices: bool) ->
     _, _, r = resolve(f"adaptive_max_pool{n}d", x, output_size=output_size, return_indices=return_indices)
     windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
     values, idx = max_pool(windows, x, with_index=r["return_indices"])
-    return (values, idx) if r["return_indices"] else values
+    return keep_layout(f"adaptive_max_pool{n}d", x, (values, idx) if r["return_indices"] else values)
 
 
 def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, return_indices: bool,

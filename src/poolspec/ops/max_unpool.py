@@ -18,7 +18,7 @@ import numpy as np
 from .._compat import dtype_name, is_dask_array, is_jax_array, namespace
 from ..autodiff import max_backward, max_select
 from ..kernels.unpool import Unpool
-from ._common import resolve, resolve_backward
+from ._common import keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -95,7 +95,7 @@ def _resolve(n: int, x: Any, indices: Any, args: dict[str, Any],
 
 def _forward(n: int, x: Any, indices: Any, args: dict[str, Any]) -> Any:
     _, kernel, indices = _resolve(n, x, indices, args)
-    return max_backward(kernel, x, indices)
+    return keep_layout(f"max_unpool{n}d", x, max_backward(kernel, x, indices))
 
 
 def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, Any]) -> Any:

@@ -117,6 +117,9 @@ class Card:
     outputs: tuple[Port, ...] = ()
     examples: tuple[Example, ...] = ()
     torch_determinism: str = ""  # what torch's own kernels do, for the determinism table
+    # input ranks at which torch gives a channels_last (channels_last_3d) output for such an input, as its
+    # kernels follow suggest_memory_format(); poolspec's torch outputs do the same
+    channels_last: tuple[int, ...] = ()
     _resolve: Callable[..., Resolved] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -177,6 +180,7 @@ class Card:
             "outputs": [p.to_dict() for p in self.outputs],
             "examples": [e.to_dict() for e in self.examples],
             "torch_determinism": self.torch_determinism,
+            "channels_last": list(self.channels_last),
         }
 
 

@@ -27,6 +27,11 @@ def _call(card: Card, shape: tuple[Any, ...], arguments: dict[str, Any]) -> str:
     return f"poolspec.{card.name}(x, {shown})"
 
 
+def _layout(ranks: tuple[int, ...]) -> str:
+    names = {4: "4-D (channels_last)", 5: "5-D (channels_last_3d)"}
+    return ", ".join(names[r] for r in ranks) or "no: outputs are contiguous"
+
+
 def page(card: Card, deviations: list[dict[str, Any]]) -> str:
     """The Markdown page of one card."""
     from . import output_shape
@@ -38,7 +43,8 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
              f"| id | `{card.id}` |", f"| category | {card.category} |", f"| status | {card.status} |",
              f"| torch reference | `{card.torch_reference}` |",
              f"| input ranks | {', '.join(str(r) for r in card.input_ranks)} |",
-             f"| dtypes | {', '.join(card.dtypes)} |", "",
+             f"| dtypes | {', '.join(card.dtypes)} |",
+             f"| channels_last kept (torch) | {_layout(card.channels_last)} |", "",
              "## Shape relation", "", _cell(card.shape_relation), "",
              "## Ports", "", "| port | direction | type | shape / constraints | description |",
              "|---|---|---|---|---|"]

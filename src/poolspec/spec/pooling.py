@@ -289,6 +289,7 @@ def _avg_card(n: int) -> Card:
                   Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9))),
         torch_determinism="avg_pool3d's CUDA backward uses atomicAdd (avg_pool3d_backward_cuda raises under "
                           "use_deterministic_algorithms)" if n == 3 else _TORCH_OK,
+        channels_last=(4,) if n == 2 else (),
     )
 
 
@@ -332,6 +333,7 @@ def _adaptive_card(kind: str, n: int) -> Card:
                            if (kind, n) != ("max", 3) else
                            "torch's CUDA backward scatters the cotangent to the winners (no deterministic "
                            "alert is listed for this op)"),
+        channels_last=(4,) if n == 2 else (),
     )
 
 
@@ -365,6 +367,7 @@ def _max_card(n: int) -> Card:
                                               return_indices=True))),
         torch_determinism=_TORCH_OK if n < 3 else
         "deterministic in torch 2.13; older releases raised max_pool3d_with_indices_backward_cuda",
+        channels_last=(4,) if n == 2 else (5,) if n == 3 else (),
     )
 
 
@@ -396,6 +399,7 @@ def _unpool_card(n: int) -> Card:
                   Example(_shape(n, 8), dict(kernel_size=3, stride=2, padding=1, output_size=(16,) * n))),
         torch_determinism="torch's max_unpool forward scatters, and raises under use_deterministic_algorithms "
                           "even on CPU (max_unpooling2d/3d_forward_out); the winner of duplicates is unspecified",
+        channels_last=(4,) if n == 2 else (),
     )
 
 
@@ -420,11 +424,14 @@ def _lp_card(n: int) -> Card:
                           "native autodiff over torch's formula (the window sum is the avg family's linear "
                           "op; p = +-inf routes through max_pool); jvp works for finite norm_type"),
         torch_reference=f"torch.nn.functional.lp_pool{n}d", _resolve=_resolve_lp,
+        notes=(f"norm_type = +-inf is max_pool{n}d of |x| (sign-flipped for -inf), as torch, and takes "
+               f"max_pool{n}d's memory-format rule",),
         outputs=(_output(n),),
         examples=(Example(_shape(n, 32), dict(norm_type=2.0, kernel_size=3, stride=2)),
                   Example(_shape(n, 7), dict(norm_type=float("inf"), kernel_size=2, ceil_mode=True))),
         torch_determinism="torch composes avg_pool (and max_pool for p = inf): "
                           + ("avg_pool3d's CUDA backward is atomic" if n == 3 else "deterministic"),
+        channels_last=(4,) if n == 2 else (),
     )
 
 

@@ -148,7 +148,9 @@ def resampling_cards() -> list[Card]:
         notes=("canonical rules are torch's generic kernels, whose backward is the true adjoint; where torch's "
                "CPU fast paths differ (TORCH_NUMERICS 5.6) see the deviations",
                "uint8 is accepted by nearest and nearest-exact only",
-               "float16/bfloat16 weights and sums in float32, rounded once"),
+               "float16/bfloat16 weights and sums in float32, rounded once",
+               "a channels_last torch input gives a channels_last output in every mode but 3-d area, which is "
+               "adaptive_avg_pool3d's (contiguous), as torch"),
         _resolve=_resolve_interpolate,
         outputs=(Port("output", "array", "(N, C, *O)", "the resampled array, x's dtype"),),
         examples=(Example(("N", 3, 224, 224), dict(size=(160, 160), mode="bicubic", antialias=True)),
@@ -159,4 +161,5 @@ def resampling_cards() -> list[Card]:
         torch_determinism="torch's CUDA backward of linear, bilinear, bicubic, trilinear and the antialias modes "
                           "uses atomicAdd (upsample_*_backward raise under use_deterministic_algorithms); "
                           "its CPU nearest backward is not the adjoint of its generic forward",
+        channels_last=(4, 5),
     )]
