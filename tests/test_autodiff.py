@@ -576,3 +576,9 @@ def test_torch_second_derivative_of_a_linear_vjp_is_zero(op, shape, args):
     # the first order is untouched by the tie to x
     (plain,) = torch.autograd.grad(fn(x), x, g)
     assert torch.equal(gx.detach(), plain)
+    # the explicit VJP too: like torch's own backward ops, it takes x, and its derivative w.r.t. x is zero
+    backward = getattr(poolspec, op + "_backward")
+    explicit = backward(g, x, it, **args) if op.startswith("max_unpool") else backward(g, x, **args)
+    assert torch.equal(explicit.detach(), plain)
+    (zero,) = torch.autograd.grad((explicit * v).sum(), x)
+    assert zero.shape == x.shape and not zero.any()

@@ -30,12 +30,14 @@ class Routes(Protocol):
     def select(self, gg: Any, idx: Any) -> Any: ...
 
 
-def linear(op: SeparableLinear, x: Any, *, transpose: bool = False) -> Any:
-    """``op`` (or its transpose) applied to ``x`` with gradients of every order where the backend has them."""
+def linear(op: SeparableLinear, x: Any, *, transpose: bool = False, primal: Any = None) -> Any:
+    """``op`` (or its transpose) applied to ``x`` with gradients of every order where the backend has them.
+    ``primal``: the op's input when this is its explicit VJP, whose derivative w.r.t. it (zero) torch then
+    gives as zeros, as for its own backward ops."""
     if is_torch_array(x):
         from .torch import linear as torch_linear
 
-        return torch_linear(op, x, transpose)
+        return torch_linear(op, x, transpose, primal)
     if is_jax_array(x):
         from .jax import linear as jax_linear
 
@@ -77,12 +79,13 @@ def max_indices(windows: Routes, x: Any) -> Any:
     return windows.forward(x)[1]
 
 
-def max_backward(windows: Routes, g: Any, idx: Any) -> Any:
-    """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order."""
+def max_backward(windows: Routes, g: Any, idx: Any, primal: Any = None) -> Any:
+    """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order (and,
+    given ``primal``, in the pool's input: zero, as :func:`linear`)."""
     if is_torch_array(g):
         from .torch import max_backward as torch_max_backward
 
-        return torch_max_backward(windows, g, idx)
+        return torch_max_backward(windows, g, idx, primal)
     if is_jax_array(g):
         from .jax import max_backward as jax_max_backward
 
@@ -94,12 +97,12 @@ def max_backward(windows: Routes, g: Any, idx: Any) -> Any:
     return windows.route(g, idx)
 
 
-def max_select(windows: Routes, gg: Any, idx: Any) -> Any:
+def max_select(windows: Routes, gg: Any, idx: Any, primal: Any = None) -> Any:
     """``gg`` gathered at the winners (the transpose of :func:`max_backward`); differentiable to any order."""
     if is_torch_array(gg):
         from .torch import max_select as torch_max_select
 
-        return torch_max_select(windows, gg, idx)
+        return torch_max_select(windows, gg, idx, primal)
     if is_jax_array(gg):
         from .jax import max_select as jax_max_select
 

@@ -70,8 +70,9 @@ class _Linear(torch.autograd.Function):
         return _run(ctx.op, tangent, ctx.transpose)
 
 
-def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool) -> torch.Tensor:
-    return _Linear.apply(x, op, transpose)
+def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool,
+           primal: torch.Tensor | None = None) -> torch.Tensor:
+    return _anchor(_Linear.apply(x, op, transpose), primal)
 
 
 class _MaxPool(torch.autograd.Function):
@@ -110,9 +111,11 @@ def max_pool(windows: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
     return _MaxPool.apply(x, windows)
 
 
-def max_backward(windows: Any, g: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    return _MaxRoute.apply(g, idx, windows, False)
+def max_backward(windows: Any, g: torch.Tensor, idx: torch.Tensor,
+                 primal: torch.Tensor | None = None) -> torch.Tensor:
+    return _anchor(_MaxRoute.apply(g, idx, windows, False), primal)
 
 
-def max_select(windows: Any, gg: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    return _MaxRoute.apply(gg, idx, windows, True)
+def max_select(windows: Any, gg: torch.Tensor, idx: torch.Tensor,
+               primal: torch.Tensor | None = None) -> torch.Tensor:
+    return _anchor(_MaxRoute.apply(gg, idx, windows, True), primal)

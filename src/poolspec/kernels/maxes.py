@@ -80,8 +80,23 @@ def _along(host: np.ndarray, trailing: int) -> np.ndarray:
     return host.reshape((-1,) + (1,) * trailing)
 
 
+class _PoolRoutes:
+    """A pool's ``route`` gives a gradient of its input's spatial shape, ``select`` one of its output's."""
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+
+    @property
+    def routed(self) -> tuple[int, ...]:
+        return self.in_spatial
+
+    @property
+    def selected(self) -> tuple[int, ...]:
+        return self.out_spatial
+
+
 @dataclass(frozen=True, eq=False)
-class MaxWindows:
+class MaxWindows(_PoolRoutes):
     """Regular max-pool windows over the trailing axes: plans, tap coordinates and plane strides."""
 
     in_spatial: tuple[int, ...]
@@ -90,15 +105,6 @@ class MaxWindows:
     stride: tuple[int, ...]
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
-
-    # the spatial shapes route and select produce: a pool's route goes back to its input
-    @property
-    def routed(self) -> tuple[int, ...]:
-        return self.in_spatial
-
-    @property
-    def selected(self) -> tuple[int, ...]:
-        return self.out_spatial
 
     @property
     def plans(self) -> tuple[SlicePlan, ...]:
@@ -416,7 +422,7 @@ def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> A
 
 
 @dataclass(frozen=True, eq=False)
-class AdaptiveMaxWindows:
+class AdaptiveMaxWindows(_PoolRoutes):
     """Ragged adaptive max windows [floor(i*L/O), ceil((i+1)*L/O)) over the trailing axes, by ``take``.
 
     Same interface as :class:`MaxWindows`. Tap t of output o reads cell start[o] + t, or an appended
@@ -428,15 +434,6 @@ class AdaptiveMaxWindows:
 
     in_spatial: tuple[int, ...]
     out_spatial: tuple[int, ...]
-
-    # the spatial shapes route and select produce: a pool's route goes back to its input
-    @property
-    def routed(self) -> tuple[int, ...]:
-        return self.in_spatial
-
-    @property
-    def selected(self) -> tuple[int, ...]:
-        return self.out_spatial
 
     @property
     def _empty_output(self) -> bool:

@@ -43,8 +43,9 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
     p = r.params
     plan = _avg_plan(tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), p["kernel_size"], p["stride"],
                      p["padding"], p["count_include_pad"], p["divisor_override"])
-    return keep_layout(name, x, linear(plan, x)) if grad_output is None else linear(plan, grad_output,
-                                                                                    transpose=True)
+    if grad_output is None:
+        return keep_layout(name, x, linear(plan, x))
+    return linear(plan, grad_output, transpose=True, primal=x)
 
 
 @lru_cache(maxsize=512)
@@ -67,8 +68,9 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
     else:
         _, _, r = resolve_backward(name, grad_output, x, output_size=output_size)
     plan = _adaptive_plan(tuple(x.shape[-n:]), r.params["output_size"])
-    return keep_layout(name, x, linear(plan, x)) if grad_output is None else linear(plan, grad_output,
-                                                                                    transpose=True)
+    if grad_output is None:
+        return keep_layout(name, x, linear(plan, x))
+    return linear(plan, grad_output, transpose=True, primal=x)
 
 
 def avg_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,

@@ -62,7 +62,7 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     plan = _plan(tuple(x.shape[-n:]), tuple(p["size"]), p["mode"], tuple(p["scales"]), p["align_corners"],
                  p["antialias"], ctype)
     if grad_output is not None:
-        return linear(plan, grad_output, transpose=True)
+        return linear(plan, grad_output, transpose=True, primal=x)
     # area is adaptive average pooling, and keeps torch's layout rule for it
     return keep_layout(f"adaptive_avg_pool{n}d" if p["mode"] == "area" else "interpolate", x, linear(plan, x))
 

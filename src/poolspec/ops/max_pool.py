@@ -47,7 +47,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
         indices = max_indices(windows, x)
     else:
         _check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
-    return max_backward(windows, grad_output, indices)
+    return max_backward(windows, grad_output, indices, primal=x)
 
 
 def _check_indices(op: str, indices: Any, x: Any, shape: tuple[int, ...]) -> None:
@@ -165,7 +165,7 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
         indices = max_indices(windows, x)
     else:
         _check_indices(f"{op}_backward", indices, x, r.output_shape)
-    return max_backward(windows, grad_output, indices)
+    return max_backward(windows, grad_output, indices, primal=x)
 
 
 def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:

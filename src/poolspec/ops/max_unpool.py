@@ -100,7 +100,7 @@ def _forward(n: int, x: Any, indices: Any, args: dict[str, Any]) -> Any:
 
 def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, Any]) -> Any:
     _, kernel, indices = _resolve(n, x, indices, args, grad_output)
-    return max_select(kernel, grad_output, indices)
+    return max_select(kernel, grad_output, indices, primal=x)
 
 
 def max_unpool1d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
