@@ -57,10 +57,12 @@ def compose(fn: Any, static: tuple[Any, ...], *arrays: Any) -> Any:
 
 def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     """(values, flat indices) of a max pool; differentiable on torch and JAX, the gradient a gather."""
-    if is_torch_array(x) and x.requires_grad:
+    if is_torch_array(x):
         from .torch import max_pool as torch_max_pool
+        from .torch import tracked
 
-        return torch_max_pool(windows, x)
+        if tracked(x):  # autograd, forward AD or a torch.func transform
+            return torch_max_pool(windows, x)
     if is_jax_array(x):
         from .jax import max_pool as jax_max_pool
 
@@ -75,7 +77,11 @@ def max_indices(windows: Routes, x: Any) -> Any:
 
         return jax_max_pool(windows, x)[1]
     if is_torch_array(x):
-        x = x.detach()
+        from .torch import max_pool as torch_max_pool
+        from .torch import tracked
+
+        if tracked(x):  # a transform's wrapper: the Function's rules unwrap it; autograd itself is not needed
+            return torch_max_pool(windows, x.detach())[1]
     return windows.forward(x)[1]
 
 

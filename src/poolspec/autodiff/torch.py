@@ -2,6 +2,11 @@
 the gather at the winners (max ops), so ``create_graph=True`` works to any order and never reaches an
 atomic scatter.
 
+The Functions are in torch.func's form (``forward`` without ctx, ``setup_context``, ``jvp`` and a ``vmap``
+rule), so ``torch.func.vmap``, ``grad``, ``jacrev``, ``jacfwd``, ``jvp``, ``hessian`` and forward-mode AD
+work on every op. The vmap rule moves the vmapped dimension to the front, where it is one more leading
+(batch) axis to kernels that act on the trailing spatial axes.
+
 A VJP that is linear in the cotangent does not depend on the primal's values, but its derivative w.r.t.
 the primal exists and is zero. torch's own pooling backwards take the input as an argument and so return
 those zeros; here the VJP is tied to the primal by :class:`_Anchored` (identity in its first argument,
@@ -14,17 +19,37 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.autograd import forward_ad
 
 from ..kernels.linear import SeparableLinear
+
+
+def tracked(x: torch.Tensor) -> bool:
+    """Whether a transform or autograd follows ``x``: then it must go through a Function, whose kernels see
+    plain tensors (the kernels' in-place ``out=`` writes have no batching or forward-AD rules)."""
+    return (x.requires_grad or forward_ad._current_level >= 0
+            or torch._C._functorch.is_functorch_wrapped_tensor(x))
+
+
+def _front(x: torch.Tensor, dim: int | None) -> torch.Tensor:
+    return x if dim is None or dim == 0 else x.movedim(dim, 0)
+
+
+def _batched(x: torch.Tensor, dim: int | None, size: int) -> torch.Tensor:
+    """``x`` with the vmapped axis first (expanded where ``x`` is not vmapped)."""
+    return x.expand(size, *x.shape) if dim is None else _front(x, dim)
 
 
 class _Anchored(torch.autograd.Function):
     """``value`` unchanged, made a function of ``primal`` whose derivative is zero."""
 
     @staticmethod
-    def forward(ctx: Any, value: torch.Tensor, primal: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(primal)
+    def forward(value: torch.Tensor, primal: torch.Tensor) -> torch.Tensor:
         return value.view_as(value)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        ctx.save_for_backward(inputs[1])
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, Any]:
@@ -37,10 +62,14 @@ class _Anchored(torch.autograd.Function):
     def jvp(ctx: Any, tangent: torch.Tensor, _primal_tangent: Any) -> torch.Tensor:
         return tangent
 
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], value: torch.Tensor, primal: torch.Tensor) -> tuple[Any, Any]:
+        return value.view_as(value), in_dims[0]
+
 
 def _anchor(value: torch.Tensor, primal: torch.Tensor | None) -> torch.Tensor:
     """``value`` tied to ``primal`` where a graph is being built (``create_graph=True``) through it."""
-    if primal is None or not (torch.is_grad_enabled() and primal.requires_grad):
+    if primal is None or not (torch.is_grad_enabled() and tracked(primal)):
         return value
     return _Anchored.apply(value, primal)
 
@@ -49,17 +78,16 @@ def _primal(ctx: Any) -> torch.Tensor | None:
     return ctx.saved_tensors[-1] if ctx.needs_input_grad[0] else None
 
 
-def _run(op: SeparableLinear, x: Any, transpose: bool) -> Any:
-    return op.transpose(x) if transpose else op.apply(x)
-
-
 class _Linear(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, op: SeparableLinear, transpose: bool) -> torch.Tensor:
-        ctx.op, ctx.transpose = op, transpose
+    def forward(x: torch.Tensor, op: SeparableLinear, transpose: bool) -> torch.Tensor:
+        return op.transpose(x) if transpose else op.apply(x)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        x, ctx.op, ctx.transpose = inputs
         if ctx.needs_input_grad[0]:
             ctx.save_for_backward(x)  # the anchor of the second derivative's zeros only; its values are unused
-        return _run(op, x, transpose)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None, None]:
@@ -67,7 +95,12 @@ class _Linear(torch.autograd.Function):
 
     @staticmethod
     def jvp(ctx: Any, tangent: torch.Tensor, _op: Any, _transpose: Any) -> torch.Tensor:
-        return _run(ctx.op, tangent, ctx.transpose)
+        return _Linear.apply(tangent, ctx.op, ctx.transpose)
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, op: SeparableLinear,
+             transpose: bool) -> tuple[torch.Tensor, int]:
+        return _Linear.apply(_front(x, in_dims[0]), op, transpose), 0
 
 
 def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool,
@@ -77,17 +110,29 @@ def linear(op: SeparableLinear, x: torch.Tensor, transpose: bool,
 
 class _MaxPool(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, windows: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        values, idx = windows.forward(x)
-        ctx.windows = windows
-        ctx.save_for_backward(idx, x)
-        ctx.mark_non_differentiable(idx)
-        return values, idx
+    def forward(x: torch.Tensor, windows: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        return windows.forward(x)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        x, ctx.windows = inputs
+        ctx.save_for_backward(output[1], x)
+        ctx.save_for_forward(output[1])
+        ctx.mark_non_differentiable(output[1])
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor, _grad_idx: Any) -> tuple[Any, None]:
         idx = ctx.saved_tensors[0]
         return _anchor(_MaxRoute.apply(grad, idx, ctx.windows, False), _primal(ctx)), None
+
+    @staticmethod
+    def jvp(ctx: Any, tangent: torch.Tensor, _windows: Any) -> tuple[torch.Tensor, None]:
+        # the tangent at each output's winner: the transpose of the gradient's routing
+        return _MaxRoute.apply(tangent, ctx.saved_tensors[0], ctx.windows, True), None
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, windows: Any) -> tuple[Any, tuple[int, int]]:
+        return _MaxPool.apply(_front(x, in_dims[0]), windows), (0, 0)
 
 
 class _MaxRoute(torch.autograd.Function):
@@ -95,16 +140,32 @@ class _MaxRoute(torch.autograd.Function):
     ``select=True`` gathers at the winners; each is the other's VJP."""
 
     @staticmethod
-    def forward(ctx: Any, g: torch.Tensor, idx: torch.Tensor, windows: Any, select: bool) -> torch.Tensor:
-        ctx.windows, ctx.select = windows, select
-        ctx.save_for_backward(idx, g) if ctx.needs_input_grad[0] else ctx.save_for_backward(idx)
+    def forward(g: torch.Tensor, idx: torch.Tensor, windows: Any, select: bool) -> torch.Tensor:
         return windows.select(g, idx) if select else windows.route(g, idx)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        g, idx, ctx.windows, ctx.select = inputs
+        ctx.save_for_backward(idx, g) if ctx.needs_input_grad[0] else ctx.save_for_backward(idx)
+        ctx.save_for_forward(idx)
 
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, None, None, None]:
         idx = ctx.saved_tensors[0]
         vjp = _MaxRoute.apply(grad, idx, ctx.windows, not ctx.select)
         return _anchor(vjp, _primal(ctx)), None, None, None
+
+    @staticmethod
+    def jvp(ctx: Any, tangent: torch.Tensor, *_: Any) -> torch.Tensor:
+        return _MaxRoute.apply(tangent, ctx.saved_tensors[0], ctx.windows, ctx.select)
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], g: torch.Tensor, idx: torch.Tensor, windows: Any,
+             select: bool) -> tuple[torch.Tensor, int]:
+        if in_dims[0] is None and in_dims[1] is None:
+            return _MaxRoute.apply(g, idx, windows, select), None
+        g, idx = _batched(g, in_dims[0], info.batch_size), _batched(idx, in_dims[1], info.batch_size)
+        return _MaxRoute.apply(g, idx, windows, select), 0
 
 
 def max_pool(windows: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

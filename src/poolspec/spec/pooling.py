@@ -25,8 +25,10 @@ from ._rules import (
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int8", "int16", "int32", "int64", "uint8")
 
-_TORCH_LINEAR = ("autograd (any order)", "forward-mode (jvp)", "gradcheck", "gradgradcheck",
-                 "use_deterministic_algorithms(True)")
+# every op on torch: tested against the native op under each (tests/test_torch_func.py)
+TORCH_TRANSFORMS = ("autograd (any order)", "forward-mode (forward_ad)", "torch.func.vmap", "torch.func.grad",
+                    "torch.func.jacrev", "torch.func.jacfwd", "torch.func.jvp", "torch.func.hessian",
+                    "gradcheck", "gradgradcheck", "use_deterministic_algorithms(True)")
 _JAX_NATIVE = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "hessian")
 _JAX_CUSTOM = ("jit", "grad", "grad-of-grad", "vmap")
 
@@ -278,7 +280,7 @@ def _avg_card(n: int) -> Card:
                        "count_include_pad, else the number of input cells in the window",
         determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
                     "across runs on every backend; backward gathers (no scatter, no atomics)",
-        gradient=Gradient(f"{name}_backward", _TORCH_LINEAR, _JAX_NATIVE,
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_NATIVE,
                           "linear: the backward is the transposed window sum, its own backward the forward"),
         torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
         "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
@@ -305,12 +307,12 @@ def _adaptive_card(kind: str, n: int) -> Card:
     )
     if kind == "max":
         args += (Argument("return_indices", "bool", False, (), "also return int64 flat indices"),)
-        gradient = Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck"),
-                            _JAX_CUSTOM, "routes the cotangent to the selected cells by gathering")
+        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
+                            "routes the cotangent to the selected cells by gathering")
         determinism = "ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); " \
                       "backward gathers: bit-identical across runs (torch's CUDA backward scatters atomically)"
     else:
-        gradient = Gradient(f"{name}_backward", _TORCH_LINEAR, _JAX_CUSTOM,
+        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
                             "linear; on JAX a custom_vjp pair (gathers must not transpose into "
                             "scatter-adds), so forward-mode jvp is not available there")
         determinism = "forward and backward gather over a fixed tap order: bit-identical across runs on " \
@@ -355,8 +357,8 @@ def _max_card(n: int) -> Card:
         shape_relation=f"per spatial axis: {_OUT_FORMULA}; {_REG}",
         determinism="ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); "
                     "backward gathers: bit-identical across runs",
-        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck"),
-                          _JAX_CUSTOM, "routes the cotangent to the winners by gathering"),
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
+                          "routes the cotangent to the winners by gathering"),
         torch_reference=f"torch.nn.functional.max_pool{n}d",
         notes=("a window that dilation and padding leave without an input cell raises ValueError "
                "(torch returns -inf and an out-of-range index)",),
@@ -389,8 +391,7 @@ def _unpool_card(n: int) -> Card:
         shape_relation="per spatial axis: default O = (L - 1)*s - 2p + k",
         determinism="duplicate indices resolve to one documented winner; computed by gathering, "
                     "so it is deterministic (torch raises under use_deterministic_algorithms)",
-        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
-                                                "use_deterministic_algorithms(True)"), _JAX_CUSTOM,
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
                           "linear in x: the backward is a gather at the indices (winners only), its "
                           "backward the unpool again"),
         torch_reference=f"torch.nn.functional.max_unpool{n}d", _resolve=_resolve_unpool,
@@ -418,9 +419,7 @@ def _lp_card(n: int) -> Card:
         shape_relation=f"per spatial axis: {_OUT_FORMULA} with p = 0, d = 1; y = S^(1/p), "
                        "S = avg_pool(x^p) * prod(k) (partial ceil windows scaled by K/n as torch)",
         determinism="deterministic; gradient 0 where the window sum is 0",
-        gradient=Gradient(f"{name}_backward", ("autograd (any order)", "gradcheck", "gradgradcheck",
-                                                "use_deterministic_algorithms(True)"),
-                          ("jit", "grad", "grad-of-grad", "vmap"),
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, ("jit", "grad", "grad-of-grad", "vmap"),
                           "native autodiff over torch's formula (the window sum is the avg family's linear "
                           "op; p = +-inf routes through max_pool); jvp works for finite norm_type"),
         torch_reference=f"torch.nn.functional.lp_pool{n}d", _resolve=_resolve_lp,

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._card import Argument, Card, Example, Gradient, Port, Resolved
 from ._rules import as_int, check_bool, check_dtype, fail, is_int
+from .pooling import TORCH_TRANSFORMS
 
 MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
 _RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,),
@@ -139,9 +140,7 @@ def resampling_cards() -> list[Card]:
         determinism="forward and backward gather over per-axis tap tables (the backward over the transposed "
                     "table: each input cell reads the outputs that read it): bit-identical across runs on every "
                     "backend (torch's CUDA backward of linear, bicubic and antialias modes uses atomicAdd)",
-        gradient=Gradient("interpolate_backward", ("autograd (any order)", "forward-mode (jvp)", "gradcheck",
-                                                   "gradgradcheck", "use_deterministic_algorithms(True)"),
-                          ("jit", "grad", "grad-of-grad", "vmap"),
+        gradient=Gradient("interpolate_backward", TORCH_TRANSFORMS, ("jit", "grad", "grad-of-grad", "vmap"),
                           "linear: the backward is the transposed tap tables, its backward the forward; on JAX a "
                           "custom_vjp pair, so forward-mode jvp is not available there"),
         torch_reference="torch.nn.functional.interpolate",
