@@ -1,9 +1,9 @@
 """Routing an op's forward or VJP through the caller's autodiff system.
 
-torch tensors go through an ``autograd.Function`` pair and JAX arrays through a ``custom_vjp`` pair for ops
-whose kernels gather (native autodiff would transpose a gather into a scatter-add, which is atomic and
-nondeterministic on GPUs). Slice-only ops on JAX use native autodiff, which keeps every transform,
-forward mode included; on JAX every op runs as one cached ``jax.jit`` program (eager JAX would compile
+torch tensors go through ``autograd.Function`` pairs (in torch.func's form) and JAX arrays through JAX
+primitives with their own JVP, transpose and batching rules for ops whose kernels gather (native autodiff
+would transpose a gather into a scatter-add, which is atomic and nondeterministic on GPUs). Slice-only ops
+on JAX use native autodiff; on JAX every op runs as one cached ``jax.jit`` program (eager JAX would compile
 each slice separately). The backends are imported only when an array of theirs arrives.
 """
 

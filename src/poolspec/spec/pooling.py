@@ -29,8 +29,8 @@ INTS = ("int8", "int16", "int32", "int64", "uint8")
 TORCH_TRANSFORMS = ("autograd (any order)", "forward-mode (forward_ad)", "torch.func.vmap", "torch.func.grad",
                     "torch.func.jacrev", "torch.func.jacfwd", "torch.func.jvp", "torch.func.hessian",
                     "gradcheck", "gradgradcheck", "use_deterministic_algorithms(True)")
-_JAX_NATIVE = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "hessian")
-_JAX_CUSTOM = ("jit", "grad", "grad-of-grad", "vmap")
+# every op on JAX: slice-only ops by native autodiff, gathering ones through poolspec's primitives
+JAX_TRANSFORMS = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "linearize")
 
 
 def _stride(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, ...]:
@@ -280,7 +280,7 @@ def _avg_card(n: int) -> Card:
                        "count_include_pad, else the number of input cells in the window",
         determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
                     "across runs on every backend; backward gathers (no scatter, no atomics)",
-        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_NATIVE,
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "linear: the backward is the transposed window sum, its own backward the forward"),
         torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
         "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
@@ -307,14 +307,14 @@ def _adaptive_card(kind: str, n: int) -> Card:
     )
     if kind == "max":
         args += (Argument("return_indices", "bool", False, (), "also return int64 flat indices"),)
-        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
+        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                             "routes the cotangent to the selected cells by gathering")
         determinism = "ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); " \
                       "backward gathers: bit-identical across runs (torch's CUDA backward scatters atomically)"
     else:
-        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
-                            "linear; on JAX a custom_vjp pair (gathers must not transpose into "
-                            "scatter-adds), so forward-mode jvp is not available there")
+        gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
+                            "linear; on JAX a primitive whose transpose is the transposed gather (a "
+                            "gather must not transpose into a scatter-add)")
         determinism = "forward and backward gather over a fixed tap order: bit-identical across runs on " \
                       "every backend (torch's CUDA backward uses atomicAdd and raises under " \
                       "use_deterministic_algorithms)"
@@ -357,7 +357,7 @@ def _max_card(n: int) -> Card:
         shape_relation=f"per spatial axis: {_OUT_FORMULA}; {_REG}",
         determinism="ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); "
                     "backward gathers: bit-identical across runs",
-        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "routes the cotangent to the winners by gathering"),
         torch_reference=f"torch.nn.functional.max_pool{n}d",
         notes=("a window that dilation and padding leave without an input cell raises ValueError "
@@ -391,7 +391,7 @@ def _unpool_card(n: int) -> Card:
         shape_relation="per spatial axis: default O = (L - 1)*s - 2p + k",
         determinism="duplicate indices resolve to one documented winner; computed by gathering, "
                     "so it is deterministic (torch raises under use_deterministic_algorithms)",
-        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, _JAX_CUSTOM,
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "linear in x: the backward is a gather at the indices (winners only), its "
                           "backward the unpool again"),
         torch_reference=f"torch.nn.functional.max_unpool{n}d", _resolve=_resolve_unpool,
@@ -419,7 +419,7 @@ def _lp_card(n: int) -> Card:
         shape_relation=f"per spatial axis: {_OUT_FORMULA} with p = 0, d = 1; y = S^(1/p), "
                        "S = avg_pool(x^p) * prod(k) (partial ceil windows scaled by K/n as torch)",
         determinism="deterministic; gradient 0 where the window sum is 0",
-        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, ("jit", "grad", "grad-of-grad", "vmap"),
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "native autodiff over torch's formula (the window sum is the avg family's linear "
                           "op; p = +-inf routes through max_pool); jvp works for finite norm_type"),
         torch_reference=f"torch.nn.functional.lp_pool{n}d", _resolve=_resolve_lp,

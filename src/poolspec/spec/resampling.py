@@ -9,7 +9,7 @@ import numpy as np
 
 from ._card import Argument, Card, Example, Gradient, Port, Resolved
 from ._rules import as_int, check_bool, check_dtype, fail, is_int
-from .pooling import TORCH_TRANSFORMS
+from .pooling import JAX_TRANSFORMS, TORCH_TRANSFORMS
 
 MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
 _RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,),
@@ -140,9 +140,9 @@ def resampling_cards() -> list[Card]:
         determinism="forward and backward gather over per-axis tap tables (the backward over the transposed "
                     "table: each input cell reads the outputs that read it): bit-identical across runs on every "
                     "backend (torch's CUDA backward of linear, bicubic and antialias modes uses atomicAdd)",
-        gradient=Gradient("interpolate_backward", TORCH_TRANSFORMS, ("jit", "grad", "grad-of-grad", "vmap"),
+        gradient=Gradient("interpolate_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "linear: the backward is the transposed tap tables, its backward the forward; on JAX a "
-                          "custom_vjp pair, so forward-mode jvp is not available there"),
+                          "primitive with those two rules, so forward and reverse mode both stay gather-only"),
         torch_reference="torch.nn.functional.interpolate",
         notes=("canonical rules are torch's generic kernels, whose backward is the true adjoint; where torch's "
                "CPU fast paths differ (TORCH_NUMERICS 5.6) see the deviations",
