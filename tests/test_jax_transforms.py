@@ -1,0 +1,64 @@
+"""JAX's forward and reverse transforms on every op family, against torch's native op under the matching
+torch.func transform (float64, rtol 1e-10), and no scatter in any derivative's program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poolspec
+
+torch = pytest.importorskip("torch")
+from test_autodiff import CONFIGS, MAX_CONFIGS, UNPOOL_CONFIGS, _unpool_operands  # noqa: E402
+
+from oracle import torch_fn  # noqa: E402
+
+tf = torch.func
+F = torch.nn.functional
+pytestmark = pytest.mark.filterwarnings("ignore:There is a performance drop:UserWarning")
+
+
+@pytest.fixture
+def jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _first(fn):
+    return lambda t: (lambda r: r[0] if isinstance(r, tuple) else r)(fn(t))
+
+
+CASES = [(f"{op}-{args.get('mode', '')}-{shape}", op, (1,) + tuple(shape[1:]) if len(shape) > 3 else shape, args)
+         for op, shape, args in CONFIGS + MAX_CONFIGS if args.get("mode") != "lanczos"]
+CASES += [(f"{op}-{shape}", op, shape, args) for op, shape, args in UNPOOL_CONFIGS]
+
+
+@pytest.mark.parametrize("name, op, shape, args", CASES, ids=[c[0] for c in CASES])
+def test_jax_transforms_match_torch_func(jax, name, op, shape, args):
+    jnp = jax.numpy
+    if op.startswith("max_unpool"):
+        values, idx = _unpool_operands(op, shape, args)
+        ij, it = jnp.asarray(idx), torch.from_numpy(idx)
+        ours = lambda t: getattr(poolspec, op)(t, ij, **args)  # noqa: E731
+        native = lambda t: getattr(F, op)(t, it, **args)  # noqa: E731
+        xs = values
+    else:
+        xs = np.random.default_rng(0).standard_normal(shape)
+        ours, native = _first(lambda t: getattr(poolspec, op)(t, **args)), _first(torch_fn(op, args))
+    vs = np.random.default_rng(4).standard_normal(xs.shape)
+    x, v, xt, vt = jnp.asarray(xs), jnp.asarray(vs), torch.from_numpy(xs), torch.from_numpy(vs)
+    loss, tloss = (lambda t: (ours(t) ** 3).sum()), (lambda t: (native(t) ** 3).sum())
+    pairs = {
+        "jvp": (jax.jvp(ours, (x,), (v,))[1], tf.jvp(native, (xt,), (vt,))[1]),
+        "linearize": (jax.linearize(ours, x)[1](v), tf.jvp(native, (xt,), (vt,))[1]),
+        "jacfwd": (jax.jacfwd(ours)(x), tf.jacfwd(native)(xt)),
+        "jit(grad)": (jax.jit(jax.grad(loss))(x), tf.grad(tloss)(xt)),
+        "hessian": (jax.hessian(loss)(x), tf.hessian(tloss)(xt)),
+        "vmap(grad)": (jax.vmap(jax.grad(loss))(jnp.stack([x, 2 * x])),
+                       tf.vmap(tf.grad(tloss))(torch.stack([xt, 2 * xt]))),
+    }
+    for what, (got, want) in pairs.items():
+        np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
+    for program in (jax.grad(loss), jax.hessian(loss), jax.jacfwd(ours)):
+        assert "scatter" not in str(jax.make_jaxpr(program)(x))
