@@ -62,3 +62,35 @@ def test_jax_transforms_match_torch_func(jax, name, op, shape, args):
         np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
     for program in (jax.grad(loss), jax.hessian(loss), jax.jacfwd(ours)):
         assert "scatter" not in str(jax.make_jaxpr(program)(x))
+
+
+SCANNED = {
+    "bilinear": lambda t: poolspec.interpolate(t, size=(8, 8), mode="bilinear"),
+    "adaptive_avg-nearest": lambda t: poolspec.interpolate(poolspec.adaptive_avg_pool2d(t, 3), size=(8, 8)),
+    "max-bicubic": lambda t: poolspec.interpolate(poolspec.max_pool2d(t, 2), size=(8, 8), mode="bicubic"),
+    "max-unpool": lambda t: poolspec.max_unpool2d(*poolspec.max_pool2d(t, 2, return_indices=True), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(SCANNED))
+def test_jax_scan_checkpoint_forward_and_reverse_agree(jax, name):
+    """Inside lax.scan and jax.checkpoint: jit(grad) and jvp agree (<grad, v> = jvp(v)), with central finite
+    differences, and the gradient's program holds no scatter."""
+    jnp = jax.numpy
+    op = SCANNED[name]
+
+    def body(carry, xi):
+        y = jax.checkpoint(op)(xi + carry)
+        return y, (y ** 2).sum()
+
+    def loss(x):
+        return jax.lax.scan(body, jnp.zeros(x.shape[1:]), x)[1].sum()
+
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((3, 2, 2, 8, 8)))
+    v = jnp.asarray(np.random.default_rng(1).standard_normal(x.shape))
+    g = jax.jit(jax.grad(loss))(x)
+    t = jax.jvp(loss, (x,), (v,))[1]
+    np.testing.assert_allclose(float(jnp.vdot(g, v)), float(t), rtol=1e-11)
+    e = 1e-6
+    np.testing.assert_allclose(float(t), float((loss(x + e * v) - loss(x - e * v)) / (2 * e)), rtol=1e-6)
+    assert "scatter" not in str(jax.make_jaxpr(jax.grad(loss))(x))
