@@ -80,8 +80,9 @@ def max_indices(windows: Routes, x: Any) -> Any:
         from .torch import max_pool as torch_max_pool
         from .torch import tracked
 
-        if tracked(x):  # a transform's wrapper: the Function's rules unwrap it; autograd itself is not needed
-            return torch_max_pool(windows, x.detach())[1]
+        x = x.detach()  # no gradient is tracked here
+        if tracked(x):  # a transform's wrapper or forward AD: the Function's rules unwrap it
+            return torch_max_pool(windows, x)[1]
     return windows.forward(x)[1]
 
 
