@@ -9,6 +9,7 @@ each slice separately). The backends are imported only when an array of theirs a
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Protocol
 
 from .._compat import is_dask_array, is_jax_array, is_torch_array
@@ -28,6 +29,20 @@ class Routes(Protocol):
     def route(self, g: Any, idx: Any) -> Any: ...
 
     def select(self, gg: Any, idx: Any) -> Any: ...
+
+
+def in_graph(x: Any) -> bool:
+    """Whether torch.compile or torch.export is capturing the op on ``x`` into a graph: the op then enters it
+    as one ``torch.library`` node (:mod:`.torch_graph`) instead of running its host-side plan code."""
+    torch = sys.modules.get("torch")  # not array-api-compat's test, which Dynamo would trace and warn about
+    return torch is not None and torch.compiler.is_compiling() and isinstance(x, torch.Tensor)
+
+
+def graph_op(op: str, args: dict[str, Any], x: Any, grad_output: Any = None, indices: Any = None) -> Any:
+    """``op`` (or, given ``grad_output``, its VJP) as a node of the graph being captured."""
+    from .torch_graph import call
+
+    return call(op, args, x, grad_output, indices)
 
 
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False, primal: Any = None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._compat import device, dtype_name, is_torch_array, namespace
@@ -44,6 +45,16 @@ def _channels_last_strides(shape: tuple[int, ...], strides: tuple[int, ...]) -> 
             return False
         least = strides[d] * (shape[d] if shape[d] > 1 else 1)
     return True
+
+
+def layout_op(op: str, r: Resolved) -> str:
+    """The op whose memory-format rule the result of ``op`` follows: interpolate's area mode is adaptive
+    average pooling, lp_pool with p = +-inf is max pooling, in torch as here."""
+    if op == "interpolate" and r.params["mode"] == "area":
+        return f"adaptive_avg_pool{len(r.params['size'])}d"
+    if op.startswith("lp_pool") and math.isinf(r.params["norm_type"]):
+        return f"max_pool{op[-2]}d"
+    return op
 
 
 def keep_layout(op: str, x: Any, result: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ..autodiff import linear
+from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear, outer_product
 from ..plans import windows
 from ._common import keep_layout, resolve, resolve_backward
@@ -36,6 +36,8 @@ def _avg_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel:
 
 def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     name = f"avg_pool{n}d"
+    if in_graph(x):
+        return graph_op(name, args, x, grad_output)
     if grad_output is None:
         _, _, r = resolve(name, x, **args)
     else:
@@ -63,6 +65,8 @@ def _adaptive_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) ->
 
 def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = None) -> Any:
     name = f"adaptive_avg_pool{n}d"
+    if in_graph(x):
+        return graph_op(name, {"output_size": output_size}, x, grad_output)
     if grad_output is None:
         _, _, r = resolve(name, x, output_size=output_size)
     else:

@@ -16,10 +16,10 @@ from functools import lru_cache
 from typing import Any
 
 from .._compat import compute_dtype_name
-from ..autodiff import linear
+from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear
 from ..plans import resample
-from ._common import keep_layout, resolve, resolve_backward
+from ._common import keep_layout, layout_op, resolve, resolve_backward
 from .avg_pool import _adaptive_plan
 
 Size = int | tuple[int, ...]
@@ -52,6 +52,8 @@ def _plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], mode: str, 
 
 
 def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
+    if in_graph(x):
+        return graph_op("interpolate", args, x, grad_output)
     if grad_output is None:
         _, dtype, r = resolve("interpolate", x, **args)
     else:
@@ -63,8 +65,7 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
                  p["antialias"], ctype)
     if grad_output is not None:
         return linear(plan, grad_output, transpose=True, primal=x)
-    # area is adaptive average pooling, and keeps torch's layout rule for it
-    return keep_layout(f"adaptive_avg_pool{n}d" if p["mode"] == "area" else "interpolate", x, linear(plan, x))
+    return keep_layout(layout_op("interpolate", r), x, linear(plan, x))
 
 
 def interpolate(x: Any, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",

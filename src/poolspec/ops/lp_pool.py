@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from .._compat import namespace, to_compute
-from ..autodiff import compose, linear, max_backward, max_indices, max_pool
+from ..autodiff import compose, graph_op, in_graph, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
 from ..kernels.maxes import MaxWindows
 from ..plans import windows
-from ._common import keep_layout, resolve, resolve_backward
+from ._common import keep_layout, layout_op, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -115,16 +115,21 @@ def _setup(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> tup
 
 
 def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
-    _, p, key = _setup(n, x, args)
+    if in_graph(x):
+        return graph_op(f"lp_pool{n}d", args, x)
+    r, p, key = _setup(n, x, args)
     xp = namespace(x)
-    if math.isinf(p):
+    if math.isinf(p):  # torch's lp_pool is max_pool here, with its layout rule
         sign = 1 if p > 0 else -1
         values, _ = max_pool(_max_windows(*key), sign * xp.abs(x), with_index=False)
-        return keep_layout(f"max_pool{n}d", x, sign * values)  # torch's lp_pool is max_pool here, and its layout
-    return keep_layout(f"lp_pool{n}d", x, compose(_finite_forward, (_sum_plan(*key), math.prod(key[2]), p), x))
+        return keep_layout(layout_op(f"lp_pool{n}d", r), x, sign * values)
+    return keep_layout(layout_op(f"lp_pool{n}d", r), x,
+                       compose(_finite_forward, (_sum_plan(*key), math.prod(key[2]), p), x))
 
 
 def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any]) -> Any:
+    if in_graph(x):
+        return graph_op(f"lp_pool{n}d", args, x, grad_output)
     _, p, key = _setup(n, x, args, grad_output)
     xp = namespace(x)
     if math.isinf(p):

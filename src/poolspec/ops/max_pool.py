@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from .._compat import dtype_name, namespace
-from ..autodiff import max_backward, max_indices, max_pool
+from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import keep_layout, resolve, resolve_backward
 
@@ -35,12 +35,16 @@ def _plan(n: int, x: Any, r: Any) -> MaxWindows:
 
 
 def _forward(n: int, x: Any, args: dict[str, Any]) -> Any:
+    if in_graph(x):
+        return graph_op(f"max_pool{n}d", args, x)
     _, _, r = resolve(f"max_pool{n}d", x, **args)
     values, idx = max_pool(_plan(n, x, r), x, with_index=r["return_indices"])
     return keep_layout(f"max_pool{n}d", x, (values, idx) if r["return_indices"] else values)
 
 
 def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: Any) -> Any:
+    if in_graph(x):
+        return graph_op(f"max_pool{n}d", args, x, grad_output, indices)
     _, _, r = resolve_backward(f"max_pool{n}d", grad_output, x, **args)
     windows = _plan(n, x, r)
     if indices is None:
@@ -150,6 +154,8 @@ def _adaptive_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...])
 
 
 def _adaptive_forward(n: int, x: Any, output_size: Any, return_indices: bool) -> Any:
+    if in_graph(x):
+        return graph_op(f"adaptive_max_pool{n}d", dict(output_size=output_size, return_indices=return_indices), x)
     _, _, r = resolve(f"adaptive_max_pool{n}d", x, output_size=output_size, return_indices=return_indices)
     windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
     values, idx = max_pool(windows, x, with_index=r["return_indices"])
@@ -159,6 +165,8 @@ def _adaptive_forward(n: int, x: Any, output_size: Any, return_indices: bool) ->
 def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, return_indices: bool,
                        indices: Any) -> Any:
     op = f"adaptive_max_pool{n}d"
+    if in_graph(x):
+        return graph_op(op, dict(output_size=output_size, return_indices=return_indices), x, grad_output, indices)
     _, _, r = resolve_backward(op, grad_output, x, output_size=output_size, return_indices=return_indices)
     windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
     if indices is None:

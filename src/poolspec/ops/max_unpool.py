@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import dtype_name, is_dask_array, is_jax_array, namespace
-from ..autodiff import max_backward, max_select
+from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
 from ._common import keep_layout, resolve, resolve_backward
 
@@ -94,11 +94,15 @@ def _resolve(n: int, x: Any, indices: Any, args: dict[str, Any],
 
 
 def _forward(n: int, x: Any, indices: Any, args: dict[str, Any]) -> Any:
+    if in_graph(x):
+        return graph_op(f"max_unpool{n}d", args, x, indices=indices)
     _, kernel, indices = _resolve(n, x, indices, args)
     return keep_layout(f"max_unpool{n}d", x, max_backward(kernel, x, indices))
 
 
 def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, Any]) -> Any:
+    if in_graph(x):
+        return graph_op(f"max_unpool{n}d", args, x, grad_output, indices)
     _, kernel, indices = _resolve(n, x, indices, args, grad_output)
     return max_select(kernel, grad_output, indices, primal=x)
 

@@ -1,0 +1,236 @@
+"""torch.compile and torch.export of a model that uses every op family in 1-d, 2-d and 3-d.
+
+Inside a capture each op is one ``torch.library`` node (poolspec/autodiff/torch_graph.py). Held here: zero
+graph breaks with ``fullgraph=True``; forward and backward equal to eager poolspec and to torch's native ops;
+``dynamic=True`` without recompiling when the batch size changes; the compiled backward has no scatter,
+index_add or index_put; ``torch.export`` twice in one process, with a dynamic batch, through save and load.
+Compile time counts: every test but one uses the ``aot_eager`` backend, and the inductor test is one graph.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import poolspec as ps
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+MODES = {1: ("nearest", "nearest-exact", "linear", "area"), 2: ("bilinear", "bicubic", "area", "nearest-exact"),
+         3: ("trilinear", "area", "nearest")}
+
+
+def _calls(lib, xs):
+    """(label, output) of every family on inputs x1, x2, x3; ``lib`` is poolspec or torch.nn.functional."""
+    native = lib is F
+    out = []
+    for n, x in enumerate(xs, 1):
+        def op(name, *a, n=n, **k):
+            return getattr(lib, f"{name}{n}d")(*a, **k)
+
+        out.append((f"avg{n}", op("avg_pool", x, 2, 1, 1, ceil_mode=True, count_include_pad=False)))
+        out.append((f"avg{n}-divisor", op("avg_pool", x, 3, 2, divisor_override=2) if n > 1 else None))
+        out.append((f"adaptive_avg{n}", op("adaptive_avg_pool", x, 3)))
+        out.append((f"max{n}", op("max_pool", x, 3, 2, 1, dilation=1, ceil_mode=True)))
+        values, idx = op("max_pool", x, 2, return_indices=True)
+        out.append((f"max{n}-indices", values))
+        # SegNet's pattern: output_size from the input's shape (SymInts under dynamic shapes)
+        out.append((f"unpool{n}", op("max_unpool", values, idx, 2, output_size=x.shape[-n:])))
+        out.append((f"adaptive_max{n}", op("adaptive_max_pool", x, 3)))
+        vals, ind = op("adaptive_max_pool", x, 2, return_indices=True)
+        out.append((f"adaptive_max{n}-indices", vals + 0 * ind))
+        out.append((f"lp{n}", op("lp_pool", x, 2.0, 2, ceil_mode=True)))
+        out.append((f"lp{n}-inf", op("max_pool", x.abs(), 2) if native else op("lp_pool", x, float("inf"), 2)))
+        for mode in MODES[n]:
+            kw = {"align_corners": False} if mode in ("linear", "bilinear", "bicubic", "trilinear") else {}
+            out.append((f"{mode}{n}", lib.interpolate(x, scale_factor=1.5, mode=mode, **kw)))
+    x2 = xs[1]
+    out.append(("bilinear-aa", lib.interpolate(x2, size=(3, 5), mode="bilinear", antialias=True)))
+    out.append(("bicubic-aa", lib.interpolate(x2, size=(4, 3), mode="bicubic", antialias=True,
+                                              align_corners=True)))
+    out.append(("lanczos", None if native else lib.interpolate(x2, size=(5, 11), mode="lanczos")))
+    return [(k, v) for k, v in out if v is not None]
+
+
+def _model(lib):
+    return lambda *xs: tuple(v for _, v in _calls(lib, xs))
+
+
+def _labels():
+    return [k for k, _ in _calls(ps, _inputs(2))]
+
+
+def _inputs(batch, channels_last=False):
+    g = torch.Generator().manual_seed(batch)
+    shapes = [(batch, 3, 9), (batch, 4, 7, 8), (batch, 5, 5, 6, 7)]
+    xs = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes]
+    if channels_last:
+        xs[1] = xs[1].to(memory_format=torch.channels_last)
+        xs[2] = xs[2].to(memory_format=torch.channels_last_3d)
+    return xs
+
+
+def _weights(outs):
+    return [torch.linspace(-1, 2, o.numel(), dtype=o.dtype).view(o.shape) for o in outs]
+
+
+def _run(fn, xs):
+    """Outputs and the gradients of a fixed linear functional of them."""
+    xs = [x.detach().clone().requires_grad_() for x in xs]
+    outs = fn(*xs)
+    sum((o * w).sum() for o, w in zip(outs, _weights(outs))).backward()
+    return [o.detach() for o in outs], [x.grad for x in xs]
+
+
+def _close(got, want, labels, rtol=1e-12, exact=False):
+    for label, g, w in zip(labels, got, want):
+        assert g.shape == w.shape, label
+        tol = 0.0 if exact else rtol
+        torch.testing.assert_close(g, w, rtol=tol, atol=tol, equal_nan=True, msg=label)
+
+
+def _native(xs):
+    keep = [k for k in _labels() if k != "lanczos"]
+    outs, grads = _run(_model(F), xs)
+    return dict(zip(keep, outs)), grads
+
+
+def test_fullgraph_has_no_graph_break():
+    explanation = torch._dynamo.explain(_model(ps))(*_inputs(2))
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    assert explanation.graph_count == 1
+
+
+def test_compiled_equals_eager_and_native_with_dynamic_batch():
+    torch._dynamo.reset()
+    compiled = torch.compile(_model(ps), fullgraph=True, dynamic=True, backend="aot_eager")
+    labels = _labels()
+    with torch._dynamo.config.patch(error_on_recompile=True):
+        for batch in (2, 3, 5):  # one compilation serves every batch size
+            xs = _inputs(batch)
+            outs, grads = _run(compiled, xs)
+            eager_outs, eager_grads = _run(_model(ps), xs)
+            _close(outs, eager_outs, labels, exact=True)
+            # each x feeds many ops: the joint graph adds their gradients in an order of its own
+            _close(grads, eager_grads, ["x1", "x2", "x3"])
+            native, _ = _native(xs)
+            _close([o for k, o in zip(labels, outs) if k in native], list(native.values()), list(native))
+
+
+def test_compiled_backward_is_gather_only_and_deterministic():
+    graphs = []
+
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return make_boxed_func(gm.forward)
+
+    torch._dynamo.reset()
+    backend = aot_autograd(fw_compiler=record, bw_compiler=record)
+    compiled = torch.compile(_model(ps), fullgraph=True, backend=backend)
+    xs = _inputs(2)
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        first = _run(compiled, xs)[1]
+        second = _run(compiled, xs)[1]
+    finally:
+        torch.use_deterministic_algorithms(before)
+    assert len(graphs) == 2  # forward and backward
+    targets = {str(node.target) for node in graphs[1].graph.nodes if node.op == "call_function"}
+    assert "poolspec.pool_backward.default" in targets
+    assert not [t for t in targets if any(s in t for s in ("scatter", "index_add", "index_put"))], targets
+    _close(first, second, ["x1", "x2", "x3"], exact=True)
+
+
+def test_inductor_keeps_layouts_and_values():
+    """Inductor checks every fallback node's strides against the fake implementation's: channels_last
+    inputs exercise the layout rules of the cards."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_model(ps), fullgraph=True)
+    xs = _inputs(2, channels_last=True)
+    outs, grads = _run(compiled, xs)
+    eager_outs, eager_grads = _run(_model(ps), xs)
+    labels = _labels()
+    _close(outs, eager_outs, labels, exact=True)
+    for label, got, want in zip(labels, outs, eager_outs):
+        assert got.stride() == want.stride(), label
+    _close(grads, eager_grads, ["x1", "x2", "x3"])
+
+
+def test_export_twice_dynamic_batch_and_saved():
+    class Model(torch.nn.Module):
+        def forward(self, x1, x2, x3):
+            return _model(ps)(x1, x2, x3)
+
+    xs = _inputs(2)
+    torch.export.export(Model(), tuple(xs))
+    # a second export of the same shapes once failed on plan tensors cached by the first
+    program = torch.export.export(Model(), tuple(x.requires_grad_() for x in _inputs(2)))
+    batch = torch.export.Dim("batch")
+    dynamic = torch.export.export(Model(), tuple(xs), dynamic_shapes=({0: batch},) * 3)
+    buffer = io.BytesIO()
+    torch.export.save(dynamic, buffer)
+    buffer.seek(0)
+    loaded = torch.export.load(buffer)
+    labels = _labels()
+    for ys in (_inputs(2), _inputs(6)):
+        want = _model(ps)(*ys)
+        if ys[0].shape[0] == 2:
+            _close(program.module()(*ys), want, labels, exact=True)
+        _close(dynamic.module()(*ys), want, labels, exact=True)
+        _close(loaded.module()(*ys), want, labels, exact=True)
+    targets = {str(n.target) for n in dynamic.graph.nodes if n.op == "call_function"}
+    assert {"poolspec.pool.default", "poolspec.max_pool.default"} <= targets
+
+
+@pytest.mark.parametrize("name", ["avg_pool2d", "max_pool2d", "adaptive_max_pool1d", "lp_pool3d", "interpolate",
+                                  "max_unpool2d"])
+def test_explicit_backward_compiles_and_differentiates(name):
+    """The explicit VJPs in a graph, and (linear in grad_output) their own gradient w.r.t. it."""
+    g = torch.Generator().manual_seed(7)
+    if name == "max_unpool2d":
+        x = torch.randn(2, 3, 6, 6, dtype=torch.float64, generator=g)
+        values, idx = ps.max_pool2d(x, 2, return_indices=True)
+        primal, args = values, {"kernel_size": 2}
+        def fn(gout, p):
+            return ps.max_unpool2d_backward(gout, p, idx, **args)
+        grad_output = torch.randn(2, 3, 6, 6, dtype=torch.float64, generator=g)
+    else:
+        args = {"avg_pool2d": {"kernel_size": 3, "stride": 2, "padding": 1},
+                "max_pool2d": {"kernel_size": 3, "stride": 1, "dilation": 2},
+                "adaptive_max_pool1d": {"output_size": 4},
+                "lp_pool3d": {"norm_type": 3.0, "kernel_size": 2},
+                "interpolate": {"size": (9, 4), "mode": "bicubic", "align_corners": True}}[name]
+        shape = {"adaptive_max_pool1d": (2, 3, 11), "lp_pool3d": (2, 2, 4, 5, 4)}.get(name, (2, 3, 7, 6))
+        primal = torch.rand(shape, dtype=torch.float64, generator=g) + 0.1  # lp: no NaN from odd powers
+        grad_output = torch.randn(getattr(ps, name)(primal, **args).shape, dtype=torch.float64, generator=g)
+        def fn(gout, p):
+            return getattr(ps, f"{name}_backward")(gout, p, **args)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True, backend="aot_eager")
+    want = fn(grad_output, primal)
+    _close([compiled(grad_output, primal)], [want], [name], exact=True)
+    if name == "lp_pool3d":
+        return  # nonlinear in grad_output's partner: no derivative inside a capture (said by its error)
+    w = torch.randn(want.shape, dtype=torch.float64, generator=g)
+    gc = grad_output.clone().requires_grad_()
+    (compiled(gc, primal) * w).sum().backward()
+    ge = grad_output.clone().requires_grad_()
+    (fn(ge, primal) * w).sum().backward()
+    _close([gc.grad], [ge.grad], [name], exact=True)
+
+
+def test_bad_arguments_fail_at_trace_time_naming_the_rule():
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: ps.avg_pool2d(x, 2, padding=2), fullgraph=True, backend="aot_eager")
+    with pytest.raises(Exception, match="padding"):
+        compiled(torch.ones(1, 1, 6, 6))
+    compiled = torch.compile(lambda x: ps.interpolate(x, size=4, mode="cubic"), fullgraph=True,
+                             backend="aot_eager")
+    with pytest.raises(Exception, match="mode"):
+        compiled(torch.ones(1, 1, 6))
