@@ -59,3 +59,12 @@ def test_plot_writes_a_png(tmp_path) -> None:
     rows = [{"backend": "torch", "case": c.key, "ratio_fwd": 1.0, "ratio_fwd_bwd": 1.2} for c in bench.CASES]
     bench.plot({"cases": rows}, str(tmp_path / "p.png"))
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compiled_runner_times_both_sides_and_reports_compile_time(tiny: None, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    monkeypatch.setattr(bench, "CASES", [bench.CASES[0], bench.CASES[7]])  # a max pool and bilinear
+    results = bench.run(["torch-compile"], repeat=1, scale=False)
+    rows = results["cases"]
+    assert len(rows) == 2 and all(r["ratio_fwd"] > 0 and r["compile_mine"] > 0 for r in rows)
+    assert results["summary"]["torch-compile"]["median_compile_s_peer"] > 0

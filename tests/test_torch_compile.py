@@ -234,3 +234,26 @@ def test_bad_arguments_fail_at_trace_time_naming_the_rule():
                              backend="aot_eager")
     with pytest.raises(Exception, match="mode"):
         compiled(torch.ones(1, 1, 6))
+
+
+def test_vmap_inside_compile():
+    """torch.func.vmap traced by Dynamo meets each node's vmap rule (the vmapped dimension joins the batch);
+    values and gradients equal torch's native ops under the same transform. (torch.func.grad inside a
+    capture is not supported for torch.library ops by torch 2.13, whose generated autograd.Function lacks
+    setup_context; eagerly every torch.func transform works, test_torch_func.py.)"""
+
+    def per_sample(lib, x):
+        values, idx = lib.max_pool2d(x, 2, return_indices=True)
+        return (lib.max_unpool2d(values, idx, 2, output_size=x.shape[-2:]) + 0.5 * x,
+                lib.avg_pool2d(x, 3, 1, 1), lib.interpolate(x, size=(4, 9), mode="bicubic"),
+                lib.adaptive_max_pool2d(x[0], 3), lib.lp_pool2d(x, 2, 2) + lib.adaptive_avg_pool2d(x, 3))
+
+    x = torch.randn(2, 3, 4, 7, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    torch._dynamo.reset()
+    for dims in (0, 1):
+        compiled = torch.compile(torch.func.vmap(lambda t: per_sample(ps, t), in_dims=dims), fullgraph=True,
+                                 backend="aot_eager")
+        outs, grads = _run(compiled, [x])
+        want, want_grads = _run(torch.func.vmap(lambda t: per_sample(F, t), in_dims=dims), [x])
+        _close(outs, want, ["unpool", "avg", "bicubic", "adaptive_max", "lp+adaptive_avg"])
+        _close(grads, want_grads, ["x"])

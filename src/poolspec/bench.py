@@ -1,11 +1,13 @@
 """The ratio benchmark: poolspec against the kernel a user would call instead, in the same run.
 
-    python benchmarks/run.py [--backends torch,jax,numpy] [--repeat N] [--json FILE] [--plot FILE] [--quick]
+    python benchmarks/run.py [--backends torch,jax,numpy,torch-compile] [--repeat N] [--json FILE] [--plot FILE]
+                             [--quick]
     poolspec bench ...                        (the same)
 
 Per case (float32) and backend: the median time of poolspec and of the native peer, forward and forward plus
 backward, and their ratio; then the geometric mean of the ratios per backend. Peers: torch.nn.functional on
-torch; jax.lax.reduce_window / jnp / jax.image.resize under jax.jit on JAX; on NumPy the ONNX reference
+torch (and, with ``--backends torch-compile``, both under torch.compile); jax.lax.reduce_window / jnp /
+jax.image.resize under jax.jit on JAX; on NumPy the ONNX reference
 evaluator (onnx.reference) for the pooling cases it has, and scikit-image's block_reduce where the semantics
 coincide. Also measured: NumPy's peak allocation per call (tracemalloc) against input + output bytes, and the
 log-log slope of time against size for cases 1, 8 and 11. Numbers only: nothing here asserts a speed.
@@ -167,6 +169,47 @@ class TorchRunner:
         return {"fwd_mine": fwd_mine, "fwd_peer": fwd_peer, "bwd_mine": bwd_mine, "bwd_peer": bwd_peer}
 
 
+class TorchCompileRunner(TorchRunner):
+    """Both sides under ``torch.compile(fullgraph=True)`` (inductor), compiled once per case and direction
+    before timing; the compile times are reported too. poolspec's op is one opaque node per call there
+    (autodiff/torch_graph.py), so this measures its kernels plus the node's dispatch, against inductor's
+    generated code for the native op."""
+
+    name = "torch-compile"
+
+    def timings(self, case: BenchCase, repeat: int) -> dict[str, float]:
+        import poolspec
+
+        torch = self.torch
+        x, _ = self.prepare(case)
+        native = getattr(self.F, case.op)
+        mine = getattr(poolspec, case.op)
+        args = case.args
+        gy = torch.ones_like(native(x, **args))
+        out: dict[str, float] = {}
+
+        def build(fn: Callable[..., Any], label: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
+            torch._dynamo.reset()
+            compiled = torch.compile(lambda t: fn(t, **args), fullgraph=True)
+            start = time.perf_counter()
+            compiled(x)
+            xr = x.detach().requires_grad_(True)
+            torch.autograd.grad(compiled(xr), xr, gy)
+            out[f"compile_{label}"] = time.perf_counter() - start
+
+            def fwd_bwd() -> Any:
+                t = x.detach().requires_grad_(True)
+                return torch.autograd.grad(compiled(t), t, gy)[0]
+
+            return (lambda: compiled(x)), fwd_bwd
+
+        fwd_mine, bwd_mine = build(mine, "mine")
+        fwd_peer, bwd_peer = build(native, "peer")
+        out["fwd_mine"], out["fwd_peer"] = _paired_times(fwd_mine, fwd_peer, repeat)
+        out["bwd_mine"], out["bwd_peer"] = _paired_times(bwd_mine, bwd_peer, repeat)
+        return out
+
+
 # ------------------------------------------------------------------------------------------------------ JAX
 
 class JaxRunner:
@@ -320,7 +363,7 @@ class NumpyRunner:
         return out
 
 
-RUNNERS = {"torch": TorchRunner, "jax": JaxRunner, "numpy": NumpyRunner}
+RUNNERS = {"torch": TorchRunner, "jax": JaxRunner, "numpy": NumpyRunner, "torch-compile": TorchCompileRunner}
 
 
 def _slope(sizes: list[int], times: list[float]) -> float:
@@ -371,6 +414,9 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
             summary["min_speedup_vs_onnx"] = min(r["speedup_vs_onnx"] for r in rows if "speedup_vs_onnx" in r)
         if any("memory_ratio_fwd" in r for r in rows):
             summary["max_memory_ratio"] = max(max(r["memory_ratio_fwd"], r["memory_ratio_bwd"]) for r in rows)
+        if any("compile_mine" in r for r in rows):
+            summary["median_compile_s_mine"] = statistics.median(r["compile_mine"] for r in rows)
+            summary["median_compile_s_peer"] = statistics.median(r["compile_peer"] for r in rows)
         results["summary"][name] = summary
         print(f"{name}: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()), flush=True)
         if scale and not quick and name in ("torch", "jax", "numpy"):
@@ -452,7 +498,8 @@ def plot(results: dict[str, Any], path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="poolspec bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", default=None, help="comma-separated: torch,jax,numpy (installed ones)")
+    parser.add_argument("--backends", default=None,
+                        help="comma-separated: torch,jax,numpy (default: the installed ones), torch-compile")
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
@@ -461,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
     wanted = (a.backends.split(",") if a.backends
-              else [b for b in RUNNERS if b == "numpy" or importlib.util.find_spec(b)])
+              else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
     env = environment()
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
     results = run(wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only)

@@ -100,24 +100,22 @@ def _fresh(out: torch.Tensor, *inputs: torch.Tensor | None) -> torch.Tensor:
 
 def _eager(op: str, x: torch.Tensor, indices: torch.Tensor | None, kw: dict[str, Any]) -> Any:
     fn = _function(op)
-    if _family(op) == "max_unpool":
-        return fn(x, indices, **kw)
-    if _family(op) in _MAXES:
-        return fn(x, **{**kw, "return_indices": True})
-    return fn(x, **kw)
+    return fn(x, indices, **kw) if _family(op) == "max_unpool" else fn(x, **kw)
 
 
 @torch.library.custom_op("poolspec::pool", mutates_args=())
 def pool(x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str, sizes: list[int]) -> torch.Tensor:
     """``poolspec.<op>(x, **arguments(spec, sizes))`` (max_unpool: ``(x, indices, ...)``)."""
-    out = _eager(op, x, indices, arguments(spec, sizes))
-    return _fresh(out[0] if isinstance(out, tuple) else out, x, indices)
+    kw = arguments(spec, sizes)
+    if _family(op) in _MAXES:
+        kw = {**kw, "return_indices": False}
+    return _fresh(_eager(op, x, indices, kw), x, indices)
 
 
 @torch.library.custom_op("poolspec::max_pool", mutates_args=())
 def max_pool(x: torch.Tensor, op: str, spec: str, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """A max-family op's values and winners (flat in each plane, as torch's ``return_indices``)."""
-    values, idx = _eager(op, x, None, arguments(spec, sizes))
+    values, idx = _eager(op, x, None, {**arguments(spec, sizes), "return_indices": True})
     return _fresh(values, x), idx
 
 
@@ -229,6 +227,57 @@ torch.library.register_autograd("poolspec::max_pool", _max_vjp, setup_context=_m
 torch.library.register_autograd("poolspec::pool_backward", _backward_vjp, setup_context=_backward_context)
 
 
+# --- vmap: the vmapped dimension joins the batch -------------------------------------------------------
+
+def _batched(op: str, rank: int) -> bool:
+    """Whether an input of ``rank`` dimensions has a batch axis (else it is (C, *spatial))."""
+    return rank >= 3 if op == "interpolate" else rank == int(op[-2]) + 2
+
+
+def _fronts(info: Any, in_dims: tuple[Any, ...], op: str, *tensors: torch.Tensor | None) -> tuple[Any, ...]:
+    """Each tensor with the vmapped dimension first (expanded where it is not vmapped), folded into the
+    batch axis where the op's input has one: (B, N, C, ...) -> (B*N, C, ...); (B, C, ...) stays."""
+    rank = next(t.dim() - (d is not None) for t, d in zip(tensors, in_dims) if t is not None)
+    fold = _batched(op, rank)
+    out = []
+    for t, d in zip(tensors, in_dims):
+        if t is not None:
+            t = t.expand(info.batch_size, *t.shape) if d is None else t.movedim(d, 0)
+            t = t.flatten(0, 1) if fold else t
+        out.append(t)
+    return fold, *out
+
+
+def _unfold(fold: bool, info: Any, out: torch.Tensor) -> torch.Tensor:
+    return out.unflatten(0, (info.batch_size, -1)) if fold else out
+
+
+def _pool_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, indices: torch.Tensor | None, op: str,
+               spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
+    fold, x, indices = _fronts(info, in_dims, op, x, indices)
+    return _unfold(fold, info, pool(x, indices, op, spec, sizes)), 0
+
+
+def _max_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, op: str, spec: str,
+              sizes: list[int]) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
+    fold, x = _fronts(info, in_dims, op, x)
+    values, idx = max_pool(x, op, spec, sizes)
+    return (_unfold(fold, info, values), _unfold(fold, info, idx)), (0, 0)
+
+
+def _backward_vmap(info: Any, in_dims: tuple[Any, ...], grad_output: torch.Tensor, x: torch.Tensor,
+                   indices: torch.Tensor | None, op: str, spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
+    # x's rank decides the fold (grad_output has the output's rank, the same)
+    fold, x, grad_output, indices = _fronts(info, (in_dims[1], in_dims[0], in_dims[2]), op, x, grad_output,
+                                            indices)
+    return _unfold(fold, info, pool_backward(grad_output, x, indices, op, spec, sizes)), 0
+
+
+torch.library.register_vmap("poolspec::pool", _pool_vmap)
+torch.library.register_vmap("poolspec::max_pool", _max_vmap)
+torch.library.register_vmap("poolspec::pool_backward", _backward_vmap)
+
+
 def _split(v: Any, sizes: list[Any]) -> Any:
     """``v`` with each int replaced by a marker ``"$i"`` and moved to ``sizes``, which the node takes as a
     SymInt list: a size may come from a traced shape (``output_size=x.shape[-2:]`` under dynamic shapes),
@@ -254,7 +303,7 @@ def call(op: str, args: dict[str, Any], x: torch.Tensor, grad_output: torch.Tens
     spec = repr({k: _split(v, sizes) for k, v in args.items()})
     if grad_output is not None:
         return pool_backward(grad_output, x, indices, op, spec, sizes)
-    if _family(op) in _MAXES:
-        values, idx = max_pool(x, op, spec, sizes)
+    if _family(op) in _MAXES and (args.get("return_indices") or (torch.is_grad_enabled() and x.requires_grad)):
+        values, idx = max_pool(x, op, spec, sizes)  # the winners serve the backward, no second search
         return (values, idx) if args.get("return_indices") else values
-    return pool(x, indices, op, spec, sizes)
+    return pool(x, indices, op, spec, sizes)  # inference: values only
