@@ -257,3 +257,26 @@ def test_vmap_inside_compile():
         want, want_grads = _run(torch.func.vmap(lambda t: per_sample(F, t), in_dims=dims), [x])
         _close(outs, want, ["unpool", "avg", "bicubic", "adaptive_max", "lp+adaptive_avg"])
         _close(grads, want_grads, ["x"])
+
+
+def test_saved_program_runs_in_a_fresh_process(tmp_path):
+    """The nodes carry their op and arguments: loading needs poolspec's op library and nothing else."""
+    import subprocess
+    import sys
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            y, idx = ps.max_pool2d(x, 2, return_indices=True)
+            return ps.interpolate(ps.max_unpool2d(y, idx, 2), size=(5, 3), mode="bicubic", antialias=True)
+
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    torch.export.save(torch.export.export(Model(), (x,)), tmp_path / "model.pt2")
+    torch.save({"x": x, "want": Model()(x)}, tmp_path / "io.pt")
+    script = ("import sys, torch, poolspec.autodiff.torch_graph\n"
+              "program = torch.export.load(sys.argv[1])\n"
+              "io = torch.load(sys.argv[2])\n"
+              "assert 'torch.nn.functional' not in str(program.graph)\n"
+              "assert torch.equal(program.module()(io['x']), io['want'])\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "model.pt2"), str(tmp_path / "io.pt")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -28,7 +28,9 @@ INTS = ("int8", "int16", "int32", "int64", "uint8")
 # every op on torch: tested against the native op under each (tests/test_torch_func.py)
 TORCH_TRANSFORMS = ("autograd (any order)", "forward-mode (forward_ad)", "torch.func.vmap", "torch.func.grad",
                     "torch.func.jacrev", "torch.func.jacfwd", "torch.func.jvp", "torch.func.hessian",
-                    "gradcheck", "gradgradcheck", "use_deterministic_algorithms(True)")
+                    "gradcheck", "gradgradcheck", "use_deterministic_algorithms(True)",
+                    # inside a capture the op is one torch.library node (autodiff/torch_graph.py)
+                    "torch.compile(fullgraph=True, dynamic=True)", "torch.export", "torch.func.vmap in torch.compile")
 # every op on JAX: slice-only ops by native autodiff, gathering ones through poolspec's primitives
 JAX_TRANSFORMS = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "linearize")
 
