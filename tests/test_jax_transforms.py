@@ -1,5 +1,6 @@
-"""JAX's forward and reverse transforms on every op family, against torch's native op under the matching
-torch.func transform (float64, rtol 1e-10), and no scatter in any derivative's program."""
+"""JAX's forward and reverse transforms on every op family (jvp, linearize, jacfwd, jacrev, jit(grad), hessian,
+a third-order gradient, vmap, vmap(grad)), against torch's native op under the matching torch.func transform
+(float64, rtol 1e-10), and no scatter in any derivative's program up to the third order."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ CASES = [(f"{op}-{args.get('mode', '')}-{shape}", op, (1,) + tuple(shape[1:]) if
 CASES += [(f"{op}-{shape}", op, shape, args) for op, shape, args in UNPOOL_CONFIGS]
 
 
+def _directional(fn, v):
+    """t -> <fn(t), v>: a scalar whose gradient is one order higher."""
+    return lambda t: (fn(t) * v).sum()
+
+
 @pytest.mark.parametrize("name, op, shape, args", CASES, ids=[c[0] for c in CASES])
 def test_jax_transforms_match_torch_func(jax, name, op, shape, args):
     jnp = jax.numpy
@@ -57,10 +63,15 @@ def test_jax_transforms_match_torch_func(jax, name, op, shape, args):
         "hessian": (jax.hessian(loss)(x), tf.hessian(tloss)(xt)),
         "vmap(grad)": (jax.vmap(jax.grad(loss))(jnp.stack([x, 2 * x])),
                        tf.vmap(tf.grad(tloss))(torch.stack([xt, 2 * xt]))),
+        "jacrev": (jax.jacrev(ours)(x), tf.jacrev(native)(xt)),
+        "vmap": (jax.vmap(ours)(jnp.stack([x, 2 * x])), tf.vmap(native)(torch.stack([xt, 2 * xt]))),
+        "third order": (jax.grad(_directional(_directional(jax.grad(loss), v), v))(x),
+                        tf.grad(_directional(_directional(tf.grad(tloss), vt), vt))(xt)),
     }
     for what, (got, want) in pairs.items():
         np.testing.assert_allclose(np.asarray(got), want.detach().numpy(), rtol=1e-10, atol=1e-12, err_msg=what)
-    for program in (jax.grad(loss), jax.hessian(loss), jax.jacfwd(ours)):
+    third = jax.grad(_directional(_directional(jax.grad(loss), v), v))
+    for program in (jax.grad(loss), jax.hessian(loss), jax.jacfwd(ours), jax.jacrev(ours), third):
         assert "scatter" not in str(jax.make_jaxpr(program)(x))
 
 
