@@ -135,3 +135,30 @@ def test_nan_and_ties_rule():
     values, idx = poolspec.max_pool2d(x, 2, return_indices=True)
     want_v, want_i = torch.nn.functional.max_pool2d(torch.from_numpy(x), 2, return_indices=True)
     assert idx.tolist() == want_i.tolist()
+
+
+# Large windows take their own kernels (kernels/maxes.py): tiling windows of 16+ cells per axis are reduced at
+# once, their gradient is one select over broadcast blocks, and large overlapping windows gather over the
+# windows that cover each cell. Global pools are the common case (PointNet, attention pooling).
+LARGE = [
+    Case("max_pool1d", (2, 3, 70), {"kernel_size": 32}),                      # tiled, cells past the last window
+    Case("max_pool1d", (2, 3, 64), {"kernel_size": 8}),                       # tiled route, sliced forward
+    Case("max_pool2d", (2, 3, 16, 16), {"kernel_size": 16}),                  # global
+    Case("max_pool2d", (2, 2, 35, 33), {"kernel_size": (16, 32)}),
+    Case("max_pool2d", (2, 2, 12, 12), {"kernel_size": 4}),                   # tiled route only
+    Case("max_pool2d", (2, 2, 13, 14), {"kernel_size": 9, "stride": 3, "padding": 2}),   # gathered route
+    Case("max_pool2d", (1, 2, 20, 21), {"kernel_size": 9, "stride": 6, "dilation": 2}),  # gathered, dilated
+    Case("max_pool3d", (1, 2, 8, 16, 16), {"kernel_size": (8, 16, 16)}),      # global 3-d
+    Case("max_pool3d", (2, 2, 8, 9, 8), {"kernel_size": 4}),                  # gathered 3-d
+    Case("adaptive_max_pool1d", (2, 4, 256), {"output_size": 1}),
+    Case("adaptive_max_pool2d", (2, 3, 32, 32), {"output_size": 1}),
+    Case("adaptive_max_pool2d", (2, 3, 28, 28), {"output_size": 7}),
+    Case("adaptive_max_pool3d", (1, 3, 8, 16, 16), {"output_size": 1}),
+    Case("adaptive_max_pool3d", (1, 2, 3, 16, 32), {"output_size": (1, 1, 2)}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+@pytest.mark.parametrize("case", LARGE, ids=[c.id for c in LARGE])
+def test_large_windows(backend, errors, case, dtype):
+    _run(backend, errors, case, dtype)

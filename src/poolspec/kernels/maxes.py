@@ -131,9 +131,78 @@ class MaxWindows(_PoolRoutes):
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
+        if self._tiles() and 0 not in x.shape:
+            if not with_index:
+                return blocked(lambda a: self._tiled(a, False)[0], (x,), n, self._plane_cells, cell_bytes=8), None
+            return blocked(lambda a: self._tiled(a, True), (x,), n, self._plane_cells, cell_bytes=8)
         if not with_index:
             return blocked(lambda a: self._values(namespace(a), a), (x,), n, self._plane_cells, cell_bytes=8), None
         return blocked(self._forward, (x,), n, self._plane_cells, cell_bytes=8)
+
+    def _tiling(self) -> bool:
+        """Windows that tile the input without overlap or gaps (stride == kernel, no padding or dilation):
+        every input cell is in at most one window."""
+        return all(s == k and p == 0 and d == 1 and O * k <= L and O > 0 for L, O, k, s, p, d in self._axes())
+
+    def _tiles(self) -> bool:
+        """Whether the forward reduces each tiling window at once (:meth:`_tiled`) instead of a pass per tap
+        and axis: measured to win from about 16 cells per axis and 32 per window (a global pool's kernel is
+        its whole extent), to lose below (the block transpose costs more than a few slices)."""
+        return self._tiling() and max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
+
+    def _tiled(self, x: Any, with_index: bool) -> tuple[Any, Any]:
+        """The pool as a reduction over (..., O_1, ..., O_n, k_1 * ... * k_n) blocks, the window's cells in
+        row-major order, which is torch's scan order: the first maximum wins, and where a window holds a NaN
+        the value is NaN and the index the last NaN's."""
+        xp = namespace(x)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        head = tuple(x.shape[:lead])
+        crop = x[(slice(None),) * lead + tuple(slice(0, O * k) for O, k in zip(self.out_spatial, self.kernel))]
+        blocks = xp.reshape(crop, head + tuple(v for O, k in zip(self.out_spatial, self.kernel) for v in (O, k)))
+        order = tuple(range(lead)) + tuple(lead + 2 * i for i in range(n)) + tuple(lead + 2 * i + 1 for i in range(n))
+        K = math.prod(self.kernel)
+        cells = xp.reshape(xp.permute_dims(blocks, order), head + self.out_spatial + (K,))
+        values = xp.max(cells, axis=-1)
+        mod = writable_module(x)
+        floating = isinstance(_lowest(xp, x), float)
+        if floating and mod is None:
+            # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
+            values = xp.where(xp.any(xp.isnan(cells), axis=-1), xp.asarray(math.nan, dtype=values.dtype), values)
+        if not with_index:
+            return values, None
+        pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
+        if floating and (mod is None or bool(mod.isnan(values).any())):
+            last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
+            pos = xp.where(xp.isnan(values), last_nan, pos)
+        pos = xp.astype(pos, index_dtype(xp, values))
+        strides = self.plane_strides()
+        flat = None
+        for i in range(n):  # window cell t_i of output o_i is input cell o_i * k_i + t_i
+            inner = math.prod(self.kernel[i + 1:])
+            t = (pos // inner) % self.kernel[i] if inner > 1 else pos % self.kernel[i]
+            base = np.arange(self.out_spatial[i], dtype=np.int64) * self.kernel[i] * strides[i]
+            term = t * strides[i] + to_namespace(_along(base, n - i - 1), xp, values, dtype=pos.dtype)
+            flat = term if flat is None else flat + term
+        return values, flat
+
+    def _tiled_route(self, xp: Any, g: Any, idx: Any) -> Any:
+        """:meth:`route` for tiling windows: each input cell is in at most one window, so its gradient is its
+        window's g where the window's winner is the cell - one select over (..., O_i, k_i, ...) blocks that
+        broadcast g and the winners, and zeros past the last window."""
+        n = len(self.in_spatial)
+        lead = g.ndim - n
+        head = tuple(g.shape[:lead])
+        work = to_compute(xp, g)
+        single = head + tuple(v for O in self.out_spatial for v in (O, 1))
+        cells = to_namespace(_tile_cells(self.in_spatial, self.out_spatial, self.kernel), xp, g)
+        zero = xp.zeros((), dtype=work.dtype, **_device_kw(work))
+        out = xp.where(xp.reshape(idx, single) == cells, xp.reshape(work, single), zero)
+        out = xp.reshape(out, head + tuple(O * k for O, k in zip(self.out_spatial, self.kernel)))
+        for i, (L, O, k) in enumerate(zip(self.in_spatial, self.out_spatial, self.kernel)):
+            if O * k < L:  # cells past the last window get no gradient
+                out = pad_axis(xp, out, lead + i, 0, L - O * k, 0)
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
     def _forward(self, x: Any) -> tuple[Any, Any]:
         xp = namespace(x)
@@ -310,8 +379,25 @@ class MaxWindows(_PoolRoutes):
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
         return blocked(self._route, (g, idx), len(self.in_spatial), self._plane_cells, cell_bytes=8)
 
+    def _covers(self) -> list[np.ndarray]:
+        return [windows.covers(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes()]
+
+    def _gathers(self) -> bool:
+        """Whether routing by gathering over the cells' covering windows beats adding per tap tuple: where
+        windows are large against their overlap (global and near-global pools), prod(kernel) tap passes
+        over the output cost far more than prod(covers) gathers over the input."""
+        taps = math.prod(self.kernel)
+        return len(self.kernel) >= 2 and taps >= 8 and taps >= 4 * math.prod(c.shape[0] for c in self._covers())
+
     def _route(self, g: Any, idx: Any) -> Any:
         xp = namespace(g)
+        # measured: one select over broadcast blocks wins for tiling windows of 8+ cells in 1-d and 2-d and for
+        # near-global ones in 3-d; smaller 3-d windows gather over covering windows, small windows add per tap
+        taps = math.prod(self.kernel)
+        if 0 not in g.shape and self._tiling() and taps >= (8 if len(self.kernel) <= 2 else 256):
+            return self._tiled_route(xp, g, idx)
+        if 0 not in g.shape and 0 not in self.in_spatial and self._gathers():
+            return gathered_route(g, idx, self._covers(), self.in_spatial)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
         mod = writable_module(work)
         if mod is not None and 0 not in g.shape and mod is writable_module(idx):
@@ -494,35 +580,11 @@ class AdaptiveMaxWindows(_PoolRoutes):
             values, flat = m, idx
         return values, flat
 
-    def _walk(self, xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:
-        """Every combination of one row per axis of ``tables``, taken from each of ``arrays``."""
-        if axis == len(tables):
-            yield (), arrays
-            return
-        for t, row in enumerate(tables[axis]):
-            where = to_namespace(row, xp, arrays[0])
-            taken = tuple(xp.take(a, where, axis=lead + axis) for a in arrays)
-            for rest, out in self._walk(xp, taken, tables, lead, axis + 1):
-                yield (t,) + rest, out
-
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
-        xp = namespace(g)
-        n = len(self.in_spatial)
-        lead = g.ndim - n
         if self._empty_output:
-            return self._empty(xp, g, self.in_spatial, g.dtype)
-        work, winners = to_compute(xp, g), idx
-        for i in range(n):  # the reader index O points at a padding output that never wins
-            work = pad_axis(xp, work, lead + i, 0, 1, 0)
-            winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
-        cell = to_namespace(np.arange(int(np.prod(self.in_spatial)), dtype=np.int64).reshape(self.in_spatial),
-                            xp, g)
-        out = None
-        for _, (gv, iv) in self._walk(xp, (work, winners), [p.transpose.index for p in self._plans()], lead):
-            term = xp.where(iv == cell, gv, xp.zeros_like(gv))
-            out = term if out is None else out + term
-        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+            return self._empty(namespace(g), g, self.in_spatial, g.dtype)
+        return gathered_route(g, idx, [p.transpose.index for p in self._plans()], self.in_spatial)
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route`."""
@@ -536,7 +598,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
             padded = pad_axis(xp, padded, lead + i, 0, 1, 0)
         offsets = [self._offsets(i) for i in range(n)]
         out = None
-        for taps, (v,) in self._walk(xp, (padded,), [p.index for p in self._plans()], lead):
+        for taps, (v,) in _walk(xp, (padded,), [p.index for p in self._plans()], lead):
             target = None
             for i, t in enumerate(taps):
                 part = to_namespace(_along(offsets[i][t], n - i - 1), xp, gg)
@@ -544,6 +606,48 @@ class AdaptiveMaxWindows(_PoolRoutes):
             term = xp.where(idx == target, v, xp.zeros_like(v))
             out = term if out is None else out + term
         return out
+
+
+@functools.lru_cache(maxsize=256)
+def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> np.ndarray:
+    """The flat plane index of every cell the tiling windows cover, shaped (O_1, k_1, ..., O_n, k_n)."""
+    cells = np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial)
+    cells = cells[tuple(slice(0, O * k) for O, k in zip(out_spatial, kernel))]
+    cells = np.ascontiguousarray(cells).reshape(tuple(v for O, k in zip(out_spatial, kernel) for v in (O, k)))
+    cells.setflags(write=False)
+    return cells
+
+
+def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:
+    """Every combination of one row per axis of ``tables``, taken from each of ``arrays``."""
+    if axis == len(tables):
+        yield (), arrays
+        return
+    for t, row in enumerate(tables[axis]):
+        where = to_namespace(row, xp, arrays[0])
+        taken = tuple(xp.take(a, where, axis=lead + axis) for a in arrays)
+        for rest, out in _walk(xp, taken, tables, lead, axis + 1):
+            yield (t,) + rest, out
+
+
+def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...]) -> Any:
+    """grad_x[j] = sum of g[o] over the outputs o whose winner is j: every input cell visits the outputs
+    whose window holds it (per axis a (C, L) table, ascending, the output count where a cell has fewer)
+    and keeps g where that output's winner is the cell. O(input x prod(C)) work in prod(C) gathers,
+    whatever the window's size; outputs arrive in ascending row-major order, torch's accumulation order."""
+    xp = namespace(g)
+    n = len(in_spatial)
+    lead = g.ndim - n
+    work, winners = to_compute(xp, g), idx
+    for i in range(n):  # the reader index O points at a padding output that never wins
+        work = pad_axis(xp, work, lead + i, 0, 1, 0)
+        winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
+    cell = to_namespace(np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial), xp, g)
+    out = None
+    for _, (gv, iv) in _walk(xp, (work, winners), covers, lead):
+        term = xp.where(iv == cell, gv, xp.zeros_like(gv))
+        out = term if out is None else out + term
+    return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
 
 def adaptive_max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:

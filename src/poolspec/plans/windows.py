@@ -248,6 +248,25 @@ def ragged(length: int, out: int) -> GatherPlan:
 
 
 @lru_cache(maxsize=1024)
+def covers(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
+    """(C, L): for each input cell, the outputs whose regular window holds it, ascending, padded with
+    ``out`` (an index past the outputs). C is the most windows any cell is in: 1 for tiling windows however
+    large, which is what makes a gradient gathered through this table O(input) whatever the window."""
+    c = tap_coords(length, out, kernel, stride, padding, dilation)
+    o = np.broadcast_to(np.arange(out, dtype=np.int64)[None, :], c.shape)
+    inside = (c >= 0) & (c < length)
+    cells, outs = c[inside], o[inside]
+    order = np.lexsort((outs, cells))
+    cells, outs = cells[order], outs[order]
+    counts = np.bincount(cells, minlength=length)
+    rank = np.arange(cells.size) - (np.cumsum(counts) - counts)[cells]
+    table = np.full((max(int(counts.max(initial=0)), 1), length), out, dtype=np.int64)
+    table[rank, cells] = outs
+    table.setflags(write=False)
+    return table
+
+
+@lru_cache(maxsize=1024)
 def tap_coords(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
     """(kernel, out) input coordinate of tap t of output o; outside [0, length) where it reads padding."""
     c = (np.arange(out, dtype=np.int64) * stride - padding)[None, :] + \
