@@ -5,6 +5,7 @@ Nothing here imports a backend: array-api-compat recognises arrays by the module
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import array_api_compat as _aac
@@ -106,19 +107,21 @@ def writable_module(x: Any) -> Any:
     has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take
     the functional path. torch qualifies only where autograd does not record (inside the bindings'
     Functions, or for tensors without ``requires_grad``)."""
-    if _aac.is_numpy_array(x):
+    kind = _KINDS.get(type(x))
+    if kind is None:  # once per array type: array-api-compat's tests cost more than the kernels of a tiny call
+        kind = _KINDS[type(x)] = ("numpy" if _aac.is_numpy_array(x) else "torch" if is_torch_array(x)
+                                  else "cupy" if _aac.is_cupy_array(x) else "")
+    if kind == "numpy":
         return np
-    if is_torch_array(x):
-        import torch
-
+    if kind == "torch":
+        torch = sys.modules["torch"]
         if x.device.type == "meta" or (x.requires_grad and torch.is_grad_enabled()):
             return None  # meta tensors have no values to branch on
         return torch
-    if _aac.is_cupy_array(x):
-        import cupy
+    return sys.modules["cupy"] if kind == "cupy" else None
 
-        return cupy
-    return None
+
+_KINDS: dict[type, str] = {}
 
 
 def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool = False) -> Any:

@@ -67,6 +67,87 @@ SCALE_CASES = {"1": [(8, 64, 112, 112), (8, 64, 224, 112), (8, 64, 224, 224), (8
                "11": [(1, 3, 512, 512), (1, 3, 1024, 512), (1, 3, 1024, 1024), (1, 3, 2048, 2048)]}
 
 
+# Where the main cases do not look (issue 16): global and near-global max pools, whose backward must not grow
+# with the window, and tiny calls, where the per-call overhead is the whole cost. torch only, in the same run.
+GLOBAL_MAX = [
+    BenchCase("adaptive_max_pool2d -> 1", "adaptive_max_pool2d", (4, 64, 32, 32), dict(output_size=1)),
+    BenchCase("max_pool2d 32 (global)", "max_pool2d", (4, 64, 32, 32), dict(kernel_size=32)),
+    BenchCase("adaptive_max_pool3d -> 1", "adaptive_max_pool3d", (2, 32, 8, 16, 16), dict(output_size=1)),
+    BenchCase("adaptive_max_pool1d -> 1 (PointNet)", "adaptive_max_pool1d", (16, 128, 256), dict(output_size=1)),
+    BenchCase("adaptive_max_pool2d 28 -> 7", "adaptive_max_pool2d", (8, 64, 28, 28), dict(output_size=7)),
+]
+TINY = [
+    BenchCase("max_pool2d 1x1x4x4 k2", "max_pool2d", (1, 1, 4, 4), dict(kernel_size=2)),
+    BenchCase("avg_pool2d 1x1x4x4 k2", "avg_pool2d", (1, 1, 4, 4), dict(kernel_size=2)),
+    BenchCase("bilinear 1x1x4x4 x2", "interpolate", (1, 1, 4, 4), dict(scale_factor=2, mode="bilinear")),
+    BenchCase("adaptive_avg_pool2d 1x8x7x7 -> 1", "adaptive_avg_pool2d", (1, 8, 7, 7), dict(output_size=1)),
+    BenchCase("adaptive_max_pool2d 1x8x7x7 -> 1", "adaptive_max_pool2d", (1, 8, 7, 7), dict(output_size=1)),
+    BenchCase("lp_pool2d 1x1x4x4 p2 k2", "lp_pool2d", (1, 1, 4, 4), dict(norm_type=2, kernel_size=2)),
+    BenchCase("max_pool1d 1x4x8 k2", "max_pool1d", (1, 4, 8), dict(kernel_size=2)),
+    BenchCase("avg_pool3d 1x1x4x4x4 k2", "avg_pool3d", (1, 1, 4, 4, 4), dict(kernel_size=2)),
+    BenchCase("max_unpool2d 1x1x2x2 k2", "max_unpool2d", (1, 1, 4, 4), dict(kernel_size=2)),
+]
+
+
+def _per_call(fn: Callable[[], Any], calls: int) -> float:
+    """Best of five batches of ``calls`` calls, per call: the steady per-call cost, timer overhead amortised."""
+    fn()
+    best = math.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t) / calls)
+    return best
+
+
+def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str, Any]]]:
+    """The global-max cases (2 threads, medians) and the tiny-call suite (1 thread, per-call seconds),
+    poolspec and torch.nn.functional forward and forward plus backward."""
+    import torch
+
+    import poolspec
+
+    out: dict[str, list[dict[str, Any]]] = {"global_max": [], "tiny": []}
+    threads = torch.get_num_threads()
+    for suite, cases in (("global_max", GLOBAL_MAX), ("tiny", TINY)):
+        torch.set_num_threads(2 if suite == "global_max" else 1)
+        for case in cases:
+            x = torch.from_numpy(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
+            if case.op == "max_unpool2d":  # unpool the values and indices of a max pool of x
+                x, idx = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+                mine = lambda t, i=idx, **a: poolspec.max_unpool2d(t, i, **a)  # noqa: E731
+                peer = lambda t, i=idx, **a: torch.nn.functional.max_unpool2d(t, i, **a)  # noqa: E731
+            else:
+                mine, peer = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
+            gy = torch.ones_like(peer(x, **case.args))
+
+            def fwd(fn: Callable[..., Any], case: BenchCase = case, x: Any = x) -> Callable[[], Any]:
+                return lambda: fn(x, **case.args)
+
+            def fwd_bwd(fn: Callable[..., Any], case: BenchCase = case, x: Any = x,
+                        gy: Any = gy) -> Callable[[], Any]:
+                def run() -> Any:
+                    xr = x.detach().requires_grad_(True)
+                    return torch.autograd.grad(fn(xr, **case.args), xr, gy)[0]
+                return run
+
+            if suite == "tiny":
+                times = [_per_call(f, tiny_calls) for f in (fwd(mine), fwd(peer), fwd_bwd(mine), fwd_bwd(peer))]
+            else:
+                times = [*_paired_times(fwd(mine), fwd(peer), repeat), *_paired_times(fwd_bwd(mine), fwd_bwd(peer),
+                                                                                          repeat)]
+            row = {"case": case.key, "fwd_mine": times[0], "fwd_peer": times[1], "bwd_mine": times[2],
+                   "bwd_peer": times[3], "ratio_fwd": times[0] / times[1], "ratio_fwd_bwd": times[2] / times[3]}
+            out[suite].append(row)
+            unit, scale = ("us", 1e6) if suite == "tiny" else ("ms", 1e3)
+            print(f"torch  {suite:<10} {case.key:<36} fwd {times[0] * scale:8.2f} {unit} vs {times[1] * scale:7.2f} "
+                  f"{unit} ratio {row['ratio_fwd']:6.2f}   fwd+bwd {times[2] * scale:8.2f} {unit} vs "
+                  f"{times[3] * scale:7.2f} {unit} ratio {row['ratio_fwd_bwd']:6.2f}", flush=True)
+    torch.set_num_threads(threads)
+    return out
+
+
 def forward_time(name: str, case: BenchCase, repeat: int) -> tuple[float, float | None]:
     """Median times of poolspec's forward alone and of the native peer's (None on NumPy, whose reference
     evaluator would take minutes at these sizes) on one backend: the scale sweep."""
@@ -419,6 +500,16 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
             summary["median_compile_s_peer"] = statistics.median(r["compile_peer"] for r in rows)
         results["summary"][name] = summary
         print(f"{name}: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()), flush=True)
+        if name == "torch" and not quick and cases:
+            extras = torch_extras(repeat)
+            results.update(extras)
+            for suite, rows_ in extras.items():
+                for key in ("ratio_fwd", "ratio_fwd_bwd"):
+                    summary[f"{suite}_geomean_{key}"] = math.exp(
+                        sum(math.log(r[key]) for r in rows_) / len(rows_))
+                    summary[f"{suite}_max_{key}"] = max(r[key] for r in rows_)
+            print(f"{name} extras: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items() if "_" in k
+                                                 and k.split("_")[0] in ("tiny", "global")), flush=True)
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))

@@ -415,21 +415,44 @@ class MaxWindows(_PoolRoutes):
         torch's CPU backward adds them; the adds are elementwise, never a scatter."""
         n = len(self.in_spatial)
         lead = g.ndim - n
-        strides = self.plane_strides()
-        base = None  # the flat index of each output's tap (0, ..., 0), which may lie in padding
-        for i in range(n):
-            L, O, k, s, p, d = self._axes()[i]
-            part = to_namespace(_along((np.arange(O, dtype=np.int64) * s - p) * strides[i], n - i - 1), xp, g)
-            base = part if base is None else base + part
+        base_host, small, sizes, steps, whole = self._route_schedule
+        # the flat index of each output's tap (0, ..., 0), which may lie in padding
+        base = _on_device_cached(self, "route_base", base_host, mod, g)
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
-        reach = sum((k - 1) * d * st for k, d, st in zip(self.kernel, self.dilation, strides))
-        if reach < 2**15:  # each tap tuple's test below then reads 2 bytes per output instead of 8
+        if small:  # each tap tuple's test below then reads 2 bytes per output instead of 8
             shift = shift.to(mod.int16) if mod.__name__ == "torch" else shift.astype(mod.int16)
         finite = bool(mod.isfinite(g).all())  # then g * mask is exact and cheaper than a select
         # Cells fall into classes by their residue modulo the stride on each axis; a tap tuple's outputs land
         # on consecutive cells of one class. Each class is summed in its own contiguous buffer (vectorised
         # adds) and written into the gradient once, instead of every tap adding into a strided view.
-        classes: dict[tuple[int, ...], Any] = {}
+        head = tuple(g.shape[:lead])
+        every = (slice(None),) * lead
+        classes = {residue: buffer(mod, head + size, g.dtype, g, zero=True) for residue, size in sizes.items()}
+        for residue, c, outs, into in steps:
+            sel = every + outs
+            mask = shift[sel] == c
+            term = g[sel] * mask if finite else mod.where(mask, g[sel], 0.0)
+            view = classes[residue][every + into]
+            mod.add(view, term, out=view)
+        grad = buffer(mod, head + self.in_spatial, g.dtype, g, zero=not whole)  # every cell in a class: no fill
+        for residue, part in classes.items():
+            grad[every + tuple(slice(r, None, st) for r, st in zip(residue, self.stride))] = part
+        return grad
+
+    @functools.cached_property
+    def _route_schedule(self) -> tuple[np.ndarray, bool, dict[tuple[int, ...], tuple[int, ...]], list[Any], bool]:
+        """What :meth:`_route_writable` does per tap tuple, which depends on the windows alone: computed once
+        (a tiny call's backward otherwise spends most of its time here)."""
+        n = len(self.in_spatial)
+        strides = self.plane_strides()
+        base = None
+        for i in range(n):
+            L, O, k, s, p, d = self._axes()[i]
+            part = _along((np.arange(O, dtype=np.int64) * s - p) * strides[i], n - i - 1)
+            base = part if base is None else base + part
+        reach = sum((k - 1) * d * st for k, d, st in zip(self.kernel, self.dilation, strides))
+        sizes: dict[tuple[int, ...], tuple[int, ...]] = {}
+        steps = []
         per_axis = [{r[0]: r for r in self._ranges(i)} for i in range(n)]
         for taps in reversed(list(itertools.product(*(range(k) for k in self.kernel)))):
             if not all(t in per_axis[i] for i, t in enumerate(taps)):
@@ -438,21 +461,13 @@ class MaxWindows(_PoolRoutes):
             outs = tuple(slice(per_axis[i][t][1], per_axis[i][t][2]) for i, t in enumerate(taps))
             first = [per_axis[i][t][3].start for i, t in enumerate(taps)]
             residue = tuple(c0 % st for c0, st in zip(first, self.stride))
-            if residue not in classes:
-                size = tuple((L - r + st - 1) // st for L, r, st in zip(self.in_spatial, residue, self.stride))
-                classes[residue] = buffer(mod, tuple(g.shape[:lead]) + size, g.dtype, g, zero=True)
-            sel = (slice(None),) * lead + outs
-            mask = shift[sel] == c
-            term = g[sel] * mask if finite else mod.where(mask, g[sel], 0.0)
-            view = classes[residue][(slice(None),) * lead + tuple(
-                slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, self.stride, outs))]
-            mod.add(view, term, out=view)
-        shape = tuple(g.shape[:lead]) + self.in_spatial
-        whole = len(classes) == math.prod(min(st, L) for st, L in zip(self.stride, self.in_spatial))
-        grad = buffer(mod, shape, g.dtype, g, zero=not whole)  # every cell in some class: no zero fill
-        for residue, part in classes.items():
-            grad[(slice(None),) * lead + tuple(slice(r, None, st) for r, st in zip(residue, self.stride))] = part
-        return grad
+            if residue not in sizes:
+                sizes[residue] = tuple((L - r + st - 1) // st
+                                       for L, r, st in zip(self.in_spatial, residue, self.stride))
+            into = tuple(slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, self.stride, outs))
+            steps.append((residue, c, outs, into))
+        whole = len(sizes) == math.prod(min(st, L) for st, L in zip(self.stride, self.in_spatial))
+        return np.asarray(base), reach < 2**15, sizes, steps, whole
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
@@ -616,6 +631,22 @@ def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kerne
     cells = np.ascontiguousarray(cells).reshape(tuple(v for O, k in zip(out_spatial, kernel) for v in (O, k)))
     cells.setflags(write=False)
     return cells
+
+
+_COPIES: dict[tuple[int, str, str, Any], Any] = {}
+
+
+def _on_device_cached(owner: Any, what: str, host: np.ndarray, mod: Any, like: Any) -> Any:
+    """``host`` in ``mod`` on ``like``'s device, kept per (owner, device): the windows are cached per shape, so
+    their constant tables are too."""
+    dev = like.device if mod.__name__ == "torch" else None if mod is np else str(like.device)
+    key = (id(owner), what, mod.__name__, dev)
+    got = _COPIES.get(key)
+    if got is None or got[0] is not owner:
+        got = _COPIES[key] = (owner, to_namespace(host, namespace(like), like))
+        if len(_COPIES) > 4096:
+            _COPIES.clear()
+    return got[1]
 
 
 def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:

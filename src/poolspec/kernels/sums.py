@@ -167,15 +167,19 @@ _DEVICE_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _on_device(plan: GatherPlan, what: str, t: int, x: Any, shape: Any, dtype: Any = None) -> Any:
     """Row t of a plan's index or weight table in x's namespace and device, kept per plan for NumPy, CuPy
     and torch (a JAX trace or a Dask graph gets a fresh constant)."""
-    xp = namespace(x)
     host = shape(getattr(plan, what)[t])
-    if writable_module(x) is None:
-        return to_namespace(host, xp, x, dtype=dtype)
-    copies = _DEVICE_COPIES.setdefault(plan, {})
-    key = (what, t, host.shape, type(x).__module__, str(x.dtype if dtype is not None else ""), str(device(x)))
+    mod = writable_module(x)
+    if mod is None:
+        return to_namespace(host, namespace(x), x, dtype=dtype)
+    copies = _DEVICE_COPIES.get(plan)
+    if copies is None:
+        copies = _DEVICE_COPIES.setdefault(plan, {})
+    # a cheap key: this lookup runs once per tap of every call
+    dev = x.device if mod.__name__ == "torch" else None if mod is np else str(x.device)
+    key = (what, t, host.shape, mod.__name__, dtype, dev)
     got = copies.get(key)
     if got is None:
-        got = copies[key] = to_namespace(host, xp, x, dtype=dtype)
+        got = copies[key] = to_namespace(host, namespace(x), x, dtype=dtype)
     return got
 
 

@@ -9,10 +9,34 @@ from .._compat import device, dtype_name, is_torch_array, namespace
 from ..spec import Resolved, card
 
 
+def _typed(value: Any) -> Any:
+    """``value`` with its type beside it, nested: True, 1 and 1.0 are equal keys to a dict but not equal
+    arguments to a card (which rejects a float kernel size)."""
+    if isinstance(value, tuple):
+        return tuple, tuple(_typed(v) for v in value)
+    return type(value), value
+
+
+# The card's checks and shape inference depend only on (op, array type, dtype, shape, arguments): done once per
+# such key, it leaves the per-call path (a bounded cache; unhashable arguments such as lists skip it).
+_RESOLVED: dict[Any, tuple[Any, str, Resolved]] = {}
+_RESOLVED_MAX = 4096
+
+
 def resolve(op: str, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
+    try:
+        key: Any = (op, type(x), x.dtype, tuple(x.shape), tuple((k, _typed(v)) for k, v in arguments.items()))
+        hit = _RESOLVED.get(key)
+    except TypeError:  # an unhashable argument, or a symbolic shape
+        key = hit = None
+    if hit is not None:
+        return hit
     xp = namespace(x, op=op)
     dtype = dtype_name(xp, x.dtype)
-    return xp, dtype, card(op).resolve(tuple(x.shape), dtype, **arguments)
+    out = xp, dtype, card(op).resolve(tuple(x.shape), dtype, **arguments)
+    if key is not None and len(_RESOLVED) < _RESOLVED_MAX:
+        _RESOLVED[key] = out
+    return out
 
 
 def resolve_backward(op: str, grad_output: Any, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
