@@ -27,7 +27,7 @@ def resolve(op: str, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
     try:
         key: Any = (op, type(x), x.dtype, tuple(x.shape), tuple((k, _typed(v)) for k, v in arguments.items()))
         hit = _RESOLVED.get(key)
-    except TypeError:  # an unhashable argument, or a symbolic shape
+    except (TypeError, AttributeError):  # not an array, an unhashable argument or a symbolic shape
         key = hit = None
     if hit is not None:
         return hit
