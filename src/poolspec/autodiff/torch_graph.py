@@ -1,13 +1,13 @@
 """Every op as a ``torch.library`` custom op, for the graphs ``torch.compile`` and ``torch.export`` capture.
 
-Eagerly an op runs Python that builds host-side NumPy plans; Dynamo would trace into that code and fail
-(TORCH_NUMERICS does not change, the tracing does). Inside a capture an op therefore enters the graph as one
-node: ``poolspec::pool`` (values), ``poolspec::max_pool`` (values and winners) or ``poolspec::pool_backward``
-(the explicit VJP), with the op's name and its arguments as a string, so the node is self-describing and an
-exported program needs nothing but poolspec to run. The nodes' fake implementations take shapes and memory
-formats from the cards (no kernel runs at trace time); their real implementations are the eager ops; their
-derivatives are the explicit backward functions, which gather and never scatter, so a compiled backward
-keeps poolspec's determinism.
+Eagerly an op runs Python that builds host-side NumPy plans, which Dynamo would trace into and fail on.
+Inside a capture an op therefore enters the graph as one node: ``poolspec::pool`` (values),
+``poolspec::max_pool`` (values and winners) or ``poolspec::pool_backward`` (the explicit VJP), carrying the
+op's name, its arguments as a string and their integers as a SymInt list (a size may come from a traced
+shape), so the node is self-describing and an exported program needs nothing but poolspec to run. The
+nodes' fake implementations take shapes and memory formats from the cards (no kernel runs at trace time),
+their real implementations are the eager ops, and their derivatives are the explicit backward functions,
+which gather and never scatter, so a compiled backward keeps poolspec's determinism.
 
 >>> import torch, poolspec
 >>> f = torch.compile(lambda x: poolspec.avg_pool2d(x, 2), fullgraph=True, backend="eager")
