@@ -33,6 +33,7 @@ from .blocks import blocked
 from .chunked import axis_pass
 from .sums import _at, full_like_axis, pad_axis
 
+_SMALL = 4096  # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
 
 
@@ -131,7 +132,7 @@ class MaxWindows(_PoolRoutes):
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
-        if self._tiles() and 0 not in x.shape:
+        if 0 not in x.shape and self._tiles(math.prod(x.shape)):
             if not with_index:
                 return blocked(lambda a: self._tiled(a, False)[0], (x,), n, self._plane_cells, cell_bytes=8), None
             return blocked(lambda a: self._tiled(a, True), (x,), n, self._plane_cells, cell_bytes=8)
@@ -144,11 +145,13 @@ class MaxWindows(_PoolRoutes):
         every input cell is in at most one window."""
         return all(s == k and p == 0 and d == 1 and O * k <= L and O > 0 for L, O, k, s, p, d in self._axes())
 
-    def _tiles(self) -> bool:
+    def _tiles(self, cells: float) -> bool:
         """Whether the forward reduces each tiling window at once (:meth:`_tiled`) instead of a pass per tap
         and axis: measured to win from about 16 cells per axis and 32 per window (a global pool's kernel is
-        its whole extent), to lose below (the block transpose costs more than a few slices)."""
-        return self._tiling() and max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
+        its whole extent), to lose below (the block transpose costs more than a few slices), except on
+        small arrays (``cells`` in all), where its few calls beat the passes' many."""
+        big = max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
+        return self._tiling() and (big or cells <= _SMALL)
 
     def _tiled(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """The pool as a reduction over (..., O_1, ..., O_n, k_1 * ... * k_n) blocks, the window's cells in
@@ -391,10 +394,12 @@ class MaxWindows(_PoolRoutes):
 
     def _route(self, g: Any, idx: Any) -> Any:
         xp = namespace(g)
-        # measured: one select over broadcast blocks wins for tiling windows of 8+ cells in 1-d and 2-d and for
-        # near-global ones in 3-d; smaller 3-d windows gather over covering windows, small windows add per tap
+        # measured: one select over broadcast blocks wins for tiling windows of 8+ cells in 1-d and 2-d, for
+        # near-global ones in 3-d and for small arrays; smaller 3-d windows gather over covering windows, small
+        # windows on larger arrays add per tap
         taps = math.prod(self.kernel)
-        if 0 not in g.shape and self._tiling() and taps >= (8 if len(self.kernel) <= 2 else 256):
+        small = math.prod(g.shape) * taps <= _SMALL
+        if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
         if 0 not in g.shape and 0 not in self.in_spatial and self._gathers():
             return gathered_route(g, idx, self._covers(), self.in_spatial)
