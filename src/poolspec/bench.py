@@ -89,6 +89,16 @@ TINY = [
 ]
 
 
+def _torch_calls(torch: Any, fn: Callable[[Any], Any], x: Any, gy: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """``fn`` on ``x`` forward, and forward plus the gradient w.r.t. a fresh leaf for cotangent ``gy``."""
+
+    def fwd_bwd() -> Any:
+        xr = x.detach().requires_grad_(True)
+        return torch.autograd.grad(fn(xr), xr, gy)[0]
+
+    return (lambda: fn(x)), fwd_bwd
+
+
 def _per_call(fn: Callable[[], Any], calls: int) -> float:
     """Best of five batches of ``calls`` calls, per call: the steady per-call cost, timer overhead amortised."""
     fn()
@@ -121,22 +131,12 @@ def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str,
             else:
                 mine, peer = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
             gy = torch.ones_like(peer(x, **case.args))
-
-            def fwd(fn: Callable[..., Any], case: BenchCase = case, x: Any = x) -> Callable[[], Any]:
-                return lambda: fn(x, **case.args)
-
-            def fwd_bwd(fn: Callable[..., Any], case: BenchCase = case, x: Any = x,
-                        gy: Any = gy) -> Callable[[], Any]:
-                def run() -> Any:
-                    xr = x.detach().requires_grad_(True)
-                    return torch.autograd.grad(fn(xr, **case.args), xr, gy)[0]
-                return run
-
+            (fwd_mine, bwd_mine), (fwd_peer, bwd_peer) = (
+                _torch_calls(torch, lambda t, f=f, a=case.args: f(t, **a), x, gy) for f in (mine, peer))
             if suite == "tiny":
-                times = [_per_call(f, tiny_calls) for f in (fwd(mine), fwd(peer), fwd_bwd(mine), fwd_bwd(peer))]
+                times = [_per_call(f, tiny_calls) for f in (fwd_mine, fwd_peer, bwd_mine, bwd_peer)]
             else:
-                times = [*_paired_times(fwd(mine), fwd(peer), repeat), *_paired_times(fwd_bwd(mine), fwd_bwd(peer),
-                                                                                          repeat)]
+                times = [*_paired_times(fwd_mine, fwd_peer, repeat), *_paired_times(bwd_mine, bwd_peer, repeat)]
             row = {"case": case.key, "fwd_mine": times[0], "fwd_peer": times[1], "bwd_mine": times[2],
                    "bwd_peer": times[3], "ratio_fwd": times[0] / times[1], "ratio_fwd_bwd": times[2] / times[3]}
             out[suite].append(row)
@@ -233,20 +233,10 @@ class TorchRunner:
         mine = getattr(poolspec, case.op)
         args = case.args
         gy = torch.ones_like(peer(x))
-
-        def fwd(fn: Callable[..., Any]) -> Callable[[], Any]:
-            return lambda: fn(x) if fn is peer else fn(x, **args)
-
-        def fwd_bwd(fn: Callable[..., Any]) -> Callable[[], Any]:
-            def run() -> Any:
-                xr = x.detach().requires_grad_(True)
-                y = fn(xr) if fn is peer else fn(xr, **args)
-                (g,) = torch.autograd.grad(y, xr, gy)
-                return g
-            return run
-
-        fwd_mine, fwd_peer = _paired_times(fwd(mine), fwd(peer), repeat)
-        bwd_mine, bwd_peer = _paired_times(fwd_bwd(mine), fwd_bwd(peer), repeat)
+        fwd_m, bwd_m = _torch_calls(torch, lambda t: mine(t, **args), x, gy)
+        fwd_p, bwd_p = _torch_calls(torch, peer, x, gy)
+        fwd_mine, fwd_peer = _paired_times(fwd_m, fwd_p, repeat)
+        bwd_mine, bwd_peer = _paired_times(bwd_m, bwd_p, repeat)
         return {"fwd_mine": fwd_mine, "fwd_peer": fwd_peer, "bwd_mine": bwd_mine, "bwd_peer": bwd_peer}
 
 
@@ -271,18 +261,12 @@ class TorchCompileRunner(TorchRunner):
 
         def build(fn: Callable[..., Any], label: str) -> tuple[Callable[[], Any], Callable[[], Any]]:
             torch._dynamo.reset()
-            compiled = torch.compile(lambda t: fn(t, **args), fullgraph=True)
+            calls = _torch_calls(torch, torch.compile(lambda t: fn(t, **args), fullgraph=True), x, gy)
             start = time.perf_counter()
-            compiled(x)
-            xr = x.detach().requires_grad_(True)
-            torch.autograd.grad(compiled(xr), xr, gy)
+            for call in calls:  # compiles the forward and the backward graphs
+                call()
             out[f"compile_{label}"] = time.perf_counter() - start
-
-            def fwd_bwd() -> Any:
-                t = x.detach().requires_grad_(True)
-                return torch.autograd.grad(compiled(t), t, gy)[0]
-
-            return (lambda: compiled(x)), fwd_bwd
+            return calls
 
         fwd_mine, bwd_mine = build(mine, "mine")
         fwd_peer, bwd_peer = build(native, "peer")

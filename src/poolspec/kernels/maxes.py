@@ -31,7 +31,7 @@ from ..plans import windows
 from ..plans.windows import SlicePlan
 from .blocks import blocked
 from .chunked import axis_pass
-from .sums import _at, full_like_axis, pad_axis
+from .sums import _at, device_copy, full_like_axis, pad_axis
 
 _SMALL = 4096  # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
@@ -422,7 +422,7 @@ class MaxWindows(_PoolRoutes):
         lead = g.ndim - n
         base_host, small, sizes, steps, whole = self._route_schedule
         # the flat index of each output's tap (0, ..., 0), which may lie in padding
-        base = _on_device_cached(self, "route_base", base_host, mod, g)
+        base = device_copy(self, "route_base", base_host, g)
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
         if small:  # each tap tuple's test below then reads 2 bytes per output instead of 8
             shift = shift.to(mod.int16) if mod.__name__ == "torch" else shift.astype(mod.int16)
@@ -636,22 +636,6 @@ def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kerne
     cells = np.ascontiguousarray(cells).reshape(tuple(v for O, k in zip(out_spatial, kernel) for v in (O, k)))
     cells.setflags(write=False)
     return cells
-
-
-_COPIES: dict[tuple[int, str, str, Any], Any] = {}
-
-
-def _on_device_cached(owner: Any, what: str, host: np.ndarray, mod: Any, like: Any) -> Any:
-    """``host`` in ``mod`` on ``like``'s device, kept per (owner, device): the windows are cached per shape, so
-    their constant tables are too."""
-    dev = like.device if mod.__name__ == "torch" else None if mod is np else str(like.device)
-    key = (id(owner), what, mod.__name__, dev)
-    got = _COPIES.get(key)
-    if got is None or got[0] is not owner:
-        got = _COPIES[key] = (owner, to_namespace(host, namespace(like), like))
-        if len(_COPIES) > 4096:
-            _COPIES.clear()
-    return got[1]
 
 
 def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:

@@ -164,23 +164,27 @@ def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: 
 _DEVICE_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _on_device(plan: GatherPlan, what: str, t: int, x: Any, shape: Any, dtype: Any = None) -> Any:
-    """Row t of a plan's index or weight table in x's namespace and device, kept per plan for NumPy, CuPy
-    and torch (a JAX trace or a Dask graph gets a fresh constant)."""
-    host = shape(getattr(plan, what)[t])
-    mod = writable_module(x)
+def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = None) -> Any:
+    """``host`` (a constant table of ``owner``, a cached plan) in ``like``'s namespace and device, kept per
+    (owner, key, device) for NumPy, CuPy and torch; a JAX trace or a Dask graph gets a fresh constant."""
+    mod = writable_module(like)
     if mod is None:
-        return to_namespace(host, namespace(x), x, dtype=dtype)
-    copies = _DEVICE_COPIES.get(plan)
+        return to_namespace(host, namespace(like), like, dtype=dtype)
+    copies = _DEVICE_COPIES.get(owner)
     if copies is None:
-        copies = _DEVICE_COPIES.setdefault(plan, {})
+        copies = _DEVICE_COPIES.setdefault(owner, {})
     # a cheap key: this lookup runs once per tap of every call
-    dev = x.device if mod.__name__ == "torch" else None if mod is np else str(x.device)
-    key = (what, t, host.shape, mod.__name__, dtype, dev)
-    got = copies.get(key)
+    dev = like.device if mod.__name__ == "torch" else None if mod is np else str(like.device)
+    full = (key, host.shape, mod.__name__, dtype, dev)
+    got = copies.get(full)
     if got is None:
-        got = copies[key] = to_namespace(host, namespace(x), x, dtype=dtype)
+        got = copies[full] = to_namespace(host, namespace(like), like, dtype=dtype)
     return got
+
+
+def _on_device(plan: GatherPlan, what: str, t: int, x: Any, shape: Any, dtype: Any = None) -> Any:
+    """Row t of a plan's index or weight table in x's namespace and device."""
+    return device_copy(plan, (what, t), shape(getattr(plan, what)[t]), x, dtype)
 
 
 def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False) -> Any:
