@@ -222,9 +222,10 @@ def _second_order(backend: Backend, impl: Implementation, case: golden.Golden, x
     def inner(gg: Any, xx: Any) -> Any:
         return jnp.vdot(_vjp(backend, impl, case, xx, indices, gg, winners), v)
 
-    ggo = jax.grad(inner, argnums=0)(g, x)
-    ggi = jax.grad(inner, argnums=1)(g, x) if with_x else None
-    return ggo, ggi
+    # one program for both derivatives: eager grad-of-grad would compile each linearised piece on its own
+    if with_x:
+        return jax.jit(jax.grad(inner, argnums=(0, 1)))(g, x)
+    return jax.jit(jax.grad(inner, argnums=0))(g, x), None
 
 
 def run_case(backend: Backend, impl: Implementation, case: golden.Golden) -> CaseResult:
