@@ -33,6 +33,16 @@ def _first(fn):
 CASES = [(f"{op}-{args.get('mode', '')}-{shape}", op, (1,) + tuple(shape[1:]) if len(shape) > 3 else shape, args)
          for op, shape, args in CONFIGS + MAX_CONFIGS if args.get("mode") != "lanczos"]
 CASES += [(f"{op}-{shape}", op, shape, args) for op, shape, args in UNPOOL_CONFIGS]
+# windows past kernels/maxes._UNROLL taps: on JAX their gradient loops over the covering windows and their
+# tangent is one take_along_axis at the winners
+LARGE_MAX = [
+    ("max_pool1d", (1, 2, 40), dict(kernel_size=20, stride=1)),
+    ("max_pool2d", (1, 1, 9, 9), dict(kernel_size=5, stride=1, padding=2)),
+    ("max_pool2d", (1, 1, 12, 11), dict(kernel_size=5, stride=2, padding=2, dilation=2)),
+    ("max_pool3d", (1, 1, 5, 5, 5), dict(kernel_size=3, stride=1, padding=1)),
+    ("adaptive_max_pool2d", (1, 1, 13, 11), dict(output_size=(2, 2))),
+]
+CASES += [(f"large-{op}-{shape}", op, shape, args) for op, shape, args in LARGE_MAX]
 
 
 def _directional(fn, v):
@@ -105,3 +115,31 @@ def test_jax_scan_checkpoint_forward_and_reverse_agree(jax, name):
     e = 1e-6
     np.testing.assert_allclose(float(t), float((loss(x + e * v) - loss(x - e * v)) / (2 * e)), rtol=1e-6)
     assert "scatter" not in str(jax.make_jaxpr(jax.grad(loss))(x))
+
+
+def _hlo_ops(program, *args) -> int:
+    return sum(1 for line in program.lower(*args).as_text().splitlines() if " = " in line)
+
+
+@pytest.mark.parametrize("op, small, large", [
+    ("max_pool2d", dict(kernel_size=5, stride=1, padding=2), dict(kernel_size=21, stride=1, padding=10)),
+    ("max_pool3d", dict(kernel_size=3, stride=1, padding=1), dict(kernel_size=7, stride=1, padding=3)),
+    ("adaptive_max_pool2d", dict(output_size=(9, 8)), dict(output_size=(3, 2))),
+])
+def test_jax_max_backward_program_does_not_grow_with_the_window(jax, op, small, large):
+    """The compiled VJP (and the gather at the winners, the tangent) of a max pool is the same program
+    whatever the window's size: a loop over the covering windows, not one unrolled term per tap."""
+    jnp = jax.numpy
+    n = int(op[-2])
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((1, 2) + (24,) * n))
+    sizes = []
+    for args in (small, large):
+        y, idx = getattr(poolspec, op)(x, **args, return_indices=True)
+        bw = jax.jit(lambda g, t, args=args, idx=idx: getattr(poolspec, op + "_backward")(g, t, **args, indices=idx))
+        tangent = jax.jit(lambda t, args=args: jax.jvp(lambda u: getattr(poolspec, op)(u, **args), (t,), (t,))[1])
+        sizes.append((_hlo_ops(bw, y, x), _hlo_ops(tangent, x)))
+        want = torch.autograd.grad(getattr(F, op)(xt := torch.from_numpy(np.array(x)).requires_grad_(), **args),
+                                   xt, torch.from_numpy(np.asarray(y)))[0]
+        np.testing.assert_allclose(np.asarray(bw(y, x)), want.numpy(), rtol=1e-12)
+    (bw_small, _), (bw_large, _) = sizes
+    assert bw_large <= bw_small + 4, sizes

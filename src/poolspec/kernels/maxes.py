@@ -22,6 +22,7 @@ from .._compat import (
     dtype_name,
     index_dtype,
     is_dask_array,
+    is_jax_array,
     namespace,
     to_compute,
     to_namespace,
@@ -33,6 +34,7 @@ from .blocks import blocked
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
 
+_UNROLL = 16  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
 _SMALL = 4096  # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
 
@@ -401,7 +403,7 @@ class MaxWindows(_PoolRoutes):
         small = math.prod(g.shape) * taps <= _SMALL
         if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
-        if 0 not in g.shape and 0 not in self.in_spatial and self._gathers():
+        if 0 not in g.shape and 0 not in self.in_spatial and (self._gathers() or (is_jax_array(g) and taps > _UNROLL)):
             return gathered_route(g, idx, self._covers(), self.in_spatial)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
         mod = writable_module(work)
@@ -477,6 +479,10 @@ class MaxWindows(_PoolRoutes):
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
         xp = namespace(gg)
+        if math.prod(self.kernel) > _UNROLL and 0 not in gg.shape and 0 not in idx.shape:
+            taken = take_winners(xp, gg, idx, len(self.in_spatial))
+            if taken is not None:
+                return taken
         n = len(self.plans)
         lead = gg.ndim - n
         padded = gg
@@ -613,6 +619,10 @@ class AdaptiveMaxWindows(_PoolRoutes):
         lead = gg.ndim - n
         if self._empty_output:
             return self._empty(xp, gg, self.out_spatial, gg.dtype)
+        if math.prod(p.taps for p in self._plans()) > _UNROLL and 0 not in gg.shape:
+            taken = take_winners(xp, gg, idx, n)
+            if taken is not None:
+                return taken
         padded = gg
         for i in range(n):
             padded = pad_axis(xp, padded, lead + i, 0, 1, 0)
@@ -663,11 +673,51 @@ def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple
         work = pad_axis(xp, work, lead + i, 0, 1, 0)
         winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
     cell = to_namespace(np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial), xp, g)
+    if is_jax_array(g) and math.prod(c.shape[0] for c in covers) > _UNROLL:
+        out = _looped_route(xp, work, winners, cell, covers, lead)
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
     out = None
     for _, (gv, iv) in _walk(xp, (work, winners), covers, lead):
         term = xp.where(iv == cell, gv, xp.zeros_like(gv))
         out = term if out is None else out + term
     return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+
+def _looped_route(xp: Any, work: Any, winners: Any, cell: Any, covers: list[np.ndarray], lead: int) -> Any:
+    """:func:`gathered_route`'s walk as one ``lax.fori_loop`` over the covering-window tuples (JAX): the
+    program, and so its compile time, no longer grows with the window, and the terms still add in
+    ascending row-major order of the outputs, one at a time, from zero (torch's order)."""
+    from jax import lax
+
+    counts = [c.shape[0] for c in covers]
+    tables = [to_namespace(np.ascontiguousarray(c), xp, work) for c in covers]
+    zero = xp.zeros((), dtype=work.dtype)
+
+    def body(u: Any, out: Any) -> Any:
+        rows, rest = [], u
+        for c in reversed(counts):  # row-major: the last axis's row varies fastest
+            rows.append(rest % c)
+            rest = rest // c
+        gv, iv = work, winners
+        for i, t in enumerate(reversed(rows)):
+            where = lax.dynamic_index_in_dim(tables[i], t, keepdims=False)
+            gv, iv = xp.take(gv, where, axis=lead + i), xp.take(iv, where, axis=lead + i)
+        return out + xp.where(iv == cell, gv, zero)
+
+    shape = tuple(work.shape[:lead]) + tuple(cell.shape)
+    return lax.fori_loop(0, math.prod(counts), body, xp.zeros(shape, dtype=work.dtype))
+
+
+def take_winners(xp: Any, gg: Any, idx: Any, n: int) -> Any:
+    """``gg`` read at each output's winner (a flat index into the plane) by one ``take_along_axis``: one
+    gather whatever the window, where the namespace has it (None otherwise, and for Dask, whose chunks
+    need the per-tap form)."""
+    if not hasattr(xp, "take_along_axis") or is_dask_array(gg):
+        return None
+    lead = tuple(gg.shape[:gg.ndim - n])
+    flat = xp.reshape(gg, lead + (-1,))
+    where = xp.reshape(xp.astype(idx, xp.int64), lead + (-1,))
+    return xp.reshape(xp.take_along_axis(flat, where, axis=-1), tuple(idx.shape))
 
 
 def adaptive_max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:
