@@ -24,6 +24,10 @@ _NAMES = (
 
 def namespace(*arrays: Any, names: tuple[str, ...] = ("x",), op: str | None = None) -> Any:
     """The array-API namespace shared by ``arrays``; a TypeError names the op and the argument otherwise."""
+    if len(arrays) == 1:
+        space = _SPACES.get(type(arrays[0]))
+        if space is not None:
+            return space
     prefix = f"{op}: " if op else ""
     spaces = []
     for arr, name in zip(arrays, names):
@@ -35,6 +39,8 @@ def namespace(*arrays: Any, names: tuple[str, ...] = ("x",), op: str | None = No
                 f"array-api-strict), got {type(arr).__module__}.{type(arr).__qualname__}"
             ) from None
     first = spaces[0]
+    if len(arrays) == 1 and _cacheable(arrays[0]):
+        _SPACES[type(arrays[0])] = first
     for space, name in zip(spaces[1:], names[1:]):
         if space is not first:
             raise TypeError(
@@ -44,7 +50,19 @@ def namespace(*arrays: Any, names: tuple[str, ...] = ("x",), op: str | None = No
     return first
 
 
+# The namespace of an array is a function of its type for NumPy, CuPy, torch and JAX (array-api-compat's lookup
+# costs microseconds, more than a tiny call's kernels); others (array-api-strict's per-version namespaces,
+# Dask) keep the lookup.
+_SPACES: dict[type, Any] = {}
+
+
+def _cacheable(x: Any) -> bool:
+    return _aac.is_numpy_array(x) or is_torch_array(x) or is_jax_array(x) or _aac.is_cupy_array(x)
+
+
 def device(x: Any) -> Any:
+    if _KINDS.get(type(x)) == "torch":
+        return x.device
     return _aac.device(x)
 
 
@@ -93,13 +111,20 @@ def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any
         # Plan arrays are small and shared by every chunk: keep them NumPy so dask embeds them
         # in the graph as constants instead of making them arrays of their own.
         out = np.asarray(host)
-        return out if dtype is None else out.astype(np.dtype(str(dtype).rsplit(".", 1)[-1]))
+        return out if dtype is None else out.astype(_host_dtype(dtype))
     if not host.flags.writeable and is_torch_array(like):
         host = host.copy()  # torch warns on read-only NumPy buffers
     out = xp.asarray(host, device=dev) if dev is not None else xp.asarray(host)
     if dtype is not None and out.dtype != dtype:
         out = xp.astype(out, dtype)
     return out
+
+
+def _host_dtype(dtype: Any) -> np.dtype:
+    try:
+        return np.dtype(dtype)  # NumPy's own dtypes and scalar types (Dask's namespace hands those out)
+    except TypeError:
+        return np.dtype(str(dtype).rsplit(".", 1)[-1])
 
 
 def writable_module(x: Any) -> Any:

@@ -36,6 +36,8 @@ from .sums import _at, device_copy, full_like_axis, pad_axis
 
 _UNROLL = 16  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
 _SMALL = 4096  # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured)
+_ZERO = np.zeros(())
+_ZERO.setflags(write=False)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
 
 
@@ -117,8 +119,12 @@ class MaxWindows(_PoolRoutes):
         return list(zip(self.in_spatial, self.out_spatial, self.kernel, self.stride, self.padding,
                         self.dilation))
 
+    @functools.cached_property
+    def _plane_strides(self) -> tuple[int, ...]:
+        return tuple(math.prod(self.in_spatial[i + 1:]) for i in range(len(self.in_spatial)))
+
     def plane_strides(self) -> tuple[int, ...]:
-        return tuple(int(np.prod(self.in_spatial[i + 1:], dtype=np.int64)) for i in range(len(self.in_spatial)))
+        return self._plane_strides
 
     def flat_offsets(self, axis: int) -> np.ndarray:
         """(k, O) contribution of tap t of output o along ``axis`` to the flat index (_NEVER in padding)."""
@@ -155,6 +161,26 @@ class MaxWindows(_PoolRoutes):
         big = max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
         return self._tiling() and (big or cells <= _SMALL)
 
+    @functools.cached_property
+    def _tile_layout(self) -> tuple[tuple[slice, ...], tuple[int, ...], tuple[int, ...], np.ndarray, np.ndarray]:
+        """What :meth:`_tiled` does, which depends on the windows alone: the crop to whole windows, the
+        split of each axis into (O_i, k_i) and the permutation that gathers a window's cells last; the flat
+        plane index of window cell t relative to the window's first cell, and of each window's first cell."""
+        n = len(self.in_spatial)
+        crop = tuple(slice(0, O * k) for O, k in zip(self.out_spatial, self.kernel))
+        split = tuple(v for O, k in zip(self.out_spatial, self.kernel) for v in (O, k))
+        order = tuple(2 * i for i in range(n)) + tuple(2 * i + 1 for i in range(n))
+        strides = self.plane_strides()
+        cell = np.zeros((), dtype=np.int64)
+        first = np.zeros((), dtype=np.int64)
+        for i, (O, k) in enumerate(zip(self.out_spatial, self.kernel)):
+            cell = np.add.outer(cell, np.arange(k, dtype=np.int64) * strides[i])
+            first = np.add.outer(first, np.arange(O, dtype=np.int64) * k * strides[i])
+        cell, first = cell.reshape(-1), np.ascontiguousarray(first)
+        cell.setflags(write=False)
+        first.setflags(write=False)
+        return crop, split, order, cell, first
+
     def _tiled(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """The pool as a reduction over (..., O_1, ..., O_n, k_1 * ... * k_n) blocks, the window's cells in
         row-major order, which is torch's scan order: the first maximum wins, and where a window holds a NaN
@@ -163,11 +189,12 @@ class MaxWindows(_PoolRoutes):
         n = len(self.in_spatial)
         lead = x.ndim - n
         head = tuple(x.shape[:lead])
-        crop = x[(slice(None),) * lead + tuple(slice(0, O * k) for O, k in zip(self.out_spatial, self.kernel))]
-        blocks = xp.reshape(crop, head + tuple(v for O, k in zip(self.out_spatial, self.kernel) for v in (O, k)))
-        order = tuple(range(lead)) + tuple(lead + 2 * i for i in range(n)) + tuple(lead + 2 * i + 1 for i in range(n))
-        K = math.prod(self.kernel)
-        cells = xp.reshape(xp.permute_dims(blocks, order), head + self.out_spatial + (K,))
+        crop, split, order, cell, first = self._tile_layout
+        if any(O * k != L for L, O, k in zip(self.in_spatial, self.out_spatial, self.kernel)):
+            x = x[(slice(None),) * lead + crop]
+        blocks = xp.permute_dims(xp.reshape(x, head + split), tuple(range(lead)) + tuple(lead + o for o in order))
+        K = cell.shape[0]
+        cells = xp.reshape(blocks, head + self.out_spatial + (K,))
         values = xp.max(cells, axis=-1)
         mod = writable_module(x)
         floating = isinstance(_lowest(xp, x), float)
@@ -180,16 +207,16 @@ class MaxWindows(_PoolRoutes):
         if floating and (mod is None or bool(mod.isnan(values).any())):
             last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
             pos = xp.where(xp.isnan(values), last_nan, pos)
-        pos = xp.astype(pos, index_dtype(xp, values))
-        strides = self.plane_strides()
-        flat = None
-        for i in range(n):  # window cell t_i of output o_i is input cell o_i * k_i + t_i
-            inner = math.prod(self.kernel[i + 1:])
-            t = (pos // inner) % self.kernel[i] if inner > 1 else pos % self.kernel[i]
-            base = np.arange(self.out_spatial[i], dtype=np.int64) * self.kernel[i] * strides[i]
-            term = t * strides[i] + to_namespace(_along(base, n - i - 1), xp, values, dtype=pos.dtype)
-            flat = term if flat is None else flat + term
-        return values, flat
+        dtype = index_dtype(xp, values)
+        # window cell t of output o is plane cell first[o] + cell[t]
+        if is_dask_array(pos):  # a flat take would merge the chunks: the cell's offset by arithmetic instead
+            pos = xp.astype(pos, dtype)
+            offset = sum(((pos // math.prod(self.kernel[i + 1:])) % k) * st
+                         for i, (k, st) in enumerate(zip(self.kernel, self.plane_strides())))
+        else:
+            offset = xp.take(device_copy(self, "tile_cell", cell, values, dtype), xp.reshape(pos, (-1,)), axis=0)
+            offset = xp.reshape(offset, tuple(pos.shape))
+        return values, offset + device_copy(self, "tile_first", first, values, dtype)
 
     def _tiled_route(self, xp: Any, g: Any, idx: Any) -> Any:
         """:meth:`route` for tiling windows: each input cell is in at most one window, so its gradient is its
@@ -200,8 +227,8 @@ class MaxWindows(_PoolRoutes):
         head = tuple(g.shape[:lead])
         work = to_compute(xp, g)
         single = head + tuple(v for O in self.out_spatial for v in (O, 1))
-        cells = to_namespace(_tile_cells(self.in_spatial, self.out_spatial, self.kernel), xp, g)
-        zero = xp.zeros((), dtype=work.dtype, **_device_kw(work))
+        cells = device_copy(self, "tile_cells", _tile_cells(self.in_spatial, self.out_spatial, self.kernel), g)
+        zero = device_copy(self, "zero", _ZERO, work, work.dtype)
         out = xp.where(xp.reshape(idx, single) == cells, xp.reshape(work, single), zero)
         out = xp.reshape(out, head + tuple(O * k for O, k in zip(self.out_spatial, self.kernel)))
         for i, (L, O, k) in enumerate(zip(self.in_spatial, self.out_spatial, self.kernel)):
@@ -555,7 +582,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
         return [windows.ragged(L, O) for L, O in zip(self.in_spatial, self.out_spatial)]
 
     def _strides(self) -> tuple[int, ...]:
-        return tuple(int(np.prod(self.in_spatial[i + 1:], dtype=np.int64)) for i in range(len(self.in_spatial)))
+        return tuple(math.prod(self.in_spatial[i + 1:]) for i in range(len(self.in_spatial)))
 
     def _offsets(self, i: int) -> np.ndarray:
         plan = self._plans()[i]
