@@ -124,6 +124,23 @@ def test_random_float64(backend, errors, case):
     _run_float64(backend, errors, case)
 
 
+# Arrays past kernels/blocks.SMALL cells: the periodic-run kernels (sums.phase_sum) instead of one gather per tap
+LARGE = [
+    Case("interpolate", (2, 3, 40, 44), {"scale_factor": 2.0, "mode": "bilinear"}),
+    Case("interpolate", (2, 3, 40, 44), {"size": (61, 33), "mode": "bicubic", "align_corners": True}),
+    Case("interpolate", (1, 3, 50, 47), {"scale_factor": 0.5, "mode": "bilinear", "antialias": True}),
+    Case("interpolate", (2, 3, 1000), {"size": 1500, "mode": "linear"}),
+    Case("interpolate", (1, 2, 12, 16, 20), {"scale_factor": 1.5, "mode": "trilinear"}),
+    Case("interpolate", (2, 2, 48, 50), {"size": (20, 70), "mode": "nearest-exact"}),
+    Case("interpolate", (2, 2, 48, 50), {"size": (20, 30), "mode": "area"}),
+]
+
+
+@pytest.mark.parametrize("case", LARGE, ids=[c.id for c in LARGE])
+def test_large_float64(backend, errors, case):
+    _run_float64(backend, errors, case)
+
+
 _SUBSET = [c for c in GRID if not _lanczos_extension(c.args)][::4]
 
 

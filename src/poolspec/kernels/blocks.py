@@ -24,6 +24,9 @@ BLOCK_BYTES = 1 << 23
 # below this many bytes per call the whole-array pass wins: its intermediates stay under the mmap threshold
 # and in L3, while blocks would add a copy of the output and an op call per block
 WHOLE_BYTES = 1 << 26
+# cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured): kernels then
+# take the path with the fewest ops
+SMALL = 4096
 
 
 Rows = tuple[Callable[[Any, Any, int], bool], tuple[int, ...]]

@@ -30,12 +30,11 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
-from .blocks import blocked
+from .blocks import SMALL, blocked
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
 
 _UNROLL = 16  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
-_SMALL = 4096  # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured)
 _ZERO = np.zeros(())
 _ZERO.setflags(write=False)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
@@ -159,7 +158,7 @@ class MaxWindows(_PoolRoutes):
         its whole extent), to lose below (the block transpose costs more than a few slices), except on
         small arrays (``cells`` in all), where its few calls beat the passes' many."""
         big = max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
-        return self._tiling() and (big or cells <= _SMALL)
+        return self._tiling() and (big or cells <= SMALL)
 
     @functools.cached_property
     def _tile_layout(self) -> tuple[tuple[slice, ...], tuple[int, ...], tuple[int, ...], np.ndarray, np.ndarray]:
@@ -427,7 +426,7 @@ class MaxWindows(_PoolRoutes):
         # near-global ones in 3-d and for small arrays; smaller 3-d windows gather over covering windows, small
         # windows on larger arrays add per tap
         taps = math.prod(self.kernel)
-        small = math.prod(g.shape) * taps <= _SMALL
+        small = math.prod(g.shape) * taps <= SMALL
         if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
         if 0 not in g.shape and 0 not in self.in_spatial and (self._gathers() or (is_jax_array(g) and taps > _UNROLL)):

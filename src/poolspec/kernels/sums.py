@@ -7,6 +7,7 @@ k-fold stacked temporaries.
 
 from __future__ import annotations
 
+import math
 import weakref
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from .._compat import buffer, device, dtype_name, namespace, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
+from .blocks import SMALL
 
 
 def _at(axis: int, index: Any) -> tuple[Any, ...]:
@@ -83,7 +85,9 @@ def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
 
 def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     """y[o] = sum_t w[t, o] * x[index[t, o]]; index == length reads an appended zero."""
-    if plan.phases is not None:
+    # a small array's cost is its op count, and the phases' strided runs take several ops per tap where the
+    # gather takes one (same products, same order)
+    if plan.phases is not None and math.prod(x.shape) > SMALL:
         return phase_sum(xp, x, axis, plan.phases)
     return take_sum(xp, x, axis, plan)
 
