@@ -70,10 +70,11 @@ def test_compiled_runner_times_both_sides_and_reports_compile_time(tiny: None, m
     assert results["summary"]["torch-compile"]["median_compile_s_peer"] > 0
 
 
-def test_torch_extras_report_global_max_and_tiny_calls(monkeypatch) -> None:
+def test_torch_extras_report_ordinary_global_max_and_tiny_calls(monkeypatch) -> None:
     pytest.importorskip("torch")
+    monkeypatch.setattr(bench, "ORDINARY", bench.ORDINARY[-1:])
     monkeypatch.setattr(bench, "GLOBAL_MAX", bench.GLOBAL_MAX[:1])
     monkeypatch.setattr(bench, "TINY", [bench.TINY[0], bench.TINY[-1]])  # a pool and max_unpool
     out = bench.torch_extras(repeat=1, tiny_calls=2)
-    assert [len(out["global_max"]), len(out["tiny"])] == [1, 2]
+    assert [len(out["ordinary"]), len(out["global_max"]), len(out["tiny"])] == [1, 1, 2]
     assert all(r["ratio_fwd"] > 0 and r["ratio_fwd_bwd"] > 0 for rows in out.values() for r in rows)

@@ -13,7 +13,8 @@ from poolspec import conformance
 from poolspec._compat import writable_module
 from poolspec.kernels import blocks, linear, maxes
 
-BLOCKED_OPS = [f"{f}{d}d" for f in ("avg_pool", "adaptive_avg_pool", "lp_pool", "max_pool") for d in (1, 2, 3)]
+BLOCKED_OPS = [f"{f}{d}d" for f in ("avg_pool", "adaptive_avg_pool", "lp_pool", "max_pool", "adaptive_max_pool")
+               for d in (1, 2, 3)]
 BLOCKED_OPS.append("interpolate")
 
 CALLS = [
@@ -23,6 +24,7 @@ CALLS = [
     ("lp_pool2d", (2, 3, 12, 10), dict(norm_type=2.0, kernel_size=3, stride=2)),
     ("max_pool2d", (3, 4, 17, 15), dict(kernel_size=3, stride=2, padding=1)),
     ("max_pool3d", (2, 3, 9, 8, 7), dict(kernel_size=(2, 3, 2), dilation=(1, 2, 1), ceil_mode=True)),
+    ("adaptive_max_pool2d", (3, 4, 14, 13), dict(output_size=(5, 4))),  # ragged: dense forward, flat route
     ("interpolate", (2, 3, 21, 17), dict(scale_factor=2, mode="bilinear")),
     ("interpolate", (1, 2, 40, 33), dict(size=(29, 50), mode="bicubic", antialias=True)),
     ("interpolate", (1, 1, 64, 48), dict(size=(160, 17), mode="bicubic", align_corners=True)),
@@ -76,7 +78,7 @@ def test_blocks_change_no_bit(backend, monkeypatch, op, shape, args, dtype):
     x = backend.asarray(a)
     fwd, fwd_whole, seen = _both(monkeypatch, lambda: backend.to_numpy(getattr(poolspec, op)(x, **args)))
     assert fwd.tobytes() == fwd_whole.tobytes()
-    if op.startswith("max_pool"):
+    if op.startswith(("max_pool", "adaptive_max_pool")):
         run = lambda: tuple(map(backend.to_numpy, getattr(poolspec, op)(x, **args, return_indices=True)))  # noqa: E731
         (v, i), (v_whole, i_whole), _ = _both(monkeypatch, run)
         assert v.tobytes() == v_whole.tobytes() and i.tobytes() == i_whole.tobytes()

@@ -76,6 +76,32 @@ GLOBAL_MAX = [
     BenchCase("adaptive_max_pool1d -> 1 (PointNet)", "adaptive_max_pool1d", (16, 128, 256), dict(output_size=1)),
     BenchCase("adaptive_max_pool2d 28 -> 7", "adaptive_max_pool2d", (8, 64, 28, 28), dict(output_size=7)),
 ]
+# Ordinary CNN shapes beyond the main cases, several per family (issue 16): stride-equals-kernel max pools with
+# their backward, ragged adaptive windows, downscales with and without align_corners, 1-d and 3-d.
+ORDINARY = [
+    BenchCase("max_pool2d 2x2/2 (VGG)", "max_pool2d", (8, 128, 56, 56), dict(kernel_size=2)),
+    BenchCase("max_pool2d 2x2/2 small", "max_pool2d", (16, 64, 32, 32), dict(kernel_size=2)),
+    BenchCase("max_pool2d 3x3/2 ceil (GoogLeNet)", "max_pool2d", (8, 192, 27, 27),
+              dict(kernel_size=3, stride=2, ceil_mode=True)),
+    BenchCase("max_pool3d 2x2x2", "max_pool3d", (2, 32, 16, 28, 28), dict(kernel_size=2)),
+    BenchCase("max_pool1d 2/2", "max_pool1d", (32, 128, 1024), dict(kernel_size=2)),
+    BenchCase("avg_pool2d 7x7 (ResNet head)", "avg_pool2d", (16, 512, 7, 7), dict(kernel_size=7)),
+    BenchCase("avg_pool1d 4/4", "avg_pool1d", (32, 128, 512), dict(kernel_size=4)),
+    BenchCase("avg_pool3d 3x3x3/1 p1", "avg_pool3d", (2, 16, 16, 28, 28), dict(kernel_size=3, stride=1, padding=1)),
+    BenchCase("adaptive_avg_pool2d 13 -> 6 (AlexNet)", "adaptive_avg_pool2d", (8, 256, 13, 13), dict(output_size=6)),
+    BenchCase("adaptive_avg_pool2d 33 -> 6 (PSP)", "adaptive_avg_pool2d", (4, 256, 33, 33), dict(output_size=6)),
+    BenchCase("adaptive_avg_pool1d 100 -> 32", "adaptive_avg_pool1d", (16, 256, 100), dict(output_size=32)),
+    BenchCase("adaptive_max_pool2d 14 -> 5", "adaptive_max_pool2d", (8, 128, 14, 14), dict(output_size=5)),
+    BenchCase("lp_pool2d p2 3x3/2", "lp_pool2d", (8, 64, 56, 56), dict(norm_type=2, kernel_size=3, stride=2)),
+    BenchCase("bilinear 64 -> 45 align_corners", "interpolate", (8, 64, 64, 64),
+              dict(size=(45, 45), mode="bilinear", align_corners=True)),
+    BenchCase("bilinear x2 align_corners (FPN)", "interpolate", (4, 256, 32, 32),
+              dict(scale_factor=2, mode="bilinear", align_corners=True)),
+    BenchCase("nearest x0.5", "interpolate", (8, 64, 64, 64), dict(scale_factor=0.5, mode="nearest")),
+    BenchCase("bicubic x2", "interpolate", (4, 3, 128, 128), dict(scale_factor=2, mode="bicubic")),
+    BenchCase("trilinear x2", "interpolate", (2, 16, 16, 16, 16), dict(scale_factor=2, mode="trilinear")),
+    BenchCase("area 64 -> 24", "interpolate", (8, 64, 64, 64), dict(size=(24, 24), mode="area")),
+]
 TINY = [
     BenchCase("max_pool2d 1x1x4x4 k2", "max_pool2d", (1, 1, 4, 4), dict(kernel_size=2)),
     BenchCase("avg_pool2d 1x1x4x4 k2", "avg_pool2d", (1, 1, 4, 4), dict(kernel_size=2)),
@@ -112,16 +138,16 @@ def _per_call(fn: Callable[[], Any], calls: int) -> float:
 
 
 def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str, Any]]]:
-    """The global-max cases (2 threads, medians) and the tiny-call suite (1 thread, per-call seconds),
-    poolspec and torch.nn.functional forward and forward plus backward."""
+    """The ordinary-shape and global-max cases (2 threads, medians) and the tiny-call suite (1 thread,
+    per-call seconds), poolspec and torch.nn.functional forward and forward plus backward."""
     import torch
 
     import poolspec
 
-    out: dict[str, list[dict[str, Any]]] = {"global_max": [], "tiny": []}
+    out: dict[str, list[dict[str, Any]]] = {"ordinary": [], "global_max": [], "tiny": []}
     threads = torch.get_num_threads()
-    for suite, cases in (("global_max", GLOBAL_MAX), ("tiny", TINY)):
-        torch.set_num_threads(2 if suite == "global_max" else 1)
+    for suite, cases in (("ordinary", ORDINARY), ("global_max", GLOBAL_MAX), ("tiny", TINY)):
+        torch.set_num_threads(1 if suite == "tiny" else 2)
         for case in cases:
             x = torch.from_numpy(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
             if case.op == "max_unpool2d":  # unpool the values and indices of a max pool of x
@@ -492,8 +518,9 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
                     summary[f"{suite}_geomean_{key}"] = math.exp(
                         sum(math.log(r[key]) for r in rows_) / len(rows_))
                     summary[f"{suite}_max_{key}"] = max(r[key] for r in rows_)
+                    summary[f"{suite}_min_{key}"] = min(r[key] for r in rows_)
             print(f"{name} extras: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items() if "_" in k
-                                                 and k.split("_")[0] in ("tiny", "global")), flush=True)
+                                                 and k.split("_")[0] in ("tiny", "global", "ordinary")), flush=True)
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,28 +195,19 @@ class MaxWindows(_PoolRoutes):
         blocks = xp.permute_dims(xp.reshape(x, head + split), tuple(range(lead)) + tuple(lead + o for o in order))
         K = cell.shape[0]
         cells = xp.reshape(blocks, head + self.out_spatial + (K,))
-        values = xp.max(cells, axis=-1)
-        mod = writable_module(x)
-        floating = isinstance(_lowest(xp, x), float)
-        if floating and mod is None:
-            # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
-            values = xp.where(xp.any(xp.isnan(cells), axis=-1), xp.asarray(math.nan, dtype=values.dtype), values)
-        if not with_index:
-            return values, None
-        pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
-        if floating and (mod is None or bool(mod.isnan(values).any())):
-            last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
-            pos = xp.where(xp.isnan(values), last_nan, pos)
-        dtype = index_dtype(xp, values)
-        # window cell t of output o is plane cell first[o] + cell[t]
+        return _reduce_cells(xp, x, cells, with_index, lambda pos, dtype: self._tile_index(xp, pos, dtype))
+
+    def _tile_index(self, xp: Any, pos: Any, dtype: Any) -> Any:
+        """The flat plane index of window cell ``pos`` of each output: first[o] + cell[pos]."""
+        _, _, _, cell, first = self._tile_layout
         if is_dask_array(pos):  # a flat take would merge the chunks: the cell's offset by arithmetic instead
             pos = xp.astype(pos, dtype)
             offset = sum(((pos // math.prod(self.kernel[i + 1:])) % k) * st
                          for i, (k, st) in enumerate(zip(self.kernel, self.plane_strides())))
         else:
-            offset = xp.take(device_copy(self, "tile_cell", cell, values, dtype), xp.reshape(pos, (-1,)), axis=0)
+            offset = xp.take(device_copy(self, "tile_cell", cell, pos, dtype), xp.reshape(pos, (-1,)), axis=0)
             offset = xp.reshape(offset, tuple(pos.shape))
-        return values, offset + device_copy(self, "tile_first", first, values, dtype)
+        return offset + device_copy(self, "tile_first", first, pos, dtype)
 
     def _tiled_route(self, xp: Any, g: Any, idx: Any) -> Any:
         """:meth:`route` for tiling windows: each input cell is in at most one window, so its gradient is its
@@ -416,9 +408,12 @@ class MaxWindows(_PoolRoutes):
     def _gathers(self) -> bool:
         """Whether routing by gathering over the cells' covering windows beats adding per tap tuple: where
         windows are large against their overlap (global and near-global pools), prod(kernel) tap passes
-        over the output cost far more than prod(covers) gathers over the input."""
+        over the output cost far more than prod(covers) gathers over the input. Never for tiling windows, whose
+        routes by tap tuple or by block (:meth:`_tiled_route`) are O(input) already and several times faster
+        than gathers (measured: max_pool3d 2x2x2 on 2x32x16x28x28, 0.9 ms against 9.3 ms)."""
         taps = math.prod(self.kernel)
-        return len(self.kernel) >= 2 and taps >= 8 and taps >= 4 * math.prod(c.shape[0] for c in self._covers())
+        return (len(self.kernel) >= 2 and taps >= 8 and not self._tiling()
+                and taps >= 4 * math.prod(c.shape[0] for c in self._covers()))
 
     def _route(self, g: Any, idx: Any) -> Any:
         xp = namespace(g)
@@ -430,7 +425,7 @@ class MaxWindows(_PoolRoutes):
         if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
         if 0 not in g.shape and 0 not in self.in_spatial and (self._gathers() or (is_jax_array(g) and taps > _UNROLL)):
-            return gathered_route(g, idx, self._covers(), self.in_spatial)
+            return gathered_route(g, idx, self._covers(), self.in_spatial, self)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
         mod = writable_module(work)
         if mod is not None and 0 not in g.shape and mod is writable_module(idx):
@@ -524,6 +519,35 @@ class MaxWindows(_PoolRoutes):
         return out
 
 
+def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any) -> tuple[Any, Any]:
+    """Max and torch's winner over the last axis of ``cells`` (each window's cells in row-major order, the
+    scan order): the first maximum wins; where a window holds a NaN the value is NaN and the winner the last
+    NaN. ``index_of(pos, dtype)`` turns winning positions into flat plane indices."""
+    K = cells.shape[-1]
+    values = xp.max(cells, axis=-1)
+    mod = writable_module(x)
+    floating = isinstance(_lowest(xp, x), float)
+    if floating and mod is None:
+        # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
+        values = xp.where(xp.any(xp.isnan(cells), axis=-1), xp.asarray(math.nan, dtype=values.dtype), values)
+    if not with_index:
+        return values, None
+    pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
+    if floating and (mod is None or bool(mod.isnan(values).any())):
+        last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
+        pos = xp.where(xp.isnan(values), last_nan, pos)
+    return values, index_of(pos, index_dtype(xp, values))
+
+
+def take_last(xp: Any, x: Any, index: Any) -> Any:
+    """``take`` along the last axis with a 1-d index; torch's index_select there is several times slower
+    than gather with a broadcast index."""
+    mod = writable_module(x)
+    if mod is not None and mod.__name__ == "torch" and x.ndim > 1:
+        return mod.gather(x, -1, index.expand(tuple(x.shape[:-1]) + (index.shape[0],)))
+    return xp.take(x, index, axis=-1)
+
+
 def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> Any:
     """sum over (offsets, h) of h embedded at padded positions o*stride + offset along each axis, cropped
     to the input: the transpose of strided slicing, computed with pads, slices, stack and reshape only.
@@ -600,6 +624,12 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return values, None
         if self._empty_output:
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
+        if not is_dask_array(x) and 0 not in x.shape:
+            cells = math.prod(self.out_spatial) * self._dense_tables[2]
+            if not with_index:
+                return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
+                               cell_bytes=8), None
+            return blocked(lambda a: self._dense(a, True), (x,), len(self.in_spatial), cells, cell_bytes=8)
         lowest = _lowest(xp, x)
         floating = isinstance(lowest, float)
         n = len(self.in_spatial)
@@ -632,11 +662,55 @@ class AdaptiveMaxWindows(_PoolRoutes):
             values, flat = m, idx
         return values, flat
 
+    @functools.cached_property
+    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        """For :meth:`_dense`: the flat plane cell each output's tap reads, outputs row-major and each
+        window's taps row-major (its scan order), or one past the plane (a cell holding the dtype's lowest
+        value) where the tap lies past the window's end; the same without that padding (the winners'
+        indices); the taps per window K; and o * K, where output o's taps start."""
+        plans, strides, n = self._plans(), self._strides(), len(self.in_spatial)
+        shape = tuple(p.out for p in plans) + tuple(p.taps for p in plans)
+        flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
+        for i, p in enumerate(plans):
+            at = [1] * (2 * n)
+            at[i], at[n + i] = p.out, p.taps
+            a = p.index.T.reshape(at)
+            flat = flat + np.where(a < p.length, a, 0) * strides[i]
+            outside = outside | (a >= p.length)
+        K = math.prod(p.taps for p in plans)
+        read = np.where(outside, math.prod(self.in_spatial), flat).reshape(-1)
+        first = (np.arange(math.prod(self.out_spatial), dtype=np.int64) * K).reshape(self.out_spatial)
+        real = flat.reshape(-1)
+        for table in (read, real, first):
+            table.setflags(write=False)
+        return read, real, K, first
+
+    def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
+        """Every window's cells gathered at once from the flattened plane (one gather, whatever the
+        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks."""
+        xp = namespace(x)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        head = tuple(x.shape[:lead])
+        read, real, K, first = self._dense_tables
+        plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
+        cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
+        cells = xp.reshape(cells, head + self.out_spatial + (K,))
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
+            return xp.reshape(xp.take(device_copy(self, "dense_real", real, pos, dtype), at, axis=0), tuple(pos.shape))
+
+        return _reduce_cells(xp, x, cells, with_index, index_of)
+
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
         if self._empty_output:
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
-        return gathered_route(g, idx, [p.transpose.index for p in self._plans()], self.in_spatial)
+        covers = [p.transpose.index for p in self._plans()]
+        cells = math.prod(self.in_spatial) * math.prod(c.shape[0] for c in covers)
+        return blocked(lambda a, b: gathered_route(a, b, covers, self.in_spatial, self), (g, idx), len(self.in_spatial),
+                       cells, cell_bytes=8)
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route`."""
@@ -686,7 +760,7 @@ def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int,
             yield (t,) + rest, out
 
 
-def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...]) -> Any:
+def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...], owner: Any) -> Any:
     """grad_x[j] = sum of g[o] over the outputs o whose winner is j: every input cell visits the outputs
     whose window holds it (per axis a (C, L) table, ascending, the output count where a cell has fewer)
     and keeps g where that output's winner is the cell. O(input x prod(C)) work in prod(C) gathers,
@@ -695,18 +769,67 @@ def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple
     n = len(in_spatial)
     lead = g.ndim - n
     work, winners = to_compute(xp, g), idx
+    if not (is_jax_array(g) and math.prod(c.shape[0] for c in covers) > _UNROLL):
+        out = _flat_route(xp, work, winners, covers, in_spatial, owner)
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
     for i in range(n):  # the reader index O points at a padding output that never wins
         work = pad_axis(xp, work, lead + i, 0, 1, 0)
         winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
     cell = to_namespace(np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial), xp, g)
-    if is_jax_array(g) and math.prod(c.shape[0] for c in covers) > _UNROLL:
-        out = _looped_route(xp, work, winners, cell, covers, lead)
-        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
-    out = None
-    for _, (gv, iv) in _walk(xp, (work, winners), covers, lead):
-        term = xp.where(iv == cell, gv, xp.zeros_like(gv))
-        out = term if out is None else out + term
+    out = _looped_route(xp, work, winners, cell, covers, lead)
     return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+
+def _cover_tables(covers: tuple[np.ndarray, ...], out_spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(C * P,): for every combination of covering windows (row-major, so outputs ascend) and every plane
+    cell, the flat output index it reads, or one past the outputs (a zero cotangent, a winner of -1); and
+    (P,) the cells' own flat indices."""
+    n = len(covers)
+    in_spatial = tuple(c.shape[1] for c in covers)
+    shape = tuple(c.shape[0] for c in covers) + in_spatial
+    flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
+    for i, (c, O) in enumerate(zip(covers, out_spatial)):
+        at = [1] * (2 * n)
+        at[i], at[n + i] = c.shape
+        a = c.reshape(at)
+        flat = flat + np.where(a < O, a, 0) * math.prod(out_spatial[i + 1:])
+        outside = outside | (a >= O)
+    read = np.where(outside, math.prod(out_spatial), flat).reshape(-1)
+    cell = np.arange(math.prod(in_spatial), dtype=np.int64)
+    read.setflags(write=False)
+    cell.setflags(write=False)
+    return read, cell
+
+
+_COVER_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...],
+                owner: Any) -> Any:
+    """The walk of :func:`gathered_route` as one gather of the cotangent and one of the winners from the
+    flattened output plane, for every combination of covering windows at once; the combinations' terms are
+    then added in ascending order, as the walk adds them."""
+    n = len(in_spatial)
+    lead = work.ndim - n
+    head = tuple(work.shape[:lead])
+    out_spatial = tuple(work.shape[lead:])
+    P, Q = math.prod(in_spatial), math.prod(out_spatial)
+    tables = _COVER_TABLES.get(owner)
+    if tables is None:  # the windows' own tables: built once per windows object
+        tables = _COVER_TABLES[owner] = _cover_tables(tuple(covers), out_spatial)
+    read, cell = tables
+    C = read.shape[0] // P
+    gf = pad_axis(xp, xp.reshape(work, head + (Q,)), lead, 0, 1, 0)
+    wf = pad_axis(xp, xp.reshape(winners, head + (Q,)), lead, 0, 1, -1)
+    at = device_copy(owner, "cover_read", read, gf)
+    gv = xp.reshape(take_last(xp, gf, at), head + (C, P))
+    iv = xp.reshape(take_last(xp, wf, at), head + (C, P))
+    zero = device_copy(owner, "zero", _ZERO, gv, gv.dtype)
+    terms = xp.where(iv == device_copy(owner, "cover_cell", cell, wf, wf.dtype), gv, zero)
+    out = terms[..., 0, :]
+    for c in range(1, C):
+        out = out + terms[..., c, :]
+    return xp.reshape(out, head + in_spatial)
 
 
 def _looped_route(xp: Any, work: Any, winners: Any, cell: Any, covers: list[np.ndarray], lead: int) -> Any:
