@@ -66,8 +66,24 @@ def device(x: Any) -> Any:
     return _aac.device(x)
 
 
+_DTYPE_NAMES: dict[tuple[str, Any], str] = {}
+
+
 def dtype_name(xp: Any, dtype: Any) -> str:
     """A backend-neutral name for ``dtype`` (``'float32'``, ``'bfloat16'``, ...)."""
+    try:
+        key = (xp.__name__, dtype)
+        name = _DTYPE_NAMES.get(key)
+    except TypeError:  # an unhashable dtype
+        key = name = None
+    if name is None:
+        name = _dtype_name(xp, dtype)
+        if key is not None:
+            _DTYPE_NAMES[key] = name
+    return name
+
+
+def _dtype_name(xp: Any, dtype: Any) -> str:
     byteorder = getattr(dtype, "byteorder", "=")
     if byteorder not in ("=", "|") and isinstance(dtype, np.dtype) and not dtype.isnative:
         dtype = dtype.newbyteorder("=")  # a big-endian float64 is a float64

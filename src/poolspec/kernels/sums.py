@@ -59,6 +59,12 @@ def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
     each residue r is a stride-1 window sum over g with taps m = (off - r) / stride; the residues are then
     interleaved. Cost: taps x output per axis, as the forward.
     """
+    # tiling windows: each output broadcast over its block of cells, no arithmetic (a new array: k > 1)
+    if plan.tiles and plan.out and plan.stride > 1:
+        k = plan.stride
+        head, tail = tuple(g.shape[:axis]), tuple(g.shape[axis + 1:])
+        y = xp.broadcast_to(xp.reshape(g, head + (plan.out, 1) + tail), head + (plan.out, k) + tail)
+        return xp.reshape(y, head + (plan.length,) + tail)
     s = plan.stride
     reach = plan.pad_left + plan.length
     q_len = -(-reach // s)
