@@ -143,6 +143,14 @@ def _host_dtype(dtype: Any) -> np.dtype:
         return np.dtype(str(dtype).rsplit(".", 1)[-1])
 
 
+def take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
+    """``xp.take`` for indices known to be in range and non-negative (plan tables, winners): on torch,
+    ``index_select`` itself (array-api-compat's ``take`` adds three ops to map negative indices)."""
+    if _KINDS.get(type(x)) == "torch":
+        return sys.modules["torch"].index_select(x, axis, indices)
+    return xp.take(x, indices, axis=axis)
+
+
 def writable_module(x: Any) -> Any:
     """The array module (numpy, cupy or torch) whose ``out=`` and in-place ops may fill a fresh result that
     has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take

@@ -25,6 +25,7 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     namespace,
+    take,
     to_compute,
     to_namespace,
     writable_module,
@@ -205,7 +206,7 @@ class MaxWindows(_PoolRoutes):
             offset = sum(((pos // math.prod(self.kernel[i + 1:])) % k) * st
                          for i, (k, st) in enumerate(zip(self.kernel, self.plane_strides())))
         else:
-            offset = xp.take(device_copy(self, "tile_cell", cell, pos, dtype), xp.reshape(pos, (-1,)), axis=0)
+            offset = take(xp, device_copy(self, "tile_cell", cell, pos, dtype), xp.reshape(pos, (-1,)), 0)
             offset = xp.reshape(offset, tuple(pos.shape))
         return offset + device_copy(self, "tile_first", first, pos, dtype)
 
@@ -545,7 +546,7 @@ def take_last(xp: Any, x: Any, index: Any) -> Any:
     mod = writable_module(x)
     if mod is not None and mod.__name__ == "torch" and x.ndim > 1:
         return mod.gather(x, -1, index.expand(tuple(x.shape[:-1]) + (index.shape[0],)))
-    return xp.take(x, index, axis=-1)
+    return take(xp, x, index, x.ndim - 1)
 
 
 def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> Any:
@@ -644,7 +645,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
             m = idx = None
             for t in range(plan.taps):
                 where = to_namespace(plan.index[t], xp, x)
-                v = xp.take(vp, where, axis=axis)
+                v = take(xp, vp, where, axis)
                 if m is None:
                     m, upd = v, None
                 else:
@@ -654,7 +655,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
                     m = xp.where(upd, v, m)
                 if with_index:
                     f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
-                    f = f if fp is None else xp.take(fp, where, axis=axis) + f
+                    f = f if fp is None else take(xp, fp, where, axis) + f
                     if idx is None:
                         idx = f + xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
                     else:
@@ -699,7 +700,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
 
         def index_of(pos: Any, dtype: Any) -> Any:
             at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
-            return xp.reshape(xp.take(device_copy(self, "dense_real", real, pos, dtype), at, axis=0), tuple(pos.shape))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
 
         return _reduce_cells(xp, x, cells, with_index, index_of)
 
@@ -755,7 +756,7 @@ def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int,
         return
     for t, row in enumerate(tables[axis]):
         where = to_namespace(row, xp, arrays[0])
-        taken = tuple(xp.take(a, where, axis=lead + axis) for a in arrays)
+        taken = tuple(take(xp, a, where, lead + axis) for a in arrays)
         for rest, out in _walk(xp, taken, tables, lead, axis + 1):
             yield (t,) + rest, out
 

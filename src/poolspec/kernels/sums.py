@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, device, dtype_name, namespace, to_namespace, writable_module
+from .._compat import buffer, device, dtype_name, namespace, take, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 from .blocks import SMALL
 
@@ -192,9 +192,27 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
     return got
 
 
-def _on_device(plan: GatherPlan, what: str, t: int, x: Any, shape: Any, dtype: Any = None) -> Any:
-    """Row t of a plan's index or weight table in x's namespace and device."""
-    return device_copy(plan, (what, t), shape(getattr(plan, what)[t]), x, dtype)
+def _taps(plan: GatherPlan, x: Any, mod: Any, trailing: int) -> list[tuple[Any, Any]]:
+    """(index, weight or None) of every tap in x's namespace, device and dtype (weights shaped to broadcast
+    along ``trailing`` axes): one cache lookup per call on NumPy, CuPy and torch, fresh constants elsewhere."""
+    key = None
+    if mod is not None:
+        copies = _DEVICE_COPIES.get(plan)
+        if copies is None:
+            copies = _DEVICE_COPIES.setdefault(plan, {})
+        dev = x.device if mod.__name__ == "torch" else None if mod is np else str(x.device)
+        key = ("taps", trailing, mod.__name__, x.dtype, dev)
+        got = copies.get(key)
+        if got is not None:
+            return got
+    xp = namespace(x)
+    taps = [(to_namespace(plan.index[t], xp, x),
+             None if plan.weight is None else
+             to_namespace(plan.weight[t].reshape((-1,) + (1,) * trailing), xp, x, dtype=x.dtype))
+            for t in range(plan.taps)]
+    if key is not None:
+        copies[key] = taps
+    return taps
 
 
 def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False) -> Any:
@@ -205,14 +223,12 @@ def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False)
     # torch's index_select along the last axis is several times slower than gather with a broadcast index
     last = mod is not None and mod.__name__ == "torch" and trailing == 0 and x.ndim > 1
     acc = None
-    for t in range(plan.taps):
+    for index, w in _taps(plan, x, mod, trailing):
         if last:
-            index = _on_device(plan, "index", t, x, lambda h: h)
             part = mod.gather(x, axis, index.expand(tuple(x.shape[:-1]) + (plan.out,)))
         else:
-            part = xp.take(x, _on_device(plan, "index", t, x, lambda h: h), axis=axis)
-        if plan.weight is not None:
-            w = _on_device(plan, "weight", t, x, lambda h: h.reshape((-1,) + (1,) * trailing), dtype=x.dtype)
+            part = take(xp, x, index, axis)
+        if w is not None:
             part = part * w
         if acc is None:
             acc = part
