@@ -456,6 +456,20 @@ class MaxWindows(_PoolRoutes):
         # adds) and written into the gradient once, instead of every tap adding into a strided view.
         head = tuple(g.shape[:lead])
         every = (slice(None),) * lead
+        if self._tiling():
+            # one tap tuple per class and one output per cell: each term goes straight to its strided view
+            grad = buffer(mod, head + self.in_spatial, g.dtype, g,
+                          zero=any(O * k < L for L, O, k in zip(self.in_spatial, self.out_spatial, self.kernel)))
+            for residue, c, outs, into in steps:
+                sel = every + outs
+                mask = shift[sel] == c
+                view = grad[every + tuple(slice(r + st * i.start, r + st * (i.stop - 1) + 1, st)
+                                          for r, st, i in zip(residue, self.stride, into))]
+                if finite:
+                    mod.multiply(g[sel], mask, out=view)
+                else:
+                    view[...] = mod.where(mask, g[sel], 0.0)
+            return grad
         classes = {residue: buffer(mod, head + size, g.dtype, g, zero=True) for residue, size in sizes.items()}
         for residue, c, outs, into in steps:
             sel = every + outs
