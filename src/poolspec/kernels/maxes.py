@@ -4,6 +4,12 @@ gradient routed to the winners, and the gather at the winners - all strided slic
 torch scans a window row-major and updates when ``v > m or isnan(v)``, starting from m = -inf at the first
 tap inside the input. Reducing the innermost axis first and applying the same rule at every stage gives
 the same values and flat indices: ties go to the first maximum, a NaN wins (the last NaN's index).
+
+Where a pass per tap would cost too much, whole windows are reduced at once with the same rule
+(:func:`_reduce_cells`): tiling windows as reshaped blocks, ragged adaptive windows through one gather of
+their cells. Gradients then stay O(input) whatever the window: a select over the blocks, or a gather over
+the windows that cover each cell (:func:`gathered_route`; on JAX a ``fori_loop``, so the compiled program
+does not grow with the window). No path scatters.
 """
 
 from __future__ import annotations
