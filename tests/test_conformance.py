@@ -193,6 +193,16 @@ def test_cli_conformance_numpy_needs_no_torch(tmp_path):
 def test_cli_conformance_errors():
     assert _cli("conformance", "--ops", "avg_pool9d").returncode == 2
     assert _cli("conformance", "--backend", "tensorflow").returncode == 2
+    assert _cli("conformance", "--ops", "avg_pool1d", "--jobs", "0").returncode == 2
+
+
+def test_cases_in_threads_report_what_one_thread_does():
+    """--jobs runs cases in threads (the default on JAX): same results, in catalogue order."""
+    ops = ["max_pool2d", "interpolate"]
+    one, two = (conformance.run("numpy", ops=ops, jobs=j) for j in (1, 2))
+    assert [r.name for r in two.results] == [c.name for c in golden.cases(ops)]
+    assert [(r.name, r.status, r.checks, r.max_abs) for r in one.results] == \
+        [(r.name, r.status, r.checks, r.max_abs) for r in two.results]
 
 
 WRONG = '''

@@ -97,7 +97,7 @@ def conformance_command(args: argparse.Namespace) -> int:
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
     try:
         report = run(args.backend, device=args.device, ops=ops, implementation=impl,
-                     progress=None if args.quiet else sys.stderr)
+                     progress=None if args.quiet else sys.stderr, jobs=args.jobs)
     except (ValueError, ImportError) as e:
         print(f"poolspec conformance: {e}", file=sys.stderr)
         return 2
@@ -124,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--impl", default=None, help="a module of torch-style functions to check instead of poolspec")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
+    k.add_argument("--jobs", type=int, default=None,
+                   help="cases at once, in threads (default: one per CPU on jax, whose cost is compilation; 1 else)")
     e = sub.add_parser("export", help="write the reference vectors for porters")
     e.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
     e.add_argument("--format", default="npz", choices=["npz", "safetensors", "json", "burn"])

@@ -8,9 +8,12 @@ two runs of the backward bit for bit. Error cases must raise (ValueError or Type
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -307,8 +310,11 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
 # ---------------------------------------------------------------------------------------------------- runs
 
 def run(backend: str = "numpy", *, device: str | None = None, ops: list[str] | None = None,
-        implementation: Implementation | None = None, progress: Any = None) -> Report:
-    """Run the catalogue's reference vectors on ``backend``; ``progress`` is a stream for a progress line."""
+        implementation: Implementation | None = None, progress: Any = None, jobs: int | None = None) -> Report:
+    """Run the catalogue's reference vectors on ``backend``; ``progress`` is a stream for a progress line.
+    ``jobs``: cases run at once in threads (default: one per CPU on JAX, whose cost per case is XLA
+    compilation, which runs outside Python's lock; one elsewhere). Each case's checks run in order in one
+    thread, and the results are reported in catalogue order."""
     bk = Backend(backend, device)
     impl = implementation or poolspec_implementation()
     chosen = golden.cases(ops)
@@ -316,17 +322,24 @@ def run(backend: str = "numpy", *, device: str | None = None, ops: list[str] | N
         unknown = sorted(set(ops) - {c.op for c in golden.cases()})
         if unknown:
             raise ValueError(f"ops: no reference vectors for {', '.join(unknown)}")
+    if jobs is None:
+        jobs = (os.cpu_count() or 1) if backend == "jax" else 1
+    if jobs < 1:
+        raise ValueError(f"jobs={jobs}: must be at least 1")
     start = time.perf_counter()
     results = []
     tty = progress is not None and getattr(progress, "isatty", lambda: False)()
     last_op = None
-    for i, case in enumerate(chosen):
-        if progress is not None and (tty or case.op != last_op):
-            line = f"[{i + 1:>5}/{len(chosen)}] {case.name:<40}"
-            progress.write(("\r" + line) if tty else line + "\n")
-            progress.flush()
-            last_op = case.op
-        results.append(run_case(bk, impl, case))
+    with ThreadPoolExecutor(jobs) if jobs > 1 else nullcontext() as pool:
+        outcomes = (pool.map(lambda c: run_case(bk, impl, c), chosen) if pool is not None
+                    else (run_case(bk, impl, c) for c in chosen))
+        for i, (case, result) in enumerate(zip(chosen, outcomes)):
+            if progress is not None and (tty or case.op != last_op):
+                line = f"[{i + 1:>5}/{len(chosen)}] {case.name:<40}"
+                progress.write(("\r" + line) if tty else line + "\n")
+                progress.flush()
+                last_op = case.op
+            results.append(result)
     if tty:
         progress.write("\r" + " " * 60 + "\r")
     return Report(backend, device, impl.name, results, time.perf_counter() - start)

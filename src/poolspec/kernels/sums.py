@@ -91,9 +91,10 @@ def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
 
 def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     """y[o] = sum_t w[t, o] * x[index[t, o]]; index == length reads an appended zero."""
-    # a small array's cost is its op count, and the phases' strided runs take several ops per tap where the
-    # gather takes one (same products, same order)
-    if plan.phases is not None and math.prod(x.shape) > SMALL:
+    # an eager call on a small array costs its op count, and the phases' strided runs take several ops per tap
+    # where the gather takes one (same products, same order); compiled (JAX) and lazy backends keep the
+    # slices, which XLA compiles faster than gathers
+    if plan.phases is not None and (math.prod(x.shape) > SMALL or writable_module(x) is None):
         return phase_sum(xp, x, axis, plan.phases)
     return take_sum(xp, x, axis, plan)
 
