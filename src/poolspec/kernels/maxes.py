@@ -689,20 +689,12 @@ class AdaptiveMaxWindows(_PoolRoutes):
         window's taps row-major (its scan order), or one past the plane (a cell holding the dtype's lowest
         value) where the tap lies past the window's end; the same without that padding (the winners'
         indices); the taps per window K; and o * K, where output o's taps start."""
-        plans, strides, n = self._plans(), self._strides(), len(self.in_spatial)
-        shape = tuple(p.out for p in plans) + tuple(p.taps for p in plans)
-        flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
-        for i, p in enumerate(plans):
-            at = [1] * (2 * n)
-            at[i], at[n + i] = p.out, p.taps
-            a = p.index.T.reshape(at)
-            flat = flat + np.where(a < p.length, a, 0) * strides[i]
-            outside = outside | (a >= p.length)
+        plans = self._plans()
+        read, flat = _outer_index([p.index.T for p in plans], self.in_spatial)
         K = math.prod(p.taps for p in plans)
-        read = np.where(outside, math.prod(self.in_spatial), flat).reshape(-1)
         first = (np.arange(math.prod(self.out_spatial), dtype=np.int64) * K).reshape(self.out_spatial)
         real = flat.reshape(-1)
-        for table in (read, real, first):
+        for table in (real, first):
             table.setflags(write=False)
         return read, real, K, first
 
@@ -805,21 +797,29 @@ def _cover_tables(covers: tuple[np.ndarray, ...], out_spatial: tuple[int, ...]) 
     """(C * P,): for every combination of covering windows (row-major, so outputs ascend) and every plane
     cell, the flat output index it reads, or one past the outputs (a zero cotangent, a winner of -1); and
     (P,) the cells' own flat indices."""
-    n = len(covers)
-    in_spatial = tuple(c.shape[1] for c in covers)
-    shape = tuple(c.shape[0] for c in covers) + in_spatial
-    flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
-    for i, (c, O) in enumerate(zip(covers, out_spatial)):
-        at = [1] * (2 * n)
-        at[i], at[n + i] = c.shape
-        a = c.reshape(at)
-        flat = flat + np.where(a < O, a, 0) * math.prod(out_spatial[i + 1:])
-        outside = outside | (a >= O)
-    read = np.where(outside, math.prod(out_spatial), flat).reshape(-1)
-    cell = np.arange(math.prod(in_spatial), dtype=np.int64)
-    read.setflags(write=False)
+    read, _ = _outer_index(covers, out_spatial)
+    cell = np.arange(math.prod(c.shape[1] for c in covers), dtype=np.int64)
     cell.setflags(write=False)
     return read, cell
+
+
+def _outer_index(tables: list[np.ndarray], spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Per axis i a (A_i, B_i) table of coordinates into ``spatial[i]``, combined over every (a_1, ..., a_n,
+    b_1, ..., b_n) into flat indices of the ``spatial`` plane: the flattened table with one past the plane
+    wherever some axis's coordinate lies outside it (a padding cell), and, unflattened, the same with those
+    coordinates read as 0."""
+    n = len(tables)
+    shape = tuple(t.shape[0] for t in tables) + tuple(t.shape[1] for t in tables)
+    flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
+    for i, (t, size) in enumerate(zip(tables, spatial)):
+        at = [1] * (2 * n)
+        at[i], at[n + i] = t.shape
+        a = t.reshape(at)
+        flat = flat + np.where(a < size, a, 0) * math.prod(spatial[i + 1:])
+        outside = outside | (a >= size)
+    read = np.where(outside, math.prod(spatial), flat).reshape(-1)
+    read.setflags(write=False)
+    return read, flat
 
 
 _COVER_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
