@@ -26,6 +26,7 @@ from .ops.avg_pool import (
     avg_pool3d,
     avg_pool3d_backward,
 )
+from .ops.grid_sample import affine_grid, affine_grid_backward, grid_sample, grid_sample_backward
 from .ops.interpolate import interpolate, interpolate_backward
 from .ops.lp_pool import (
     lp_pool1d,
@@ -104,4 +105,8 @@ __all__ = [
     "lp_pool3d_backward",
     "interpolate",
     "interpolate_backward",
+    "grid_sample",
+    "grid_sample_backward",
+    "affine_grid",
+    "affine_grid_backward",
 ]

@@ -70,6 +70,16 @@ def compose(fn: Any, static: tuple[Any, ...], *arrays: Any) -> Any:
     return fn(*static, *arrays)
 
 
+def anchor(value: Any, primal: Any) -> Any:
+    """``value`` made a function of the torch tensor ``primal`` with zero derivative, where autograd follows
+    ``primal`` (so its gradient is zeros, as torch's own ops give, not "unused"); unchanged elsewhere."""
+    if is_torch_array(primal):
+        from .torch import _anchor
+
+        return _anchor(value, primal)
+    return value
+
+
 def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     """(values, flat indices) of a max pool; differentiable on torch and JAX, the gradient a gather."""
     if is_torch_array(x):

@@ -19,6 +19,7 @@ from ._card import Argument, Card, Gradient, Resolved
 from ._rules import fail, is_int
 from .pooling import pooling_cards
 from .resampling import resampling_cards
+from .sampling import sampling_cards
 
 __all__ = ["Argument", "Card", "Gradient", "Resolved", "card", "cards", "deviations", "output_shape",
            "infer_arguments"]
@@ -39,7 +40,8 @@ def _with_deviations(c: Card) -> Card:
     return dataclasses.replace(c, deviations=tuple(d["id"] for d in _deviations() if c.name in d["ops"]))
 
 
-_CARDS: dict[str, Card] = {c.name: _with_deviations(c) for c in pooling_cards() + resampling_cards()}
+_CARDS: dict[str, Card] = {c.name: _with_deviations(c) for c in pooling_cards() + resampling_cards()
+                           + sampling_cards()}
 
 
 def card(name: str) -> Card:

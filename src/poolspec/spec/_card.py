@@ -120,6 +120,9 @@ class Card:
     # input ranks at which torch gives a channels_last (channels_last_3d) output for such an input, as its
     # kernels follow suggest_memory_format(); poolspec's torch outputs do the same
     channels_last: tuple[int, ...] = ()
+    # array arguments besides the first whose shapes the shape rule reads (grid_sample's grid): resolve and
+    # output_shape take each as a shape, under its name
+    shaped_ports: tuple[str, ...] = ()
     _resolve: Callable[..., Resolved] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -134,7 +137,7 @@ class Card:
 
     def bind(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Fill the defaults of the non-array arguments; reject unknown and missing ones by name."""
-        options = [a for a in self.arguments if not a.is_array]
+        options = [a for a in self.arguments if not a.is_array or a.name in self.shaped_ports]
         unknown = sorted(set(arguments) - {a.name for a in options})
         if unknown:
             raise TypeError(f"{self.name}: unexpected argument(s) {', '.join(unknown)}; "
@@ -181,6 +184,7 @@ class Card:
             "examples": [e.to_dict() for e in self.examples],
             "torch_determinism": self.torch_determinism,
             "channels_last": list(self.channels_last),
+            "shaped_ports": list(self.shaped_ports),
         }
 
 
