@@ -25,12 +25,17 @@ N123 = (1, 2, 3)
 EXPECTED_OPS = (
     {f"avg_pool{n}d" for n in N123} | {f"adaptive_avg_pool{n}d" for n in N123} | {f"max_pool{n}d" for n in N123}
     | {f"adaptive_max_pool{n}d" for n in N123} | {f"max_unpool{n}d" for n in N123} | {f"lp_pool{n}d" for n in N123}
-    | {"interpolate"}
+    | {"interpolate", "grid_sample", "affine_grid"}
 )
+# ops whose card has the pooling/interpolate shape (one array operand x, spatial sizes that a sample call
+# fixes); the sampling ops (two array ports) have their own tests below and in test_grid_sample.py
+SAMPLING = {"grid_sample", "affine_grid"}
+POOLING_STYLE = sorted(EXPECTED_OPS - SAMPLING)
 AVG_FAMILY = tuple(f"{kind}_pool{n}d" for kind in ("avg", "adaptive_avg") for n in N123)
 IMPLEMENTED = tuple(c.name for c in spec.cards() if c.status == "implemented")
 CATEGORY = {"avg_pool": "pooling", "max_pool": "pooling", "lp_pool": "pooling", "adaptive_avg_pool": "adaptive_pooling",
-            "adaptive_max_pool": "adaptive_pooling", "max_unpool": "unpooling", "interpolate": "resampling"}
+            "adaptive_max_pool": "adaptive_pooling", "max_unpool": "unpooling", "interpolate": "resampling",
+            "grid_sample": "sampling", "affine_grid": "sampling"}
 REQUIRED = object()  # marks an argument without a default in the signature lists below
 
 
@@ -79,7 +84,7 @@ def test_unknown_names_and_versions_raise(name):
         spec.card(name)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OPS))
+@pytest.mark.parametrize("name", POOLING_STYLE)
 def test_category_and_status(name):
     c = spec.card(name)
     assert c.category == CATEGORY[_family(name)]
@@ -158,7 +163,7 @@ def _card_signature(name: str) -> list[tuple[str, Any]]:
     return [(a.name, REQUIRED if a.default == "<required>" else a.default) for a in spec.card(name).arguments]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OPS))
+@pytest.mark.parametrize("name", POOLING_STYLE)
 def test_card_arguments_match_torch_signature(name):
     torch_sig = _torch_signature(name)
     assert torch_sig[0] == ("input", REQUIRED)
@@ -173,7 +178,7 @@ def test_card_arguments_match_torch_signature(name):
     assert card_sig[1:] == want
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OPS))
+@pytest.mark.parametrize("name", POOLING_STYLE)
 def test_required_arguments_are_marked_required(name):
     required = [p for p, d in _torch_signature(name) if d is REQUIRED]
     c = spec.card(name)
@@ -188,7 +193,7 @@ def test_required_arguments_are_marked_required(name):
             c.resolve((2, 3) + spatial, None, **{k: v for k, v in args.items() if k != missing})
 
 
-@pytest.mark.parametrize("name", IMPLEMENTED)
+@pytest.mark.parametrize("name", [n for n in IMPLEMENTED if n not in SAMPLING])
 def test_card_arguments_match_poolspec_signature(name):
     card_sig = _card_signature(name)
     assert _signature(getattr(poolspec, name)) == card_sig
@@ -518,7 +523,7 @@ def _sample(name: str) -> tuple[tuple[int, ...], dict[str, Any]]:
     return spatial, args
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OPS))
+@pytest.mark.parametrize("name", POOLING_STYLE)
 def test_symbolic_batch_and_channel_dims_are_kept(name):
     spatial, args = _sample(name)
     want = _torch_shape(name, (2, 3) + spatial, args)
@@ -531,7 +536,7 @@ def test_symbolic_batch_and_channel_dims_are_kept(name):
         assert spec.output_shape(name, ("C",) + spatial, **args) == ("C",) + want[1:]
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_OPS))
+@pytest.mark.parametrize("name", POOLING_STYLE)
 def test_symbolic_spatial_dims_raise_type_error(name):
     spatial, args = _sample(name)
     for i in range(len(spatial)):
@@ -710,3 +715,32 @@ def test_max_family_deviation_claims_hold():
     # lp_pool_integer_input: the result depends on the Python type of norm_type
     xi = torch.tensor([[[2, 3, 4, 3]]])
     assert not torch.equal(F.lp_pool1d(xi, 2, 4).double(), F.lp_pool1d(xi, 2.0, 4).double())
+
+
+# --- the sampling ops: two array ports ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(SAMPLING))
+def test_sampling_cards_match_torch_and_poolspec_signatures(name):
+    torch_sig = _torch_signature(name)
+    card_sig = _card_signature(name)
+    first = {"input": "x"}.get(torch_sig[0][0], torch_sig[0][0])  # poolspec names torch's input x
+    assert card_sig == [(first, REQUIRED)] + torch_sig[1:]
+    assert _signature(getattr(poolspec, name)) == card_sig
+    c = spec.card(name)
+    assert c.category == "sampling" and c.status == "implemented"
+    assert c.torch_reference == f"torch.nn.functional.{name}"
+    backward = _signature(getattr(poolspec, c.gradient.backward))
+    assert backward[0][0].startswith("grad_") and backward[1:] == card_sig
+    arrays = [a.name for a in c.arguments if a.is_array]
+    assert arrays[1:] == list(c.shaped_ports) or c.shaped_ports == ()
+
+
+def test_sampling_cards_resolve_symbols_and_reject_symbolic_spatial_sizes():
+    assert spec.output_shape("grid_sample", ("B", "C", 5, 6), grid=("B", 2, 3, 2)) == ("B", "C", 2, 3)
+    with pytest.raises(ValueError, match="batch symbol"):
+        spec.output_shape("grid_sample", ("B", "C", 5, 6), grid=("M", 2, 3, 2))
+    with pytest.raises(TypeError, match="spatial dimension 2"):
+        spec.output_shape("grid_sample", ("B", "C", "H", 6), grid=("B", 2, 3, 2))
+    with pytest.raises(TypeError, match="output dimension 1"):
+        spec.output_shape("grid_sample", ("B", "C", 5, 6), grid=("B", "H", 3, 2))
+    assert spec.output_shape("affine_grid", ("B", 2, 3), size=(4, 3, 5, 6)) == ("B", 5, 6, 2)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from itertools import product
 from typing import Any
@@ -126,10 +127,10 @@ def _pad(xp: Any, c: Any, size: int, padding: str, align: bool, vectorised: bool
         if flip is None:
             return c, xp.zeros_like(c)
     c, inside = _clip(xp, c, size)
-    one = xp.where(inside, 1.0, 0.0)
+    one = xp.astype(inside, c.dtype)
     if flip is not None:
         one = xp.where(flip, -one, one)
-    return c, xp.astype(one, c.dtype)
+    return c, one
 
 
 def _cubic(xp: Any, t: Any) -> tuple[list[Any], list[Any]]:
@@ -303,7 +304,7 @@ def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out
 
 
 def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool = False) -> Any:
+                align_corners: bool | None = None) -> Any:
     """``x`` (N, C, *S) sampled at ``grid`` (N, *O, n), as ``torch.nn.functional.grid_sample``; the input
     gradient is a sort and segmented sum (deterministic on every backend), not a scatter.
 
@@ -330,7 +331,7 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
 
 
 def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
-                         align_corners: bool = False) -> tuple[Any, Any]:
+                         align_corners: bool | None = None) -> tuple[Any, Any]:
     """(grad_x, grad_grid) of :func:`grid_sample` for ``grad_output``; differentiable again on torch and JAX.
 
     >>> import numpy as np, poolspec
@@ -371,15 +372,14 @@ def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilin
 # --- affine_grid ---------------------------------------------------------------------------------------
 
 def _linspace(L: int, align: bool, dtype: np.dtype) -> np.ndarray:
-    """torch's linspace_from_neg_one: linspace(-1, 1, L) by torch's symmetric formula, times (L - 1) / L
-    without align_corners; a single point is 0."""
+    """torch's linspace_from_neg_one: linspace(-1, 1, L) by torch's symmetric formula (-1 + i * step for the
+    first half, 1 - (L - 1 - i) * step for the rest, step rounded to the dtype, each point rounded once as
+    its fused kernel does), times (L - 1) then divided by L without align_corners; one point is 0."""
     if L <= 1:
         return np.zeros(max(L, 1), dtype)
-    i = np.arange(L)
-    step = dtype.type(2) / dtype.type(L - 1)
-    half = L // 2
-    r = np.where(i < half, dtype.type(-1) + step * i.astype(dtype),
-                 dtype.type(1) - step * (L - 1 - i).astype(dtype)).astype(dtype)
+    step = Fraction(float(dtype.type(2) / dtype.type(L - 1)))
+    exact = [-1 + i * step if i < L // 2 else 1 - (L - 1 - i) * step for i in range(L)]
+    r = np.array([float(v) for v in exact], dtype=np.float64).astype(dtype)
     if not align:
         r = (r * dtype.type(L - 1) / dtype.type(L)).astype(dtype)
     return r
@@ -405,7 +405,7 @@ def _affine(xp: Any, theta: Any, size: tuple[int, ...], align: bool, dtype: str)
     return xp.reshape(out, (theta.shape[0],) + tuple(size[2:]) + (n,))
 
 
-def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool = False) -> Any:
+def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool | None = None) -> Any:
     """The grid of affine maps ``theta`` (N, n, n + 1) for an image of ``size``, as
     ``torch.nn.functional.affine_grid``.
 
@@ -419,7 +419,7 @@ def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool = False) 
     return _affine(xp, theta, r.params["size"], r.params["align_corners"], dtype)
 
 
-def affine_grid_backward(grad_grid: Any, theta: Any, size: tuple[int, ...], align_corners: bool = False) -> Any:
+def affine_grid_backward(grad_grid: Any, theta: Any, size: tuple[int, ...], align_corners: bool | None = None) -> Any:
     """The gradient of :func:`affine_grid` w.r.t. ``theta``: sum over points of grad_grid (x) base.
 
     >>> import numpy as np, poolspec

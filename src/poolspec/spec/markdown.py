@@ -23,8 +23,10 @@ def _value(v: Any) -> str:
 
 
 def _call(card: Card, shape: tuple[Any, ...], arguments: dict[str, Any]) -> str:
-    shown = ", ".join(f"{k}={_value(v)}" for k, v in arguments.items())
-    return f"poolspec.{card.name}(x, {shown})"
+    ports = [f"{k}: {_value(v)}" for k, v in arguments.items() if k in card.shaped_ports]
+    shown = ", ".join([card.arguments[0].name] + [k for k in arguments if k in card.shaped_ports]
+                      + [f"{k}={_value(v)}" for k, v in arguments.items() if k not in card.shaped_ports])
+    return f"poolspec.{card.name}({shown})" + (f" with {', '.join(ports)}" if ports else "")
 
 
 def _layout(ranks: tuple[int, ...]) -> str:
@@ -55,8 +57,12 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
     for port in card.outputs:
         lines.append(f"| `{port.name}` | out | {_cell(port.type)} | {_cell(port.shape)} | {_cell(port.description)} |")
     if card.gradient.backward:
-        lines.append(f"| `{card.gradient.backward}(grad_output, x, ...)` | out | array | x's shape and dtype | "
-                     "the vector-Jacobian product w.r.t. x |")
+        first = card.arguments[0].name
+        wrt = [first] + list(card.shaped_ports)
+        lines.append(f"| `{card.gradient.backward}(grad_output, {', '.join(wrt)}, ...)` | out | "
+                     f"{'array' if len(wrt) == 1 else 'tuple of arrays'} | "
+                     f"{' and '.join(wrt)}'s {'shape' if len(wrt) == 1 else 'shapes'} and dtype | "
+                     f"the vector-Jacobian product w.r.t. {' and '.join(wrt)} |")
     lines += ["", "## Arguments", "", "| argument | type | default | constraints | description |",
               "|---|---|---|---|---|"]
     for arg in card.arguments:

@@ -58,7 +58,7 @@ def _resolve_grid_sample(card: Card, shape: tuple[Any, ...], dtype: str | None, 
         fail(op, "mode", mode, f"must be one of {', '.join(SAMPLE_MODES)}")
     if not isinstance(padding, str) or padding not in PADDING_MODES:
         fail(op, "padding_mode", padding, f"must be one of {', '.join(PADDING_MODES)}")
-    align = check_bool(op, "align_corners", a["align_corners"])
+    align = a["align_corners"] is not None and check_bool(op, "align_corners", a["align_corners"])
     shape = _shape(op, "x", shape, (4, 5))
     n = len(shape) - 2
     grid = a["grid"]
@@ -98,7 +98,7 @@ def _resolve_affine_grid(card: Card, shape: tuple[Any, ...], dtype: str | None, 
         fail(op, "size", size, "must have 4 (2-d) or 5 (3-d) entries, as torch")
     if min(size) <= 0:
         fail(op, "size", size, "every entry must be > 0")
-    align = check_bool(op, "align_corners", a["align_corners"])
+    align = a["align_corners"] is not None and check_bool(op, "align_corners", a["align_corners"])
     n = len(size) - 2
     theta = _shape(op, "theta", shape, (3,))
     if tuple(theta[1:]) != (n, n + 1):
@@ -121,15 +121,16 @@ def sampling_cards() -> list[Card]:
                  "the interpolation kernel"),
         Argument("padding_mode", "str", "zeros", (f"one of {', '.join(PADDING_MODES)}",),
                  "what positions outside the image read"),
-        Argument("align_corners", "bool", False, (), "-1 and 1 are the centres (True) or the outer edges (False) "
-                                                     "of the corner pixels"),
+        Argument("align_corners", "bool | None", None, ("None means False (torch's default, where it warns)",),
+                 "-1 and 1 are the centres (True) or the outer edges (False) of the corner pixels"),
     )
     theta_args = (
         Argument("theta", "array", constraints=("(N, 2, 3) for a 4-entry size, (N, 3, 4) for 5", "floating"),
                  description="a batch of affine matrices acting on normalised (x, y[, z], 1)"),
         Argument("size", "tuple[int, ...]", constraints=("(N, C, H, W) or (N, C, D, H, W)", "entries > 0"),
                  description="the size of the image the grid will sample into"),
-        Argument("align_corners", "bool", False, (), "as grid_sample's"),
+        Argument("align_corners", "bool | None", None, ("None means False (torch's default, where it warns)",),
+                 "as grid_sample's"),
     )
     return [
         Card(
