@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool", "poolspec.ops.max_pool", "poolspec.ops.max_unpool",
-           "poolspec.ops.lp_pool", "poolspec.ops.interpolate", "poolspec.ops.grid_sample"]
+           "poolspec.ops.lp_pool", "poolspec.ops.interpolate", "poolspec.ops.grid_sample",
+           "poolspec.ops.fractional_max_pool"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -25,11 +25,11 @@ N123 = (1, 2, 3)
 EXPECTED_OPS = (
     {f"avg_pool{n}d" for n in N123} | {f"adaptive_avg_pool{n}d" for n in N123} | {f"max_pool{n}d" for n in N123}
     | {f"adaptive_max_pool{n}d" for n in N123} | {f"max_unpool{n}d" for n in N123} | {f"lp_pool{n}d" for n in N123}
-    | {"interpolate", "grid_sample", "affine_grid"}
+    | {"interpolate", "grid_sample", "affine_grid"} | {f"fractional_max_pool{n}d" for n in (2, 3)}
 )
 # ops whose card has the pooling/interpolate shape (one array operand x, spatial sizes that a sample call
 # fixes); the sampling ops (two array ports) have their own tests below and in test_grid_sample.py
-SAMPLING = {"grid_sample", "affine_grid"}
+SAMPLING = {"grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d"}
 POOLING_STYLE = sorted(EXPECTED_OPS - SAMPLING)
 AVG_FAMILY = tuple(f"{kind}_pool{n}d" for kind in ("avg", "adaptive_avg") for n in N123)
 IMPLEMENTED = tuple(c.name for c in spec.cards() if c.status == "implemented")
@@ -76,7 +76,7 @@ def test_card_avg_pool2d_at_1():
     assert spec.card("avg_pool2d@1").id == "avg_pool2d@1"
 
 
-@pytest.mark.parametrize("name", ["avg_pool4d", "max_pool", "Avg_Pool2d", "", "fractional_max_pool2d",
+@pytest.mark.parametrize("name", ["avg_pool4d", "max_pool", "Avg_Pool2d", "", "fractional_max_pool1d",
                                   "avg_pool2d@2", "avg_pool2d@0", "avg_pool2d@v1", "interpolate@1.0",
                                   "nope@1"])
 def test_unknown_names_and_versions_raise(name):
@@ -149,7 +149,7 @@ def _signature(fn: Any) -> list[tuple[str, Any]]:
 def _torch_signature(name: str) -> list[tuple[str, Any]]:
     F = _F()
     fn = getattr(F, name)
-    if name.startswith(("max_pool", "adaptive_max_pool")):
+    if name.startswith(("max_pool", "adaptive_max_pool", "fractional_max_pool")):
         fn = getattr(F, f"{name}_with_indices")  # F.max_pool2d is a boolean_dispatch wrapper (*args, **kwargs)
     try:
         return _signature(fn)
@@ -725,11 +725,16 @@ def test_sampling_cards_match_torch_and_poolspec_signatures(name):
     card_sig = _card_signature(name)
     first = {"input": "x"}.get(torch_sig[0][0], torch_sig[0][0])  # poolspec names torch's input x
     assert card_sig == [(first, REQUIRED)] + torch_sig[1:]
-    assert _signature(getattr(poolspec, name)) == card_sig
+    assert _signature(getattr(poolspec, name))[:len(card_sig)] == card_sig
     c = spec.card(name)
-    assert c.category == "sampling" and c.status == "implemented"
+    assert c.category == ("pooling" if name.startswith("fractional") else "sampling") and c.status == "implemented"
     assert c.torch_reference == f"torch.nn.functional.{name}"
     backward = _signature(getattr(poolspec, c.gradient.backward))
+    if name.startswith("fractional"):
+        assert card_sig[-1] == ("_random_samples", None)
+        assert backward[1:-1] == card_sig and backward[-1] == ("indices", None)  # max_pool's keyword-only extra
+        assert _signature(getattr(poolspec, name))[-1] == ("rng", None)  # how samples are drawn when omitted
+        return
     assert backward[0][0].startswith("grad_") and backward[1:] == card_sig
     arrays = [a.name for a in c.arguments if a.is_array]
     assert arrays[1:] == list(c.shaped_ports) or c.shaped_ports == ()

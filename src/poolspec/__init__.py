@@ -26,6 +26,12 @@ from .ops.avg_pool import (
     avg_pool3d,
     avg_pool3d_backward,
 )
+from .ops.fractional_max_pool import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_backward,
+    fractional_max_pool3d,
+    fractional_max_pool3d_backward,
+)
 from .ops.grid_sample import affine_grid, affine_grid_backward, grid_sample, grid_sample_backward
 from .ops.interpolate import interpolate, interpolate_backward
 from .ops.lp_pool import (
@@ -109,4 +115,8 @@ __all__ = [
     "grid_sample_backward",
     "affine_grid",
     "affine_grid_backward",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d_backward",
 ]

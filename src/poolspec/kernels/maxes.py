@@ -540,13 +540,15 @@ class MaxWindows(_PoolRoutes):
         return out
 
 
-def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any) -> tuple[Any, Any]:
+def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
+                  branch_free: bool = False) -> tuple[Any, Any]:
     """Max and torch's winner over the last axis of ``cells`` (each window's cells in row-major order, the
     scan order): the first maximum wins; where a window holds a NaN the value is NaN and the winner the last
-    NaN. ``index_of(pos, dtype)`` turns winning positions into flat plane indices."""
+    NaN. ``index_of(pos, dtype)`` turns winning positions into flat plane indices. ``branch_free``: no
+    host-side test of the values (torch.func's vmap forbids data-dependent control flow)."""
     K = cells.shape[-1]
     values = xp.max(cells, axis=-1)
-    mod = writable_module(x)
+    mod = None if branch_free else writable_module(x)
     floating = isinstance(_lowest(xp, x), float)
     if floating and mod is None:
         # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here

@@ -1,0 +1,279 @@
+"""fractional_max_pool2d/3d and their backward functions.
+
+Whole definition: the cards are ``spec.card("fractional_max_pool2d")`` etc. (spec/sampling.py: torch's
+window rule, sample order and drawing); the windows are below (per plane, from the samples: data, so on the
+device); the reads and the scatter-free routing of the gradient are ``kernels.cells.Cells``; the winner rule
+(first maximum, last NaN) is the max family's ``kernels.maxes._reduce_cells``; the autodiff bindings are
+``autodiff.max_select`` (the values: the input read at the winners) and ``autodiff.max_backward``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._compat import (
+    dtype_name,
+    index_dtype,
+    is_dask_array,
+    is_jax_array,
+    is_torch_array,
+    namespace,
+    to_namespace,
+)
+from ..autodiff import compose, max_backward, max_select
+from ..kernels.cells import Cells
+from ..kernels.maxes import _reduce_cells
+from ..spec import card
+
+Size = int | tuple[int, ...]
+
+
+def _traced(a: Any) -> bool:
+    if not is_jax_array(a):
+        return False
+    import jax
+
+    return isinstance(a, jax.core.Tracer)
+
+
+def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
+    """Samples in [0, 1) when none are given (the card's rule per backend)."""
+    xp = namespace(x)
+    if is_torch_array(x) and rng is None:
+        import torch
+
+        return torch.rand(shape, dtype=x.dtype, device=x.device)  # torch's own draw
+    if is_jax_array(x):
+        import jax
+
+        if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
+            return jax.random.uniform(rng, shape, dtype=x.dtype)
+        if _traced(x):
+            raise ValueError(f"{op}: under jax.jit pass rng=<a JAX key> or _random_samples (samples drawn on the "
+                             "host would be a constant of the compiled program)")
+    host = np.random.default_rng(rng).random(shape)
+    return to_namespace(host, xp, x, x.dtype)
+
+
+def _check_samples(op: str, xp: Any, x: Any, samples: Any) -> None:
+    name, want = dtype_name(xp, samples.dtype), dtype_name(xp, x.dtype)
+    if name != want:
+        raise TypeError(f"{op}: _random_samples.dtype={name!r}: must equal x.dtype {want!r}")
+    if _traced(samples) or is_dask_array(samples) or math.prod(samples.shape) == 0:
+        return
+    if is_jax_array(samples):  # concrete, but a jnp reduction inside a trace would be staged
+        host = np.asarray(samples)
+        lo, hi = float(host.min()), float(host.max())
+    else:
+        lo, hi = float(xp.min(samples)), float(xp.max(samples))
+    if not (0 <= lo and hi <= 1):
+        raise ValueError(f"{op}: _random_samples holds {lo if lo < 0 else hi}: samples must lie in [0, 1] "
+                         "(windows would leave the input)")
+
+
+def _starts(xp: Any, u: Any, L: int, O: int, k: int, itype: Any) -> Any:
+    """Window starts (..., O) of one axis for samples u (...), in u's dtype as torch computes them."""
+    last = xp.full(tuple(u.shape) + (1,), L - k, dtype=itype)
+    if O <= 1:
+        return last[..., :O]
+    alpha = xp.asarray(L - k, dtype=u.dtype) / xp.asarray(O - 1, dtype=u.dtype)
+    i = xp.astype(xp.arange(O - 1), u.dtype)
+    u = u[..., None]
+    seq = xp.astype(xp.floor((i + u) * alpha), itype) - xp.astype(xp.floor(u * alpha), itype)
+    return xp.concat([seq, last], axis=-1)
+
+
+def _windows(xp: Any, samples: Any, spatial: tuple[int, ...], out: tuple[int, ...], k: tuple[int, ...]) -> Any:
+    """Flat cells (N, C, M * K) of every window, row-major over outputs then over the window."""
+    n = len(spatial)
+    itype = index_dtype(xp, samples)
+    strides = [math.prod(spatial[a + 1:]) for a in range(n)]
+    flat = None
+    for a in range(n):
+        col = n - 1 - a if n == 2 else a  # torch: 2-d samples are (W, H), 3-d (T, H, W)
+        s = _starts(xp, samples[..., col], spatial[a], out[a], k[a], itype)  # (N, C, O_a)
+        cells = (s[..., :, None] + xp.arange(k[a], dtype=itype)) * strides[a]  # (N, C, O_a, k_a)
+        # place axis a's outputs and offsets among the others: (N, C, O_0..O_{n-1}, k_0..k_{n-1})
+        shape = tuple(s.shape[:2]) + tuple(out[b] if b == a else 1 for b in range(n)) + \
+            tuple(k[b] if b == a else 1 for b in range(n))
+        perm = xp.reshape(cells, shape)
+        flat = perm if flat is None else flat + perm
+    N, C = samples.shape[0], samples.shape[1]
+    return xp.reshape(flat, (N, C, math.prod(out) * math.prod(k)))
+
+
+def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
+    spatial, out, k = static
+    xp = namespace(x)
+    N, C = x.shape[0], x.shape[1]
+    P, M, K = math.prod(spatial), math.prod(out), math.prod(k)
+    idx = _windows(xp, samples, spatial, out, k)
+    flat = xp.reshape(x, (N, C, P))
+    plain = flat.detach() if is_torch_array(flat) else flat  # the search is not differentiated
+    cells = xp.reshape(Cells(P, M * K).select(plain, idx), (N, C, M, K))
+    windows = xp.reshape(idx, (N, C, M, K))
+    _, winner = _reduce_cells(xp, plain, cells, True,
+                              lambda pos, _: xp.take_along_axis(windows, pos[..., None], axis=-1)[..., 0],
+                              branch_free=is_torch_array(x))
+    return max_select(Cells(P, M), flat, winner), winner
+
+
+def _prepare(n: int, op: str, x: Any, args: dict[str, Any], samples: Any, rng: Any,
+             need_samples: bool = True) -> tuple[Any, Any, Any, Any]:
+    xp = namespace(x, op=op)
+    shape = tuple(x.shape)
+    r = card(f"fractional_max_pool{n}d").resolve(
+        shape, dtype_name(xp, x.dtype), **args,
+        _random_samples=None if samples is None else tuple(samples.shape))
+    if samples is not None:
+        namespace(x, samples, names=("x", "_random_samples"), op=op)
+        _check_samples(op, xp, x, samples)
+    lead = (shape[0] if r.batched else 1, shape[-n - 1])
+    xb = x if r.batched else xp.reshape(x, lead + shape[-n:])
+    if samples is None and need_samples:
+        samples = _draw(op, x, lead + (n,), rng)
+    return xp, r, xb, samples
+
+
+def _forward(n: int, x: Any, args: dict[str, Any], samples: Any, rng: Any) -> Any:
+    op = f"fractional_max_pool{n}d"
+    xp, r, xb, samples = _prepare(n, op, x, args, samples, rng)
+    p = r.params
+    static = (p["in_spatial"], p["output_size"], p["kernel_size"])
+    if is_dask_array(x):
+        values, winner = _dask(static, xb, samples)
+    elif is_jax_array(x):
+        values, winner = compose(_pool, (static,), xb, samples)
+    else:
+        values, winner = _pool(static, xb, samples)
+    values = xp.reshape(values, tuple(r.output_shape))
+    if not p["return_indices"]:
+        return values
+    return values, xp.reshape(winner, tuple(r.output_shape))
+
+
+def _dask(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
+    """Plane by plane on Dask: windows and winners of each block of whole planes, in NumPy."""
+    import dask.array as da
+
+    spatial, out, _ = static
+    n = len(spatial)
+    x = x.rechunk(x.chunks[:2] + tuple((s,) for s in spatial))
+    samples = samples.rechunk(x.chunks[:2] + ((n,),)) if is_dask_array(samples) else \
+        da.from_array(np.asarray(samples), chunks=x.chunks[:2] + ((n,),))
+    sp, op_ = "hwd"[:n], "ijk"[:n]
+
+    def block(which: int) -> Any:
+        return da.blockwise(lambda xb, sb: np.reshape(_pool(static, xb, sb)[which], xb.shape[:2] + out),
+                            "nc" + op_, x, "nc" + sp, samples, "ncz", concatenate=True,
+                            new_axes={c: o for c, o in zip(op_, out)},
+                            dtype=x.dtype if which == 0 else np.int64,
+                            meta=np.empty((0,) * (n + 2), dtype=x.dtype if which == 0 else np.int64))
+
+    values, winner = block(0), block(1)
+    N, C = x.shape[:2]
+    return values, da.reshape(winner, (N, C, math.prod(out)))
+
+
+def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: Any, indices: Any) -> Any:
+    op = f"fractional_max_pool{n}d_backward"
+    if samples is None and indices is None:
+        raise ValueError(f"{op}: pass the forward's _random_samples or its indices (return_indices=True): without "
+                         "them the windows are unknown")
+    xp, r, xb, samples = _prepare(n, op, x, {**args, "return_indices": False}, samples, None,
+                                  need_samples=indices is None)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    if tuple(grad_output.shape) != tuple(r.output_shape):
+        raise ValueError(f"{op}: grad_output.shape={tuple(grad_output.shape)}: must equal the output shape "
+                         f"{tuple(r.output_shape)}")
+    if dtype_name(xp, grad_output.dtype) != dtype_name(xp, x.dtype):
+        raise TypeError(f"{op}: grad_output.dtype must equal x.dtype {dtype_name(xp, x.dtype)!r}")
+    p = r.params
+    P, M = math.prod(p["in_spatial"]), math.prod(p["output_size"])
+    lead = tuple(xb.shape[:2])
+    if indices is None:
+        static = (p["in_spatial"], p["output_size"], p["kernel_size"])
+        winner = _dask(static, xb, samples)[1] if is_dask_array(x) else \
+            compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
+    else:
+        if tuple(indices.shape) != tuple(r.output_shape):
+            raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal the output shape "
+                             f"{tuple(r.output_shape)}")
+        winner = xp.reshape(indices, lead + (M,))
+    g = xp.reshape(grad_output, lead + (M,))
+    if is_dask_array(g):
+        from ..kernels.chunked import plane_local
+
+        grad = plane_local(Cells(P, M).route, (g, winner), (P,))
+    else:
+        grad = max_backward(Cells(P, M), g, winner, primal=x)
+    return xp.reshape(grad, tuple(x.shape))
+
+
+def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = None,
+                          output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
+                          _random_samples: Any = None, *, rng: Any = None) -> Any:
+    """2-d fractional max pooling, as ``torch.nn.functional.fractional_max_pool2d``; given the same
+    ``_random_samples``, torch's windows, values and indices (``rng``: how samples are drawn when omitted, see
+    the card).
+
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(25.0).reshape(1, 1, 5, 5)
+    >>> poolspec.fractional_max_pool2d(x, 2, output_size=2, _random_samples=np.full((1, 1, 2), 0.5))
+    array([[[[ 6.,  9.],
+             [21., 24.]]]])
+    """
+    return _forward(2, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
+                               return_indices=return_indices), _random_samples, rng)
+
+
+def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = None,
+                          output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
+                          _random_samples: Any = None, *, rng: Any = None) -> Any:
+    """3-d fractional max pooling, as ``torch.nn.functional.fractional_max_pool3d``.
+
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(27.0).reshape(1, 3, 3, 3)
+    >>> poolspec.fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3))).ravel()
+    array([26.])
+    """
+    return _forward(3, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
+                               return_indices=return_indices), _random_samples, rng)
+
+
+def fractional_max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, output_size: Size | None = None,
+                                   output_ratio: float | tuple[float, ...] | None = None,
+                                   return_indices: bool = False, _random_samples: Any = None, *,
+                                   indices: Any = None) -> Any:
+    """The gradient of :func:`fractional_max_pool2d` w.r.t. ``x``, for the forward's ``_random_samples`` (or
+    its ``indices``): each window's gradient at its winner, shared winners summed without a scatter.
+
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(25.0).reshape(1, 1, 5, 5)
+    >>> g = poolspec.fractional_max_pool2d_backward(np.ones((1, 1, 2, 2)), x, 2, output_size=2,
+    ...                                             _random_samples=np.full((1, 1, 2), 0.5))
+    >>> np.argwhere(g[0, 0]).tolist()
+    [[1, 1], [1, 4], [4, 1], [4, 4]]
+    """
+    return _backward(2, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,
+                                             output_ratio=output_ratio), _random_samples, indices)
+
+
+def fractional_max_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, output_size: Size | None = None,
+                                   output_ratio: float | tuple[float, ...] | None = None,
+                                   return_indices: bool = False, _random_samples: Any = None, *,
+                                   indices: Any = None) -> Any:
+    """The gradient of :func:`fractional_max_pool3d` w.r.t. ``x``.
+
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(27.0).reshape(1, 3, 3, 3)
+    >>> g = poolspec.fractional_max_pool3d_backward(np.ones((1, 1, 1, 1)), x, 2, output_size=1,
+    ...                                             _random_samples=np.zeros((1, 1, 3)))
+    >>> float(g.sum()), float(g[0, 2, 2, 2])
+    (1.0, 1.0)
+    """
+    return _backward(3, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,
+                                             output_ratio=output_ratio), _random_samples, indices)
