@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import poolspec  # noqa: E402
 from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs, interp_axes, interp_quirks  # noqa: E402
-from poolspec.conformance.golden import MANIFEST, encode, store_name, write_npz  # noqa: E402
+from poolspec.conformance.families import Family, family, grad_name  # noqa: E402
+from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
 
 import oracle  # noqa: E402  the test suite's torch oracle (no poolspec inside)
 
@@ -85,12 +86,16 @@ def _seeded(case: GoldenCase, shape: tuple[int, ...], salt: int, ones: bool = Fa
 
 
 def _torch_refuses(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
-    x = torch.from_numpy(arrays["x"].copy())
-    if case.dtype == "bfloat16":
-        x = x.to(torch.bfloat16)
-    idx = torch.from_numpy(arrays["indices"]) if "indices" in arrays else None
+    fam = family(case.op)
+    tensors = {}
+    for port in fam.ports:
+        t = torch.from_numpy(arrays[port].copy())
+        tensors[port] = t.to(torch.bfloat16) if case.dtype == "bfloat16" and port != "indices" else t
     try:
-        _call(case, args, x, idx)
+        if fam.reference == "torch-autograd":
+            fam.forward(getattr(F, case.op), args, tensors)
+        else:
+            _call(case, args, tensors["input"], tensors.get("indices"))
     except Exception:
         return True
     return False
@@ -141,9 +146,8 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
     """(reference kind, arrays) of one case."""
     args = _arguments(case)
     arrays = inputs(case)
-    out: dict[str, np.ndarray] = {"input": arrays["x"]}
-    if "indices" in arrays:
-        out["indices"] = arrays["indices"]
+    fam = family(case.op)
+    out: dict[str, np.ndarray] = dict(arrays)
     if case.error is not None:
         deviation = any(f in {d["id"] for d in poolspec.spec.deviations()} for f in case.flags)
         if "max_pool_empty_window" in case.flags:  # the claim: torch returns -inf there
@@ -154,37 +158,38 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
         return "torch" if not deviation else "deviation", out
     # validity is torch's, asked in float64 (a dtype torch lacks is a dtype rule, handled below)
     probe = dict(args, antialias=True) if case.op == "interpolate" and args["mode"] == "lanczos" else args
-    as64 = {k: (v.astype(np.float64) if k == "x" else v) for k, v in arrays.items()}
+    as64 = {k: (v.astype(np.float64) if k != "indices" else v) for k, v in arrays.items()}
     if not case.op.startswith("adaptive") and _torch_refuses(replace(case, dtype="float64"), probe, as64):
         return "torch-refuses", out
+    if fam.reference == "torch-autograd":
+        return _by_autograd(case, fam, args, arrays)
     dtype, floating = case.dtype, case.dtype.startswith(("float", "bfloat"))
-    family = case.op if case.op == "interpolate" else case.op[:-2]
-    if family == "interpolate":
+    if fam.reference == "interpolate":
         q = interp_quirks(case.shape, args)
         lanczos = args["mode"] == "lanczos" and not args.get("antialias")
         if lanczos or q["forward"] or q["backward"]:
             return _by_matrices(case, args, arrays, "jax.image" if lanczos else "torch-generic")
-    if family == "max_unpool" and (_duplicated(arrays["indices"], int(case.op[-2]))
+    if fam.reference == "max_unpool" and (_duplicated(arrays["indices"], int(case.op[-2]))
                                    or not case.dtype.startswith("float")):
         # torch's winner among duplicates is unspecified, and its CPU max_unpool has no integer kernels
         return _by_rule(case, args, arrays)
     compute = torch.float32 if _half(dtype) else TORCH_DTYPE[dtype]
-    x = torch.from_numpy(arrays["x"].copy())
+    x = torch.from_numpy(arrays["input"].copy())
     if dtype == "bfloat16":
         x = x.to(torch.bfloat16)
     x = x.to(compute)
     idx = torch.from_numpy(arrays["indices"]) if "indices" in arrays else None
     kind = "torch-float32-rounded" if _half(dtype) else "torch"
-    if family.startswith("adaptive") and len(case.shape) == int(case.op[-2]) + 2 and case.shape[1] == 0:
+    if "adaptive_pool3d_empty_channels" in case.flags:
         # deviation adaptive_pool3d_empty_channels: torch refuses a batched C = 0; the result is empty
         single = _call(case, args, x[0], idx)
         shape = (case.shape[0],) + tuple((single[0] if isinstance(single, tuple) else single).shape)
-        out["output"] = np.zeros(shape, dtype=arrays["x"].dtype)
-        if family == "adaptive_max_pool":
+        out["output"] = np.zeros(shape, dtype=arrays["input"].dtype)
+        if fam.indexed:
             out["output_indices"] = np.zeros(shape, dtype=np.int64)
         if floating:
             out["grad_output"] = out["output"].copy()
-            out["grad_input"] = np.zeros_like(arrays["x"])
+            out["grad_input"] = np.zeros_like(arrays["input"])
         return "torch-empty", out
     if floating:
         x.requires_grad_(True)
@@ -204,16 +209,16 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
     out["grad_output"] = g
     out["grad_input_cotangent"] = v
     if values.numel() == 0:
-        out["grad_input"] = np.zeros_like(arrays["x"])
+        out["grad_input"] = np.zeros_like(arrays["input"])
         out["grad_grad_output"] = np.zeros_like(g)
         return kind, out
     (gi,) = torch.autograd.grad(values, x, gt, create_graph=True)
     out["grad_input"] = _round(gi, dtype)
     inner = (gi * vt).sum()
-    wrt = (gt, x) if family == "lp_pool" else (gt,)
+    wrt = (gt, x) if fam.second_order == ("input",) else (gt,)
     second = torch.autograd.grad(inner, wrt, allow_unused=True, retain_graph=True)
     out["grad_grad_output"] = _round(second[0], dtype)
-    if family == "lp_pool":
+    if fam.reference == "lp_pool":
         p = float(args["norm_type"])
         if math.isfinite(p):
             # grad_input is linear in grad_output, so d<grad_input, v>/d(grad_output) = J v with J torch's first
@@ -229,8 +234,46 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
             if bool((total == 0).any()):
                 kind += "+zero-sum"  # the generator adds the deviation's flag for it
         out["grad_grad_input"] = (_round(second[1], dtype) if second[1] is not None
-                                  else np.zeros_like(arrays["x"]))
+                                  else np.zeros_like(arrays["input"]))
     return kind, out
+
+
+def _by_autograd(case: GoldenCase, fam: Family, args: dict[str, Any],
+                 arrays: dict[str, np.ndarray]) -> tuple[str, dict[str, np.ndarray]]:
+    """The same call on torch.nn.functional with autograd for every differentiable port and torch's double
+    backward for the record's second-order ports; half precision computed in float32 and rounded once."""
+    dtype = case.dtype
+    compute = torch.float32 if _half(dtype) else TORCH_DTYPE[dtype]
+    tensors = {}
+    for port in fam.ports:
+        t = torch.from_numpy(arrays[port].copy())
+        if port != "indices":
+            t = (t.to(torch.bfloat16) if dtype == "bfloat16" else t).to(compute)
+        tensors[port] = t.requires_grad_(True) if port in fam.differentiable else t
+    values, winners = fam.forward(getattr(F, case.op), args, tensors)
+    out = dict(arrays)
+    out["output"] = _round(values, dtype)
+    if winners is not None:
+        out["output_indices"] = winners.numpy().copy()
+    g = _storage(_seeded(case, tuple(values.shape), 1, case.cotangent == "ones"), dtype)
+    gt = torch.from_numpy(g.copy())
+    gt = (gt.to(torch.bfloat16) if dtype == "bfloat16" else gt).to(compute).requires_grad_(True)
+    out["grad_output"] = g
+    diff = [tensors[p] for p in fam.differentiable]
+    grads = torch.autograd.grad(values, diff, gt, create_graph=True, allow_unused=True, materialize_grads=True)
+    inner = 0
+    for i, (port, gi) in enumerate(zip(fam.differentiable, grads)):
+        out[grad_name(port)] = _round(gi, dtype)
+        v = _storage(_seeded(case, tuple(arrays[port].shape), 2 + i), dtype)
+        out[grad_name(port) + "_cotangent"] = v
+        vt = torch.from_numpy(v.copy())
+        inner = inner + (gi * (vt.to(torch.bfloat16) if dtype == "bfloat16" else vt).to(compute)).sum()
+    wrt = [gt] + [tensors[p] for p in fam.second_order]
+    second = torch.autograd.grad(inner, wrt, allow_unused=True, materialize_grads=True)
+    out["grad_grad_output"] = _round(second[0], dtype)
+    for port, d in zip(fam.second_order, second[1:]):
+        out["grad_" + grad_name(port)] = _round(d, dtype)
+    return ("torch-float32-rounded" if _half(dtype) else "torch"), out
 
 
 def _by_matrices(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray],
@@ -239,9 +282,9 @@ def _by_matrices(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.nd
     Lanczos), evaluated in float64 and rounded once to the case's dtype."""
     dtype = case.dtype
     mats = oracle.interp_matrices(case.shape, args)
-    x = arrays["x"].astype(np.float64)
+    x = arrays["input"].astype(np.float64)
     y = oracle.apply_axes(x, mats)
-    out = {"input": arrays["x"]}
+    out = {"input": arrays["input"]}
     if dtype == "uint8":
         out["output"] = np.round(y).astype(np.uint8)
         return kind, out
@@ -257,7 +300,7 @@ def _by_matrices(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.nd
 
 def _by_rule(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[str, dict[str, Any]]:
     n = int(case.op[-2])
-    x, idx = arrays["x"], arrays["indices"]
+    x, idx = arrays["input"], arrays["indices"]
     y = torch.zeros(tuple(getattr(F, case.op)(torch.zeros(x.shape, dtype=torch.float64),
                                               torch.zeros(idx.shape, dtype=torch.int64), **args).shape))
     out_spatial = tuple(y.shape[-n:])
@@ -276,7 +319,7 @@ def _by_rule(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarra
 def tolerance(case: GoldenCase, kind: str) -> tuple[float, float]:
     if not case.dtype.startswith(("float", "bfloat")):
         return 0.0, 0.0
-    rtol, atol = TOL[case.dtype]
+    rtol, atol = family(case.op).tolerance.get(case.dtype, TOL[case.dtype])
     if case.dtype == "float64" and case.op.startswith("lp_pool"):
         rtol, atol = 1e-11, 1e-12  # powers and roots, and their second derivatives
     if kind == "jax.image" and case.dtype == "float64":
@@ -295,8 +338,7 @@ def generate(out_dir: Path, ops: list[str] | None = None) -> dict[str, Any]:
     for case in golden_cases(ops):
         kind, arrays = reference(case)
         rtol, atol = tolerance(case, kind)
-        files = [k for k in ("input", "indices", "output", "output_indices", "grad_output", "grad_input",
-                             "grad_input_cotangent", "grad_grad_output", "grad_grad_input") if k in arrays]
+        files = [k for k in ARRAYS if k in arrays]
         flags = list(case.flags)
         if kind.endswith("+zero-sum"):
             kind = kind[: -len("+zero-sum")]

@@ -129,7 +129,7 @@ def _golden(case: cat.GoldenCase) -> _InMemory | None:
     except Exception:  # torch refuses the arguments - or the inputs cannot be built from them: ask torch
         if not _torch_refuses(case):
             return None
-        kind, arrays = "torch-refuses", {"input": cat.inputs(replace(case, error="ValueError"))["x"]}
+        kind, arrays = "torch-refuses", dict(cat.inputs(replace(case, error="ValueError")))
     error = case.error or ("ValueError or TypeError" if kind == "torch-refuses" else None)
     if case.op.startswith("max_unpool") and _geometry_broken(case.args):
         # deviation max_unpool_argument_rules: the pooling rules apply to the arguments torch leaves unchecked

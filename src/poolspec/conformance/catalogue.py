@@ -24,6 +24,7 @@ class Case:
     shape: tuple[int, ...]
     args: dict[str, Any] = field(hash=False)
     flags: tuple[str, ...] = ()
+    ports: dict[str, tuple[int, ...]] = field(default_factory=dict, hash=False)  # shapes of other array inputs
 
     @property
     def id(self) -> str:
@@ -400,39 +401,11 @@ class GoldenCase:
     dtype: str
     cotangent: str = "random"  # or "ones"
     error: str | None = None
+    ports: dict[str, tuple[int, ...]] = field(default_factory=dict, hash=False)
 
     @property
     def seed(self) -> int:
         return zlib.crc32(self.name.encode())
-
-
-def _family(op: str) -> str:
-    return op if op == "interpolate" else op[:-2]
-
-
-def _fam_grid() -> dict[str, list[Case]]:
-    return {"avg_pool": avg_grid(), "adaptive_avg_pool": adaptive_grid("avg"), "max_pool": max_grid(),
-            "adaptive_max_pool": adaptive_grid("max"), "max_unpool": unpool_grid(), "lp_pool": lp_grid(),
-            "interpolate": interp_grid()}
-
-
-def _fam_random() -> dict[str, list[Case]]:
-    return {"avg_pool": avg_random(60, seed=100), "adaptive_avg_pool": adaptive_random(40, seed=101),
-            "max_pool": max_random(60, seed=102), "adaptive_max_pool": adaptive_random(40, seed=103, kind="max"),
-            "max_unpool": unpool_random(40, seed=104), "lp_pool": lp_random(60, seed=105),
-            "interpolate": interp_random(100, seed=106)}
-
-
-# extra dtypes per family: (dtype, every k-th grid case)
-_DTYPES = {
-    "avg_pool": [("float32", 4), ("float16", 9), ("bfloat16", 13), ("int64", 9)],
-    "adaptive_avg_pool": [("float32", 3), ("float16", 5), ("bfloat16", 7)],
-    "max_pool": [("float32", 4), ("int32", 5), ("uint8", 7), ("float16", 9)],
-    "adaptive_max_pool": [("float32", 3), ("float16", 7)],
-    "max_unpool": [("float32", 3), ("int64", 5)],
-    "lp_pool": [("float32", 3), ("float16", 7)],
-    "interpolate": [("float32", 3), ("float16", 11), ("bfloat16", 13), ("uint8", 5)],
-}
 
 
 def _error_cases() -> list[GoldenCase]:
@@ -518,104 +491,96 @@ def _deviation_flags(case: Case) -> tuple[str, ...]:
     return tuple(out)
 
 
-_HALF_DEVIATIONS = {
-    "avg_pool": ("half_backward_float32_accumulation",), "adaptive_avg_pool": ("half_backward_float32_accumulation",),
-    "max_pool": ("half_backward_float32_accumulation",),
-    "adaptive_max_pool": ("half_backward_float32_accumulation",), "lp_pool": ("lp_pool_half_precision",),
-    "interpolate": ("half_backward_float32_accumulation",),
-}
-
-
 def golden_cases(ops: list[str] | None = None) -> list[GoldenCase]:
     """The cases whose torch reference vectors ship with poolspec, in a stable order: every grid case in
     float64, the first seeded random ones, a spread of the grid in the other dtypes torch's rules depend on,
-    and error cases. Names are ``<op>-g###`` (grid), ``-r###`` (random), ``-<dtype>-###`` and ``-e###``."""
-    grids, randoms = _fam_grid(), _fam_random()
+    and error cases, family by family (``families.families()``). Names are ``<op>-g###`` (grid), ``-r###``
+    (random), ``-<dtype>-###`` and ``-e###``."""
+    from .families import families
+
+    order: list[str] = []
     by_op: dict[str, list[GoldenCase]] = {}
-    for family, cases in grids.items():
+    for fam in families():
         counters: dict[str, int] = {}
-        for case in cases:
+        for case in fam.grid():
             k = counters.get(case.op, 0)
             counters[case.op] = k + 1
-            flags = case.flags + _deviation_flags(case)
+            flags = case.flags + fam.deviation_flags(case)
             empty = "ValueError" if "max_pool_empty_window" in flags else None
             by_op.setdefault(case.op, []).append(GoldenCase(
                 f"{case.op}-g{k:03d}", case.op, case.shape, case.args, flags, "float64",
-                "ones" if k % 5 == 4 else "random", error=empty))
-            for dtype, every in _DTYPES[family]:
+                "ones" if k % 5 == 4 else "random", error=empty, ports=case.ports))
+            for dtype, every in fam.dtypes:
                 if k % every == every // 2:
-                    extra = _HALF_DEVIATIONS.get(family, ()) if dtype in ("float16", "bfloat16") else ()
-                    if family == "avg_pool" and case.op == "avg_pool3d" and dtype in ("float16", "bfloat16"):
-                        extra += ("avg_pool3d_half",)
-                    if family == "interpolate" and case.args.get("antialias") and dtype in ("float16", "bfloat16"):
-                        extra += ("interpolate_antialias_half",)
-                    if family == "max_pool" and case.op == "max_pool1d" and dtype.startswith(("int", "uint")):
-                        extra += ("max_pool1d_integer_values",)
-                    error = empty
-                    if family == "interpolate" and dtype == "uint8" and \
-                            case.args["mode"] not in ("nearest", "nearest-exact"):
-                        extra, error = ("interpolate_uint8_interpolating_modes",), "TypeError"
+                    extra = fam.half_flags if dtype in ("float16", "bfloat16") else ()
+                    more, error = fam.dtype_rule(case, dtype)
+                    extra, error = (more, error) if error is not None else (extra + more, empty)
                     by_op[case.op].append(GoldenCase(f"{case.op}-{dtype}-{k:03d}", case.op, case.shape, case.args,
-                                                     flags + (dtype,) + extra, dtype, error=error))
-    for cases in randoms.values():
+                                                     flags + (dtype,) + extra, dtype, error=error, ports=case.ports))
         counters = {}
-        for case in cases:
+        for case in fam.random():
             k = counters.get(case.op, 0)
             counters[case.op] = k + 1
-            flags = case.flags + _deviation_flags(case)
+            flags = case.flags + fam.deviation_flags(case)
             by_op.setdefault(case.op, []).append(GoldenCase(
                 f"{case.op}-r{k:03d}", case.op, case.shape, case.args, flags, "float64",
-                error="ValueError" if "max_pool_empty_window" in flags else None))
-    for case in _error_cases():
-        by_op.setdefault(case.op, []).append(case)
-    order = sorted(by_op, key=lambda op: (_FAMILY_ORDER.index(_family(op)), op))
+                error="ValueError" if "max_pool_empty_window" in flags else None, ports=case.ports))
+        for case in fam.errors():
+            by_op.setdefault(case.op, []).append(case)
+        order += sorted(op for op in by_op if op in fam.ops and op not in order)
     chosen = order if ops is None else [op for op in order if op in ops]
     return [c for op in chosen for c in by_op[op]]
-
-
-_FAMILY_ORDER = ["avg_pool", "adaptive_avg_pool", "max_pool", "adaptive_max_pool", "max_unpool", "lp_pool",
-                 "interpolate"]
 
 
 # ---------------------------------------------------------------------------------------------------- inputs
 
 def inputs(case: GoldenCase) -> dict[str, np.ndarray]:
-    """The input arrays of a case (seeded, NumPy only): ``x``, and ``indices`` for max_unpool. Values are
-    exactly representable in the case's dtype; max-family data is full of ties, NaN and -inf."""
-    rng = np.random.default_rng(case.seed)
-    family = _family(case.op)
-    dtype = case.dtype
+    """The input arrays of a case (seeded, NumPy only), by stored name (``input``, then the family's other
+    ports). Values are exactly representable in the case's dtype."""
+    from .families import family
+
+    fam = family(case.op)
     if case.error is not None:  # the call must be refused before the values matter
-        out = {"x": np.zeros(case.shape, dtype=np.float32 if dtype == "bfloat16" else dtype)}
-        if family == "max_unpool":
-            out["indices"] = np.zeros(case.shape, dtype=np.int64)
+        out = {"input": np.zeros(case.shape, dtype=np.float32 if case.dtype == "bfloat16" else case.dtype)}
+        for port in fam.ports[1:]:
+            out[port] = np.zeros(case.ports.get(port, case.shape), dtype=np.int64 if port == "indices" else
+                                 out["input"].dtype)
         return out
-    if family == "max_unpool":
-        return _unpool_inputs(case, rng)
-    if family in ("max_pool", "adaptive_max_pool"):
-        if dtype.startswith(("int", "uint")):
-            info = np.iinfo(np.dtype(dtype))
-            x = rng.integers(max(info.min, -6), min(info.max, 6) + 1, case.shape)
-            x[rng.random(case.shape) < 0.1] = info.min  # the padding value itself
-            return {"x": x.astype(dtype)}
-        x = np.round(rng.standard_normal(case.shape) * 2) / 2  # many ties
-        if case.seed % 3:  # two cases in three also hold NaN and -inf
-            x[rng.random(case.shape) < 0.08] = np.nan
-            x[rng.random(case.shape) < 0.04] = -np.inf
-        return {"x": _as(x, dtype)}
-    if family == "lp_pool":
-        x = np.round(rng.standard_normal(case.shape) * 4) / 4
-        if x.ndim and x.shape[-1] > 2:
-            x[..., :2] = 0.0  # a window of zeros: S == 0, gradient 0
-        p = case.args["norm_type"]
-        if math.isfinite(p) and p != int(p) and case.seed % 2:
-            x = np.abs(x)  # half of the fractional-p cases without the NaNs of negative powers
-        return {"x": _as(x, dtype)}
+    return fam.inputs(case, np.random.default_rng(case.seed))
+
+
+def _max_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Max-family data: full of ties, NaN and -inf (integers: the padding value itself)."""
+    dtype = case.dtype
+    if dtype.startswith(("int", "uint")):
+        info = np.iinfo(np.dtype(dtype))
+        x = rng.integers(max(info.min, -6), min(info.max, 6) + 1, case.shape)
+        x[rng.random(case.shape) < 0.1] = info.min  # the padding value itself
+        return {"input": x.astype(dtype)}
+    x = np.round(rng.standard_normal(case.shape) * 2) / 2  # many ties
+    if case.seed % 3:  # two cases in three also hold NaN and -inf
+        x[rng.random(case.shape) < 0.08] = np.nan
+        x[rng.random(case.shape) < 0.04] = -np.inf
+    return {"input": _as(x, dtype)}
+
+
+def _lp_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    x = np.round(rng.standard_normal(case.shape) * 4) / 4
+    if x.ndim and x.shape[-1] > 2:
+        x[..., :2] = 0.0  # a window of zeros: S == 0, gradient 0
+    p = case.args["norm_type"]
+    if math.isfinite(p) and p != int(p) and case.seed % 2:
+        x = np.abs(x)  # half of the fractional-p cases without the NaNs of negative powers
+    return {"input": _as(x, case.dtype)}
+
+
+def _plain_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    dtype = case.dtype
     if dtype == "uint8":
-        return {"x": rng.integers(0, 256, case.shape).astype(np.uint8)}
+        return {"input": rng.integers(0, 256, case.shape).astype(np.uint8)}
     if dtype.startswith("int"):
-        return {"x": np.round(rng.standard_normal(case.shape) * 20).astype(dtype)}
-    return {"x": _as(rng.standard_normal(case.shape), dtype)}
+        return {"input": np.round(rng.standard_normal(case.shape) * 20).astype(dtype)}
+    return {"input": _as(rng.standard_normal(case.shape), dtype)}
 
 
 def _as(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -672,4 +637,71 @@ def _unpool_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.n
     x = rng.standard_normal(lead + pooled)
     if case.dtype.startswith("int"):
         x = np.round(x * 4)
-    return {"x": _as(x, case.dtype), "indices": np.asarray(idx, dtype=np.int64)}
+    return {"input": _as(x, case.dtype), "indices": np.asarray(idx, dtype=np.int64)}
+
+
+# ------------------------------------------------------------------------------------------- family records
+
+def _errors_of(*ops: str) -> Any:
+    return lambda: [c for c in _error_cases() if c.op in ops]
+
+
+def _ops(family: str) -> tuple[str, ...]:
+    return tuple(f"{family}{n}d" for n in (1, 2, 3))
+
+
+def _avg_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
+    return (("avg_pool3d_half",) if case.op == "avg_pool3d" and dtype in ("float16", "bfloat16") else ()), None
+
+
+def _max_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
+    integer = case.op == "max_pool1d" and dtype.startswith(("int", "uint"))
+    return (("max_pool1d_integer_values",) if integer else ()), None
+
+
+def _interp_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
+    if dtype == "uint8" and case.args["mode"] not in ("nearest", "nearest-exact"):
+        return ("interpolate_uint8_interpolating_modes",), "TypeError"
+    return (("interpolate_antialias_half",) if case.args.get("antialias") and dtype in ("float16", "bfloat16")
+            else ()), None
+
+
+def _unpool_backward(family: Any, bw: Any, g: Any, arguments: dict[str, Any], arrays: dict[str, Any],
+                     winners: Any, strict: bool) -> tuple[Any, ...]:
+    return (bw(g, arrays["input"], arrays["indices"], **arguments),)
+
+
+def _records() -> list[Any]:
+    from .families import Family
+
+    half = ("half_backward_float32_accumulation",)
+    return [
+        Family("avg_pool", _ops("avg_pool"), avg_grid, lambda: avg_random(60, seed=100), _plain_inputs,
+               dtypes=(("float32", 4), ("float16", 9), ("bfloat16", 13), ("int64", 9)), half_flags=half,
+               deviation_flags=_deviation_flags, dtype_rule=_avg_dtype_rule, errors=_errors_of(*_ops("avg_pool"))),
+        Family("adaptive_avg_pool", _ops("adaptive_avg_pool"), lambda: adaptive_grid("avg"),
+               lambda: adaptive_random(40, seed=101), _plain_inputs,
+               dtypes=(("float32", 3), ("float16", 5), ("bfloat16", 7)), half_flags=half,
+               deviation_flags=_deviation_flags, errors=_errors_of(*_ops("adaptive_avg_pool"))),
+        Family("max_pool", _ops("max_pool"), max_grid, lambda: max_random(60, seed=102), _max_inputs, indexed=True,
+               dtypes=(("float32", 4), ("int32", 5), ("uint8", 7), ("float16", 9)), half_flags=half,
+               deviation_flags=_deviation_flags, dtype_rule=_max_dtype_rule, errors=_errors_of(*_ops("max_pool"))),
+        Family("adaptive_max_pool", _ops("adaptive_max_pool"), lambda: adaptive_grid("max"),
+               lambda: adaptive_random(40, seed=103, kind="max"), _max_inputs, indexed=True,
+               dtypes=(("float32", 3), ("float16", 7)), half_flags=half, deviation_flags=_deviation_flags,
+               errors=_errors_of(*_ops("adaptive_max_pool"))),
+        Family("max_unpool", _ops("max_unpool"), unpool_grid, lambda: unpool_random(40, seed=104), _unpool_inputs,
+               ports=("input", "indices"), dtypes=(("float32", 3), ("int64", 5)), deviation_flags=_deviation_flags,
+               errors=_errors_of(*_ops("max_unpool")), reference="max_unpool", call_backward=_unpool_backward),
+        Family("lp_pool", _ops("lp_pool"), lp_grid, lambda: lp_random(60, seed=105), _lp_inputs,
+               dtypes=(("float32", 3), ("float16", 7)), half_flags=("lp_pool_half_precision",),
+               deviation_flags=_deviation_flags, errors=_errors_of(*_ops("lp_pool")), second_order=("input",),
+               reference="lp_pool"),
+        Family("interpolate", ("interpolate",), interp_grid, lambda: interp_random(100, seed=106), _plain_inputs,
+               dtypes=(("float32", 3), ("float16", 11), ("bfloat16", 13), ("uint8", 5)), half_flags=half,
+               deviation_flags=_deviation_flags, dtype_rule=_interp_dtype_rule, errors=_errors_of("interpolate"),
+               reference="interpolate"),
+    ]
+
+
+FAMILIES = _records()

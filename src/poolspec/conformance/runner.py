@@ -21,8 +21,7 @@ import numpy as np
 
 from . import golden
 from .backends import Backend
-
-_INDEXED = ("max_pool", "adaptive_max_pool")
+from .families import Family, family, grad_name
 
 
 @dataclass
@@ -170,65 +169,61 @@ def _compare_values(result: CaseResult, what: str, g: np.ndarray, w: np.ndarray,
 
 # ------------------------------------------------------------------------------------------------- one case
 
-def _call_forward(fn: Callable[..., Any], case: golden.Golden, x: Any, indices: Any) -> tuple[Any, Any]:
-    family = case.op if case.op == "interpolate" else case.op[:-2]
-    args = dict(case.arguments)
-    if family == "max_unpool":
-        return fn(x, indices, **args), None
-    if family in _INDEXED:
-        out = fn(x, **args, return_indices=True)
-        return out[0], out[1]
-    return fn(x, **args), None
+def _call_forward(fn: Callable[..., Any], case: golden.Golden, arrays: dict[str, Any]) -> tuple[Any, Any]:
+    return family(case.op).forward(fn, dict(case.arguments), arrays)
 
 
-def _vjp(backend: Backend, impl: Implementation, case: golden.Golden, x: Any, indices: Any, g: Any,
-         winners: Any) -> Any:
-    """The gradient w.r.t. x for cotangent g: the explicit backward, else the backend's autodiff."""
+def _vjp(backend: Backend, impl: Implementation, case: golden.Golden, arrays: dict[str, Any], g: Any,
+         winners: Any) -> tuple[Any, ...] | None:
+    """The gradients w.r.t. the family's differentiable ports for cotangent g: the explicit backward, else the
+    backend's autodiff."""
+    fam = family(case.op)
     bw = impl.backward(case.op)
     fn = impl.forward(case.op)
     args = dict(case.arguments)
-    family = case.op if case.op == "interpolate" else case.op[:-2]
     if bw is not None:
-        if family == "max_unpool":
-            return bw(g, x, indices, **args)
-        if family in _INDEXED and winners is not None and impl.strict_errors:
-            return bw(g, x, **args, indices=winners)
-        return bw(g, x, **args)
+        return fam.backward(bw, g, args, arrays, winners, impl.strict_errors)
+    wrt = fam.differentiable
     if backend.autodiff == "torch":
         torch = sys.modules["torch"]
-        xr = x if x.requires_grad else x.detach().requires_grad_(True)
-        y, _ = _call_forward(fn, case, xr, indices)
-        (grad,) = torch.autograd.grad(y, xr, g, create_graph=True)  # differentiable again: the second order
-        return grad
+        tracked = {p: (a if p not in wrt or a.requires_grad else a.detach().requires_grad_(True))
+                   for p, a in arrays.items()}
+        y, _ = fam.forward(fn, args, tracked)
+        # differentiable again: the second order
+        return torch.autograd.grad(y, [tracked[p] for p in wrt], g, create_graph=True)
     if backend.autodiff == "jax":
         import jax
 
-        _, pullback = jax.vjp(lambda t: _call_forward(fn, case, t, indices)[0], x)
-        return pullback(g)[0]
+        def f(*diff: Any) -> Any:
+            return fam.forward(fn, args, {**arrays, **dict(zip(wrt, diff))})[0]
+
+        _, pullback = jax.vjp(f, *[arrays[p] for p in wrt])
+        return tuple(pullback(g))
     return None
 
 
-def _second_order(backend: Backend, impl: Implementation, case: golden.Golden, x: Any, indices: Any,
-                  g: Any, v: Any, winners: Any, with_x: bool) -> tuple[Any, Any]:
-    """d<vjp(g, x), v>/dg and (with_x) d<vjp(g, x), v>/dx through the backend's autodiff."""
+def _second_order(backend: Backend, impl: Implementation, case: golden.Golden, arrays: dict[str, Any],
+                  g: Any, vs: tuple[Any, ...], winners: Any, wrt: tuple[str, ...]) -> tuple[Any, ...]:
+    """d(sum_p <vjp_p(g), v_p>)/dg and, for each port in ``wrt``, its derivative w.r.t. that port, through
+    the backend's autodiff."""
+    fam: Family = family(case.op)
     if backend.autodiff == "torch":
         torch = sys.modules["torch"]
         gr = g.detach().requires_grad_(True)
-        xr = x.detach().requires_grad_(with_x)
-        grad = _vjp(backend, impl, case, xr, indices, gr, winners)
-        wrt = (gr, xr) if with_x else (gr,)
-        out = torch.autograd.grad((grad * v).sum(), wrt, allow_unused=True)
-        return out[0], (out[1] if with_x else None)
+        tracked = {p: (a.detach().requires_grad_(p in wrt) if p in fam.differentiable else a)
+                   for p, a in arrays.items()}
+        grads = _vjp(backend, impl, case, tracked, gr, winners)
+        inner = sum((gi * v).sum() for gi, v in zip(grads, vs))
+        return torch.autograd.grad(inner, (gr,) + tuple(tracked[p] for p in wrt), allow_unused=True)
     import jax
     import jax.numpy as jnp
 
-    def inner(gg: Any, xx: Any) -> Any:
-        return jnp.vdot(_vjp(backend, impl, case, xx, indices, gg, winners), v)
+    def inner(gg: Any, *ports: Any) -> Any:
+        grads = _vjp(backend, impl, case, {**arrays, **dict(zip(wrt, ports))}, gg, winners)
+        return sum(jnp.vdot(gi, v) for gi, v in zip(grads, vs))
 
-    # one program for both derivatives: eager grad-of-grad would compile each linearised piece on its own
-    if with_x:
-        return jax.jit(jax.grad(inner, argnums=(0, 1)))(g, x)
-    return jax.jit(jax.grad(inner, argnums=0))(g, x), None
+    # one program for all derivatives: eager grad-of-grad would compile each linearised piece on its own
+    return jax.jit(jax.grad(inner, argnums=tuple(range(1 + len(wrt)))))(g, *[arrays[p] for p in wrt])
 
 
 def run_case(backend: Backend, impl: Implementation, case: golden.Golden) -> CaseResult:
@@ -256,12 +251,13 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
         result.problems.append(f"{backend.name} has no {case.dtype}")
         return
     a = case.arrays()
-    x = backend.asarray(a["input"], case.dtype)
-    indices = backend.asarray(a["indices"]) if "indices" in a else None
+    fam = family(case.op)
+    arrays = {p: backend.asarray(a[p], None if p == "indices" else case.dtype) for p in fam.ports if p in a}
+    x = arrays["input"]
     if case.error is not None:
         result.checks.append("raises")
         try:
-            for out in _call_forward(fn, case, x, indices):
+            for out in _call_forward(fn, case, arrays):
                 if out is not None:
                     backend.to_numpy(out)  # a lazy backend (Dask) checks index values when it computes
         except (ValueError, TypeError):
@@ -272,8 +268,8 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
             return
         result.problems.append(f"accepted a call that must raise {case.error}")
         return
-    before = backend.to_numpy(x).copy()
-    y, winners = _call_forward(fn, case, x, indices)
+    before = {p: backend.to_numpy(v).copy() for p, v in arrays.items()}
+    y, winners = _call_forward(fn, case, arrays)
     _compare(result, "output", backend.to_numpy(y), a["output"], case, exact=not case.dtype.startswith(
         ("float", "bfloat")))
     if "output_indices" in a:
@@ -288,23 +284,25 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
     if "grad_output" not in a:
         return
     g = backend.asarray(a["grad_output"], case.dtype)
-    grad = _vjp(backend, impl, case, x, indices, g, winners)
-    if grad is None:
+    grads = _vjp(backend, impl, case, arrays, g, winners)
+    if grads is None:
         return
-    _compare(result, "grad_input", backend.to_numpy(grad), a["grad_input"], case)
-    again = _vjp(backend, impl, case, x, indices, g, winners)
+    for port, grad in zip(fam.differentiable, grads):
+        _compare(result, grad_name(port), backend.to_numpy(grad), a[grad_name(port)], case)
+    again = _vjp(backend, impl, case, arrays, g, winners)
     result.checks.append("bit-identical repeat")
-    first, second = backend.to_numpy(grad), backend.to_numpy(again)
-    if first.tobytes() != second.tobytes():
+    if any(backend.to_numpy(p).tobytes() != backend.to_numpy(q).tobytes() for p, q in zip(grads, again)):
         result.problems.append("two runs of the backward differ in their bits")
-    if not np.array_equal(backend.to_numpy(x), before, equal_nan=True):
-        result.problems.append("the input was modified")
+    if any(not np.array_equal(backend.to_numpy(v), before[p], equal_nan=True) for p, v in arrays.items()):
+        result.problems.append("an input was modified")
     if backend.autodiff and "grad_grad_output" in a:
-        v = backend.asarray(a["grad_input_cotangent"], case.dtype)
-        ggo, ggi = _second_order(backend, impl, case, x, indices, g, v, winners, "grad_grad_input" in a)
-        _compare(result, "grad_grad_output", backend.to_numpy(ggo), a["grad_grad_output"], case)
-        if ggi is not None:
-            _compare(result, "grad_grad_input", backend.to_numpy(ggi), a["grad_grad_input"], case)
+        vs = tuple(backend.asarray(a[grad_name(p) + "_cotangent"], case.dtype) for p in fam.differentiable)
+        wrt = tuple(p for p in fam.second_order if "grad_" + grad_name(p) in a)
+        second = _second_order(backend, impl, case, arrays, g, vs, winners, wrt)
+        _compare(result, "grad_grad_output", backend.to_numpy(second[0]), a["grad_grad_output"], case)
+        for port, d in zip(wrt, second[1:]):
+            name = "grad_" + grad_name(port)
+            _compare(result, name, backend.to_numpy(d) if d is not None else np.zeros_like(a[name]), a[name], case)
 
 
 # ---------------------------------------------------------------------------------------------------- runs
