@@ -330,6 +330,10 @@ def test_export_burn_compiles_against_a_stub(tmp_path):
     text = (tmp_path / "out" / "burn" / "interpolate.rs").read_text()
     assert "with_align_corners(" in text and "TestTensor::<4>::from_floats(" in text and "Tolerance::rel_abs(" in text
     assert "max_pool2d_with_indices(" in (tmp_path / "out" / "burn" / "max_pool2d.rs").read_text()
+    text = (tmp_path / "out" / "burn" / "grid_sample.rs").read_text()
+    assert ".grid_sample_2d(grid, GridSampleOptions::new(InterpolateMode::Nearest)" in text
+    assert "GridSamplePaddingMode::Reflection" in text and "InterpolateMode::Bilinear" in text
+    assert text.count("#[ignore") == text.count("fn ") // 2 and "grid_grad" in text  # backward: vectors, ignored
     rustc = shutil.which("rustc")
     if rustc is None:
         pytest.skip("rustc is not installed")

@@ -6,9 +6,12 @@ with ``id``, ``op`` (the torch.nn.functional name), ``arguments`` (the keyword a
 ``size=`` instead of ``scale_factor`` wherever the two are the same call), ``torch_arguments`` (the call as
 generated), ``dtype``, ``rtol``, ``atol``, ``cotangent``, ``flags``, ``reference`` and ``files``.
 
-Array names in every format: ``input``, ``output``, ``grad_output``, ``grad_input``, and where they apply
-``indices`` (max_pool's winners, or max_unpool's input), ``grad_input_cotangent`` (v), ``grad_grad_output``
-(d<grad_input, v>/d(grad_output)) and ``grad_grad_input`` (d<grad_input, v>/dx).
+Array names in every format: ``input`` (the first argument: x, or affine_grid's theta), ``output``,
+``grad_output``, ``grad_input``, and where they apply ``indices`` (max_pool's and fractional_max_pool's winners,
+or max_unpool's input), ``grid`` and ``grad_grid`` (grid_sample), ``samples`` (fractional_max_pool's
+``_random_samples``), ``grad_input_cotangent`` (v) and ``grad_grid_cotangent`` (w), ``grad_grad_output``
+(d(<grad_input, v> + <grad_grid, w>)/d(grad_output)), ``grad_grad_input`` and ``grad_grad_grid`` (its
+derivatives w.r.t. x and grid). ``conformance.families`` names each family's ports.
 """
 
 from __future__ import annotations

@@ -17,7 +17,11 @@ from ..conformance import golden
 MAX_ELEMENTS = 600  # input + output: keeps the literals readable
 _MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
 OPS = ("avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-       "interpolate")
+       "interpolate", "grid_sample")
+_PADDING = {"zeros": "Zeros", "border": "Border", "reflection": "Reflection"}
+# Burn's grid_sample_2d has no autodiff (burn#4723): its backward tests are emitted ignored, with the vectors a
+# porter needs to implement it
+_NO_AUTODIFF = {"grid_sample": "burn#4723: grid_sample_2d has no autodiff backward yet"}
 
 
 def _eligible(case: golden.Golden) -> bool:
@@ -27,7 +31,7 @@ def _eligible(case: golden.Golden) -> bool:
         return False
     a = case.arrays()
     x, y = a["input"], a["output"]
-    n = 2 if case.op == "interpolate" else int(case.op[-2])
+    n = 2 if case.op in ("interpolate", "grid_sample") else int(case.op[-2])
     if x.ndim != n + 2 or 0 in x.shape or 0 in y.shape or x.size + y.size > MAX_ELEMENTS:
         return False
     if any(not np.isfinite(v).all() for v in a.values() if v.dtype.kind == "f"):
@@ -41,6 +45,8 @@ def _eligible(case: golden.Golden) -> bool:
         if args.get("antialias") or args["mode"] not in _MODES:
             return False
         return size_arguments(case, tuple(x.shape))[1]
+    if case.op == "grid_sample":  # the modes Burn has
+        return args["mode"] in ("bilinear", "nearest") and a["grid"].size + x.size + y.size <= MAX_ELEMENTS
     return True
 
 
@@ -74,7 +80,7 @@ def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: boo
     from . import size_arguments
 
     op, args = case.op, case.arguments
-    n = 2 if op == "interpolate" else int(op[-2])
+    n = 2 if op in ("interpolate", "grid_sample") else int(op[-2])
 
     def arr(v: Any) -> str:
         t = _tuple(v, n)
@@ -94,6 +100,11 @@ def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: boo
                 f"{flag(args.get('ceil_mode', False))})")
     if op.startswith("adaptive_avg_pool"):
         return f"{op}({x}, {arr(args['output_size'])})"
+    if op == "grid_sample":
+        grid = "grid" if x == "x" else "grid.clone()"
+        return (f"{x}.grid_sample_2d({grid}, GridSampleOptions::new(InterpolateMode::{_MODES[args['mode']]})"
+                f".with_padding_mode(GridSamplePaddingMode::{_PADDING[args['padding_mode']]})"
+                f".with_align_corners({flag(args.get('align_corners'))}))")
     size = size_arguments(case, shape)[0]["size"]
     options = (f"InterpolateOptions::new(InterpolateMode::{_MODES[args['mode']]})"
                f".with_align_corners({flag(args.get('align_corners'))})")
@@ -112,6 +123,9 @@ def _tests(case: golden.Golden) -> str:
     lines = [f"/// {case.name}: {', '.join(case.flags)}",
              "#[test]", f"fn {fn}() {{", "    let device = Default::default();",
              f"    let x = TestTensor::<{d}>::from_floats({_literal(x, case.dtype, 4)}, &device);"]
+    if "grid" in a:
+        grid = _literal(a["grid"], case.dtype, 4)
+        lines.append(f"    let grid = TestTensor::<{a['grid'].ndim}>::from_floats({grid}, &device);")
     indexed = "output_indices" in a
     if indexed:
         lines.append(f"    let (output, indices) = {_call(case, 'x', tuple(x.shape), with_indices=True)};")
@@ -125,19 +139,29 @@ def _tests(case: golden.Golden) -> str:
                   "    indices.into_data().assert_eq(&expected_indices.into_data(), false);"]
     lines.append("}")
     if "grad_input" in a:
+        ignored = [f'#[ignore = "{_NO_AUTODIFF[case.op]}"]'] if case.op in _NO_AUTODIFF else []
         lines += ["", f"/// {case.name}: the gradient for the cotangent grad_output (torch's autograd)",
-                  "#[test]", f"fn {fn}_backward() {{", "    let device = Default::default();",
+                  "#[test]", *ignored, f"fn {fn}_backward() {{", "    let device = Default::default();",
                   f"    let x = TestAutodiffTensor::<{d}>::from_floats({_literal(x, case.dtype, 4)}, &device)"
-                  ".require_grad();",
-                  f"    let grad_output = TestAutodiffTensor::<{d}>::from_floats("
+                  ".require_grad();"]
+        if "grid" in a:
+            lines.append(f"    let grid = TestAutodiffTensor::<{a['grid'].ndim}>::from_floats("
+                         f"{_literal(a['grid'], case.dtype, 4)}, &device).require_grad();")
+        lines += [f"    let grad_output = TestAutodiffTensor::<{d}>::from_floats("
                   f"{_literal(a['grad_output'], case.dtype, 4)}, &device);",
                   f"    let output = {_call(case, 'x.clone()', tuple(x.shape))};",
                   "    let grads = (output * grad_output).sum().backward();",
                   "    let x_grad = x.grad(&grads).unwrap();",
                   f"    let expected = TestTensor::<{d}>::from_floats({_literal(a['grad_input'], case.dtype, 4)}, "
                   "&device);",
-                  f"    x_grad.into_data().assert_approx_eq::<FloatElem>(&expected.into_data(), {_tolerance(case)});",
-                  "}"]
+                  f"    x_grad.into_data().assert_approx_eq::<FloatElem>(&expected.into_data(), {_tolerance(case)});"]
+        if "grad_grid" in a:
+            g = a["grad_grid"]
+            lines += ["    let grid_grad = grid.grad(&grads).unwrap();",
+                      f"    let expected = TestTensor::<{g.ndim}>::from_floats({_literal(g, case.dtype, 4)}, &device);",
+                      "    grid_grad.into_data().assert_approx_eq::<FloatElem>(&expected.into_data(), "
+                      f"{_tolerance(case)});"]
+        lines.append("}")
     return "\n".join(lines)
 
 
@@ -156,11 +180,14 @@ def write_burn(out: Path, cases: list[golden.Golden], entries: list[dict[str, An
         uses = sorted({op} | ({op + "_with_indices"} if op.startswith("max_pool") else set()))
         head = [f"// Generated by poolspec {__version__} from torch {torch_version} reference vectors; do not edit.",
                 f"// Regenerate: poolspec export --ops {op} --format burn --dtype {group[0].dtype} --out DIR",
-                "use super::*;",
-                f"use burn_tensor::module::{{{', '.join(uses)}}};",
-                "use burn_tensor::Tolerance;"]
+                "use super::*;"]
+        if op != "grid_sample":  # a Tensor method in Burn, not a module function
+            head.append(f"use burn_tensor::module::{{{', '.join(uses)}}};")
+        head.append("use burn_tensor::Tolerance;")
         if op == "interpolate":
             head.append("use burn_tensor::ops::{InterpolateMode, InterpolateOptions};")
+        if op == "grid_sample":
+            head.append("use burn_tensor::ops::{GridSampleOptions, GridSamplePaddingMode, InterpolateMode};")
         body = "\n\n".join(_tests(case) for case in group)
         (folder / f"{op}.rs").write_text("\n".join(head) + "\n\n" + body + "\n", encoding="utf-8")
         files[op] = f"burn/{op}.rs"

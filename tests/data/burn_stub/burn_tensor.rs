@@ -40,6 +40,9 @@ impl<const D: usize> Tensor<D> {
     pub fn grad(&self, grads: &Gradients) -> Option<Tensor<D>> {
         Some(Tensor)
     }
+    pub fn grid_sample_2d(self, grid: Tensor<D>, options: ops::GridSampleOptions) -> Tensor<D> {
+        self
+    }
 }
 
 impl<const D: usize> Clone for Tensor<D> {
@@ -75,6 +78,32 @@ pub mod ops {
     pub struct InterpolateOptions {
         pub mode: InterpolateMode,
         pub align_corners: bool,
+    }
+
+    pub enum GridSamplePaddingMode {
+        Zeros,
+        Border,
+        Reflection,
+    }
+
+    pub struct GridSampleOptions {
+        pub mode: InterpolateMode,
+        pub padding_mode: GridSamplePaddingMode,
+        pub align_corners: bool,
+    }
+
+    impl GridSampleOptions {
+        pub fn new(mode: InterpolateMode) -> Self {
+            Self { mode, padding_mode: GridSamplePaddingMode::Zeros, align_corners: false }
+        }
+        pub fn with_padding_mode(mut self, padding_mode: GridSamplePaddingMode) -> Self {
+            self.padding_mode = padding_mode;
+            self
+        }
+        pub fn with_align_corners(mut self, align_corners: bool) -> Self {
+            self.align_corners = align_corners;
+            self
+        }
     }
 
     impl InterpolateOptions {
