@@ -11,11 +11,11 @@ under every transform, and derivatives of any order w.r.t. both x and grid exist
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -67,8 +67,44 @@ class _Plan:
 
 
 # --- coordinates: torch's rules (spec/sampling.py notes) -------------------------------------------------
+# All grid coordinates of a call are processed at once: arrays (N, 1, M, n) whose last axis is the grid
+# coordinate k (x, y[, z]), reading spatial axis n - 1 - k; the per-axis constants broadcast along it.
 
-def _fmod(xp: Any, a: Any, b: float) -> Any:
+@lru_cache(maxsize=512)
+def _host_constants(plan: _Plan) -> dict[str, np.ndarray]:
+    """Per grid coordinate k: the axis size, torch's unnormalisation and reflection constants, the stride of
+    its spatial axis in the flat plane; float64 (cast to the compute dtype where used)."""
+    L = np.array(plan.in_spatial[::-1], dtype=np.float64)
+    strides = [math.prod(plan.in_spatial[a + 1:]) for a in range(plan.n)][::-1]
+    degenerate = (L <= 1) if plan.align else np.zeros(plan.n, bool)  # reflects to 0 with derivative 0
+    span = np.where(degenerate, 1.0, (L - 1) if plan.align else L)  # 1: a safe divisor where degenerate
+    out = dict(size=L, hi=L - 1, scale=(L - 1) / 2 if plan.align else L / 2, lo=np.full(plan.n, 0.0 if plan.align
+                                                                                         else -0.5),
+               span=span, twice=2 * span, degenerate=degenerate.astype(np.float64),
+               stride=np.array(strides, dtype=np.int64))
+    for a in out.values():
+        a.flags.writeable = False
+    return out
+
+
+_DEVICE_CONSTANTS: dict[Any, dict[str, Any]] = {}
+
+
+def _constants(xp: Any, plan: _Plan, like: Any) -> dict[str, Any]:
+    """The constants on ``like``'s device and dtype, once per (plan, dtype, device) outside a JAX trace."""
+    key = (plan, type(like), str(like.dtype), str(device(like)))
+    hit = _DEVICE_CONSTANTS.get(key)
+    if hit is not None:
+        return hit
+    itype = index_dtype(xp, like)
+    out = {k: to_namespace(v, xp, like, itype if k == "stride" else like.dtype)
+           for k, v in _host_constants(plan).items()}
+    if not is_jax_array(like) and len(_DEVICE_CONSTANTS) < 1024:  # under a JAX trace they are constants
+        _DEVICE_CONSTANTS[key] = out
+    return out
+
+
+def _fmod(xp: Any, a: Any, b: Any) -> Any:
     """fmod for a >= 0, exactly (torch's remainder is a - b * floor(a / b), which rounds)."""
     if is_torch_array(a):
         import torch
@@ -77,63 +113,58 @@ def _fmod(xp: Any, a: Any, b: float) -> Any:
     return xp.remainder(a, b)
 
 
-def _clip(xp: Any, c: Any, size: int) -> tuple[Any, Any]:
-    """c clipped to [0, size - 1], and where its derivative is 1 (strictly inside: torch counts the bounds
-    as out of bounds for the gradient)."""
-    inside = (c > 0) & (c < size - 1)
-    return xp.where(c <= 0, 0.0, xp.where(c >= size - 1, float(size - 1), c)), inside
+def _unnormalise(g: Any, k: dict[str, Any], plan: _Plan) -> Any:
+    if plan.n == 2:  # torch's vectorised 2-d kernel
+        return (g + 1) * k["scale"] if plan.align else (g + 1) * k["scale"] - 0.5
+    return ((g + 1) / 2) * k["hi"] if plan.align else ((g + 1) * k["size"] - 1) / 2  # its scalar 3-d kernel
 
 
-def _reflect(xp: Any, c: Any, size: int, align: bool, vectorised: bool) -> tuple[Any, Any]:
-    """Reflection about [0, L-1] (align) or [-0.5, L-0.5]; the value, and the sign of its derivative."""
-    if align and size <= 1:
-        return xp.zeros_like(c), None
-    lo = 0.0 if align else -0.5
-    span = float(size - 1) if align else float(size)
-    cm = c - lo if lo else c
+def _clip(xp: Any, c: Any, k: dict[str, Any]) -> tuple[Any, Any]:
+    """c clipped to [0, L - 1], and where its derivative is 1 (strictly inside: torch counts the bounds as out
+    of bounds for the gradient)."""
+    inside = (c > 0) & (c < k["hi"])
+    return xp.where(c <= 0, 0.0, xp.where(c >= k["hi"], k["hi"], c)), inside
+
+
+def _reflect(xp: Any, c: Any, k: dict[str, Any], plan: _Plan) -> tuple[Any, Any]:
+    """Reflection about [0, L-1] (align) or [-0.5, L-0.5]; the value, and where its derivative is -1."""
+    cm = c - k["lo"]
     neg = cm < 0
     a = xp.where(neg, -cm, cm)  # not abs: its derivative at 0 is 0, torch's is +1
-    if vectorised:  # torch's 2-d CPU kernel: fold by the doubled span, mirror the far half
-        twice = 2.0 * span
-        extra = a - xp.trunc(a / twice) * twice
-        mirrored = twice - extra
+    if plan.n == 2:  # torch's 2-d CPU kernel: fold by the doubled span, mirror the far half
+        extra = a - xp.trunc(a / k["twice"]) * k["twice"]
+        mirrored = k["twice"] - extra
         flip = extra > mirrored
         out = xp.where(flip, mirrored, extra)
-        flip = flip ^ neg
     else:  # its scalar 3-d kernel: fmod by the span, odd folds mirrored
-        extra = _fmod(xp, a, span)
-        odd = _fmod(xp, xp.floor(a / span), 2.0) != 0
-        out = xp.where(odd, span - extra, extra)
-        flip = odd ^ neg
-    return (out + lo if lo else out), flip
+        extra = _fmod(xp, a, k["span"])
+        flip = _fmod(xp, xp.floor(a / k["span"]), 2.0) != 0
+        out = xp.where(flip, k["span"] - extra, extra)
+    out = out + k["lo"]
+    if plan.align:
+        out = xp.where(k["degenerate"] > 0, 0.0, out)
+    return out, flip ^ neg
 
 
-def _unnormalise(c: Any, size: int, align: bool, vectorised: bool) -> tuple[Any, float]:
-    if vectorised:
-        scale = (size - 1) / 2 if align else size / 2
-        return ((c + 1) * scale if align else (c + 1) * scale - 0.5), scale
-    if align:
-        return ((c + 1) / 2) * (size - 1), (size - 1) / 2
-    return ((c + 1) * size - 1) / 2, size / 2
-
-
-def _pad(xp: Any, c: Any, size: int, padding: str, align: bool, vectorised: bool) -> tuple[Any, Any]:
-    """The padded coordinate and d(padded)/d(c) (None: 1 everywhere)."""
-    if padding == "zeros":
+def _pad(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[Any, Any]:
+    """The padded coordinate and, with ``grads``, d(padded)/d(c) (None: 1 everywhere)."""
+    if plan.padding == "zeros":
         return c, None
     flip = None
-    if padding == "reflection":
-        c, flip = _reflect(xp, c, size, align, vectorised)
-        if flip is None:
-            return c, xp.zeros_like(c)
-    c, inside = _clip(xp, c, size)
+    if plan.padding == "reflection":
+        c, flip = _reflect(xp, c, k, plan)
+    c, inside = _clip(xp, c, k)
+    if not grads:
+        return c, None
     one = xp.astype(inside, c.dtype)
     if flip is not None:
         one = xp.where(flip, -one, one)
+        if plan.align:
+            one = xp.where(k["degenerate"] > 0, 0.0, one)
     return c, one
 
 
-def _cubic(xp: Any, t: Any) -> tuple[list[Any], list[Any]]:
+def _cubic(t: Any) -> tuple[list[Any], list[Any]]:
     """torch's cubic convolution weights of taps -1, 0, 1, 2 at fraction t, and their derivatives in t."""
     A = _A
 
@@ -153,71 +184,76 @@ def _cubic(xp: Any, t: Any) -> tuple[list[Any], list[Any]]:
             [dfar(t + 1), dnear(t), -dnear(1 - t), -dfar(2 - t)])
 
 
-def _axis(xp: Any, g: Any, size: int, plan: _Plan, grads: bool) -> tuple[list[Any], list[Any], list[Any], Any]:
-    """One axis' tap coordinates (integer-valued floats), weights, weight derivatives (w.r.t. the padded
-    coordinate) and d(coordinate)/d(grid)."""
-    vectorised = plan.n == 2
-    c, scale = _unnormalise(g, size, plan.align, vectorised)
-    if plan.mode == "bicubic":
-        f = xp.floor(c)
-        w, dw = _cubic(xp, c - f)
-        taps = [_pad(xp, f + (i - 1), size, plan.padding, plan.align, vectorised)[0] for i in range(4)]
-        return taps, w, dw, scale
-    c, dpad = _pad(xp, c, size, plan.padding, plan.align, vectorised)
-    mult = scale if dpad is None else dpad * scale
-    if plan.mode == "nearest":
-        return [xp.round(c)], [None], [None], mult
-    f = xp.floor(c)
-    if vectorised:  # 2-d: t = c - floor(c), weights 1 - t and t
-        t = c - f
-        w = [1 - t, t]
-    else:  # 3-d: weights (floor + 1) - c and c - floor
-        w = [(f + 1) - c, c - f]
-    return [f, f + 1], w, [-1.0, 1.0], mult
-
-
-def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, list[Any], list[list[Any]], list[Any]]:
-    """The flat tap cells (N, 1, T*M) (P where a tap reads outside the image), the tap weights (N, 1, M)
-    each in torch's order, and with ``grads`` d(weight)/d(grid[..., k]) per grid coordinate k."""
+def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[Any], Any]:
+    """The flat tap cells (N, 1, M*T) with each point's T taps together (P where a tap reads outside the
+    image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) per k and d(coordinate)/d(grid)
+    (N, 1, M, n). Taps are ordered as torch's sums: the last grid coordinate (slowest spatial axis) outermost."""
     n, M = plan.n, plan.points
     N = grid.shape[0]
+    k = _constants(xp, plan, grid)
     g = xp.reshape(grid, (N, 1, M, n))
-    P = math.prod(plan.in_spatial)
-    strides = [math.prod(plan.in_spatial[a + 1:]) for a in range(n)]
-    itype = index_dtype(xp, grid)
-    axes = []
-    for a in range(n):  # spatial axis a (D, H, W order) reads grid coordinate n - 1 - a
-        size = plan.in_spatial[a]
-        taps, w, dw, mult = _axis(xp, g[..., n - 1 - a], size, plan, grads)
-        cells = []
-        for tc in taps:
-            inside = (tc >= 0) & (tc <= size - 1)
-            cells.append((xp.astype(xp.where(inside, tc, 0.0), itype) * strides[a], inside))
-        axes.append((cells, w, dw, mult))
-    idx, weights, dweights = [], [], [[] for _ in range(n)]
-    order = range(n) if n == 2 else range(n - 1, -1, -1)  # torch's product order: 2-d (y, x), 3-d (x, y, z)
-    for combo in product(*(range(len(axes[a][0])) for a in range(n))):
-        flat, inside = axes[0][0][combo[0]]
-        for a in range(1, n):
-            cell, ok = axes[a][0][combo[a]]
-            flat, inside = flat + cell, inside & ok
-        idx.append(xp.where(inside, flat, P))
+    c = _unnormalise(g, k, plan)
+    if plan.mode == "bicubic":
+        f = xp.floor(c)
+        w, dw = _cubic(c - f)
+        taps = [_pad(xp, f + (i - 1), k, plan, False)[0] for i in range(4)]
+        mult = k["scale"]
+    else:
+        c, dpad = _pad(xp, c, k, plan, grads)
+        mult = k["scale"] if dpad is None else dpad * k["scale"]
         if plan.mode == "nearest":
+            taps, w, dw = [xp.round(c)], None, None
+        else:
+            f = xp.floor(c)
+            taps = [f, f + 1]
+            if n == 2:  # 2-d: t = c - floor(c), weights 1 - t and t
+                t = c - f
+                w = [1 - t, t]
+            else:  # 3-d: weights (floor + 1) - c and c - floor
+                w = [(f + 1) - c, c - f]
+            dw = [-1.0, 1.0]
+    stride, hi = k["stride"], k["hi"]
+    itype = stride.dtype
+    P = math.prod(plan.in_spatial)
+    # per tap offset j along every coordinate at once: (N, 1, M, n)
+    cells, inside = [], []
+    for tc in taps:
+        ok = (tc >= 0) & (tc <= hi)
+        inside.append(ok)
+        cells.append(xp.astype(xp.where(ok, tc, 0.0), itype) * stride)
+    J = len(taps)
+    idx, weights, dweights = None, None, [None] * n
+    for combo in itertools.product(range(J), repeat=n):  # combo[0] indexes the outermost coordinate (k = n - 1)
+        flat = ok = weight = None
+        for depth, j in enumerate(combo):
+            kk = n - 1 - depth
+            cell, good = cells[j][..., kk], inside[j][..., kk]
+            flat = cell if flat is None else flat + cell
+            ok = good if ok is None else ok & good
+            if w is not None:
+                weight = w[j][..., kk] if weight is None else weight * w[j][..., kk]
+        tap_idx = xp.where(ok, flat, P)
+        idx = [tap_idx] if idx is None else idx + [tap_idx]
+        if w is None:
             continue
-        weight = None
-        for a in order:
-            wa = axes[a][1][combo[a]]
-            weight = wa if weight is None else weight * wa
-        weights.append(weight)
+        weights = [weight] if weights is None else weights + [weight]
         if grads:
-            for a in range(n):
-                d = axes[a][2][combo[a]]
-                for b in order:
-                    if b != a:
-                        d = d * axes[b][1][combo[b]]
-                dweights[a].append(d)
-    mults = [axes[a][3] for a in range(n)]
-    return xp.concat(idx, axis=-1), weights, dweights, mults
+            for kk in range(n):
+                d = None
+                for depth, j in enumerate(combo):
+                    other = n - 1 - depth
+                    factor = (dw[j] if isinstance(dw[j], float) else dw[j][..., kk]) if other == kk \
+                        else w[j][..., other]
+                    d = factor if d is None else d * factor
+                dweights[kk] = [d] if dweights[kk] is None else dweights[kk] + [d]
+    T = len(idx)
+    idx = xp.reshape(xp.stack(idx, axis=-1), (N, 1, M * T))
+    if weights is not None:
+        weights = xp.stack(weights, axis=-1)  # (N, 1, M, T)
+        if grads:
+            dweights = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype), tuple(weights.shape[:-1]))
+                                  if isinstance(d, float) else d for d in ds], axis=-1) for ds in dweights]
+    return idx, weights, dweights, mult
 
 
 # --- the op, written once: select/route dispatch to the autodiff bindings ------------------------------
@@ -231,9 +267,10 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     if plan.mode == "nearest":
         out = vals
     else:
+        vals = xp.reshape(vals, (N, C, M, T))
         out = None
         for t in range(T):  # in torch's order, left to right
-            term = vals[..., t * M:(t + 1) * M] * weights[t]
+            term = vals[..., t] * weights[..., t]
             out = term if out is None else out + term
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
@@ -242,31 +279,42 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
     M, T, n = plan.points, plan.taps, plan.n
-    idx, weights, dweights, mults = _taps(xp, grid, plan, True)
+    idx, weights, dweights, mult = _taps(xp, grid, plan, True)
     gf = xp.reshape(g, (N, C, M))
-    if plan.mode == "nearest":
-        spread = gf
-    else:
-        spread = xp.concat([gf * weights[t] for t in range(T)], axis=-1)
+    spread = gf if plan.mode == "nearest" else xp.reshape(gf[..., None] * weights, (N, C, M * T))
     grad_x = xp.reshape(max_backward(plan.cells, spread, idx, primal=x), tuple(x.shape))
     if plan.mode == "nearest":
         return grad_x, xp.zeros_like(grid)
-    vals = max_select(plan.cells, xp.reshape(x, (N, C, math.prod(plan.in_spatial))), idx)
+    vals = xp.reshape(max_select(plan.cells, xp.reshape(x, (N, C, math.prod(plan.in_spatial))), idx),
+                      (N, C, M, T))
     coords = []
-    for a in range(n):
+    for kk in range(n):
         acc = None
         for t in range(T):
-            term = vals[..., t * M:(t + 1) * M] * dweights[a][t]
+            term = vals[..., t] * dweights[kk][..., t]
             acc = term if acc is None else acc + term
-        m = mults[a]
-        coords.append(xp.sum(acc * gf, axis=1) * (m if isinstance(m, float) else xp.reshape(m, (N, M))))
-    grad_grid = xp.stack(coords[::-1], axis=-1)  # grid[..., 0] is the last spatial axis
+        coords.append(xp.sum(acc * gf, axis=1))
+    grad_grid = xp.stack(coords, axis=-1) * xp.reshape(mult, (-1, M, n) if not isinstance(mult, float) and
+                                                       mult.ndim == 4 else (n,))
     return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
 
 
 # --- dispatch ------------------------------------------------------------------------------------------
 
+_RESOLVED: dict[Any, tuple[Any, str, _Plan]] = {}
+
+
 def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -> tuple[Any, str, _Plan]:
+    """Checks and the plan, once per (array types, dtypes, shapes, devices, arguments): they depend on
+    nothing else (a bounded cache; symbolic shapes and unhashable arguments skip it)."""
+    try:
+        key: Any = (op, type(x), x.dtype, tuple(x.shape), type(grid), grid.dtype, tuple(grid.shape),
+                    str(device(x)), str(device(grid)), tuple((k, type(v), v) for k, v in args.items()))
+        hit = _RESOLVED.get(key)
+    except (TypeError, AttributeError):
+        key = hit = None
+    if hit is not None:
+        return hit
     xp = namespace(x, grid, names=("x", "grid"), op=op)
     dtype = dtype_name(xp, x.dtype)
     r = card("grid_sample").resolve(tuple(x.shape), dtype, grid=tuple(grid.shape), **args)
@@ -276,7 +324,10 @@ def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -
     if None not in (device(x), device(grid)) and device(x) != device(grid):
         raise ValueError(f"{op}: grid is on {device(grid)} but x is on {device(x)}")
     p = r.params
-    return xp, dtype, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"], p["align_corners"])
+    out = xp, dtype, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"], p["align_corners"])
+    if key is not None and len(_RESOLVED) < 4096:
+        _RESOLVED[key] = out
+    return out
 
 
 def _compute(xp: Any, dtype: str, *arrays: Any) -> tuple[Any, ...]:
