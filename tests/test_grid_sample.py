@@ -360,3 +360,13 @@ def test_cards_infer_the_output_shape():
     assert poolspec.output_shape("affine_grid", (4, 3, 4), size=(4, 1, 5, 6, 7)) == (4, 5, 6, 7, 3)
     with pytest.raises(TypeError, match="missing required argument 'grid'"):
         poolspec.output_shape("grid_sample", ("N", 3, 64, 64))
+
+
+def test_cards_infer_the_arguments_from_the_output_shape():
+    assert poolspec.infer_arguments("grid_sample", ("N", 3, 64, 64), ("N", 3, 32, 16)) == {"grid": ("N", 32, 16, 2)}
+    assert poolspec.infer_arguments("grid_sample", (2, 1, 4, 4, 4), (2, 1, 3, 2, 5)) == {"grid": (2, 3, 2, 5, 3)}
+    assert poolspec.infer_arguments("fractional_max_pool2d", (2, 3, 9, 9), (2, 3, 5, 4)) == {"output_size": (5, 4)}
+    with pytest.raises(ValueError, match="output_shape"):
+        poolspec.infer_arguments("grid_sample", ("N", 3, 64, 64), ("M", 3, 32, 16))
+    with pytest.raises(ValueError, match="output_shape"):
+        poolspec.infer_arguments("fractional_max_pool2d", (2, 3, 9, 9), (2, 3, 10, 4))

@@ -74,16 +74,27 @@ def output_shape(name: str, input_shape: tuple[Any, ...], **arguments: Any) -> t
 
 def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple[Any, ...]) -> dict[str, Any]:
     """The arguments that make op ``name`` map ``input_shape`` to ``output_shape`` (adaptive pools,
-    interpolate by size). Leading dimensions must agree (equal ints or equal symbols).
+    interpolate by size, fractional_max_pool's output_size, grid_sample's grid shape). Leading dimensions must
+    agree (equal ints or equal symbols).
 
     >>> infer_arguments("adaptive_avg_pool2d", ("B", 64, 13, 13), ("B", 64, 7, 7))
     {'output_size': (7, 7)}
     """
     c = card(name)
-    if c.category not in ("adaptive_pooling", "resampling"):
-        raise ValueError(f"{name}: infer_arguments supports the adaptive pools and interpolate, "
-                         f"whose output size is an argument; {c.category} ops fix it by their windows")
     input_shape, output_shape = tuple(input_shape), tuple(output_shape)
+    if name == "grid_sample":  # the grid's shape: (N, *O, n)
+        if len(output_shape) != len(input_shape):
+            fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
+        grid = (input_shape[0],) + output_shape[2:] + (len(input_shape) - 2,)
+        got = c.resolve(input_shape, None, grid=grid).output_shape
+        if tuple(got) != output_shape:
+            fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
+        return {"grid": grid}
+    fractional = name.startswith("fractional_max_pool")
+    if c.category not in ("adaptive_pooling", "resampling") and not fractional:
+        raise ValueError(f"{name}: infer_arguments supports the adaptive pools, interpolate, grid_sample and "
+                         f"fractional_max_pool, whose output size is an argument; {c.category} ops fix it by "
+                         "their windows")
     if len(input_shape) != len(output_shape):
         fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
     n = len(input_shape) - 2 if c.category == "resampling" else c.spatial_dims[0]
@@ -95,11 +106,16 @@ def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple
     if not all(is_int(v) for v in spatial):
         fail(name, "output_shape", output_shape, "spatial dimensions must be ints", TypeError)
     key = "size" if c.category == "resampling" else "output_size"
-    arguments = {key: tuple(int(v) for v in spatial)}
+    arguments: dict[str, Any] = {key: tuple(int(v) for v in spatial)}
     if key == "size":
         arguments["mode"] = "nearest"
+    if fractional:
+        arguments["kernel_size"] = 1  # the smallest window: any output up to the input's size is reachable
+        strict = n == 3  # torch's 3-d rule: O + k - 1 < S
+        if any(not isinstance(L, str) and (o > L or (strict and o >= L)) for o, L in zip(spatial, input_shape[-n:])):
+            fail(name, "output_shape", output_shape, f"is not reachable from {input_shape}: fractional windows "
+                                                     "shrink each spatial dimension")
     got = c.resolve(input_shape, None, **arguments).output_shape
     if tuple(got) != output_shape:
         fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
     return {key: arguments[key]}
-
