@@ -280,3 +280,169 @@ def test_saved_program_runs_in_a_fresh_process(tmp_path):
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "model.pt2"), str(tmp_path / "io.pt")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+# --- grid_sample, affine_grid, fractional_max_pool: nodes of their own (poolspec::grid_sample, ...) -------
+
+def _sampling_inputs(batch):
+    g = torch.Generator().manual_seed(batch)
+    x = torch.randn(batch, 3, 5, 7, dtype=torch.float64, generator=g)
+    grid = torch.rand(batch, 4, 6, 2, dtype=torch.float64, generator=g) * 2.4 - 1.2
+    theta = torch.eye(2, 3, dtype=torch.float64) + 0.3 * torch.randn(batch, 2, 3, dtype=torch.float64, generator=g)
+    v = torch.randn(batch, 2, 4, 5, 6, dtype=torch.float64, generator=g)
+    theta3 = torch.eye(3, 4, dtype=torch.float64) + 0.2 * torch.randn(batch, 3, 4, dtype=torch.float64, generator=g)
+    return [x, grid, theta, v, theta3]
+
+
+def _sampling(lib, x, grid, theta, v, theta3):
+    """A spatial transformer (affine_grid at x's size, a SymInt batch under dynamic shapes), grid_sample
+    bilinear, bicubic and nearest in 2-d, and a 3-d transformer."""
+    warped = lib.grid_sample(x, lib.affine_grid(theta, x.shape, align_corners=False), align_corners=False)
+    return (warped,
+            lib.grid_sample(x, grid, padding_mode="border", align_corners=False),
+            lib.grid_sample(x, grid, mode="bicubic", padding_mode="reflection", align_corners=True),
+            lib.grid_sample(x, grid, mode="nearest", padding_mode="zeros", align_corners=False),
+            lib.grid_sample(v, lib.affine_grid(theta3, (v.shape[0], 2, 3, 4, 2), align_corners=True),
+                            padding_mode="reflection", align_corners=True))
+
+
+SAMPLING = ["transformer", "bilinear", "bicubic", "nearest", "transformer3d"]
+
+
+def test_sampling_compiled_dynamic_equals_native():
+    """Forward and the gradients w.r.t. x, grid and theta, compiled with a dynamic batch (no recompile),
+    equal torch's native ops compiled (with static shapes: torch 2.13's affine_grid backward fails under
+    dynamic shapes, "SymIntArrayRef expected to contain only concrete integers")."""
+    torch._dynamo.reset()
+    ours = torch.compile(lambda *a: _sampling(ps, *a), fullgraph=True, dynamic=True, backend="aot_eager")
+    native = torch.compile(lambda *a: _sampling(F, *a), fullgraph=True, dynamic=False, backend="aot_eager")
+    for batch in (8, 9):  # sizes no other dimension has (duck sizing would tie them to specialised ones)
+        inputs = _sampling_inputs(batch)
+        with torch._dynamo.config.patch(error_on_recompile=batch > 8):
+            outs, grads = _run(ours, inputs)
+        want, want_grads = _run(native, inputs)
+        _close(outs, want, SAMPLING)
+        _close(grads, want_grads, ["x", "grid", "theta", "v", "theta3"])
+
+
+def test_sampling_export_dynamic_batch_and_saved():
+    class Model(torch.nn.Module):
+        def forward(self, x, grid, theta, samples):
+            warped = ps.grid_sample(x, ps.affine_grid(theta, x.shape), padding_mode="border")
+            values, idx = ps.fractional_max_pool2d(x, 2, output_size=(3, 4), return_indices=True,
+                                                   _random_samples=samples)
+            return warped, ps.grid_sample(x, grid, mode="bicubic"), values, idx
+
+    def inputs(batch):
+        x, grid, theta = _sampling_inputs(batch)[:3]
+        return x, grid, theta, torch.rand(batch, 3, 2, dtype=torch.float64, generator=torch.Generator())
+
+    batch = torch.export.Dim("batch")
+    program = torch.export.export(Model(), inputs(2), dynamic_shapes=({0: batch},) * 4)
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    buffer.seek(0)
+    loaded = torch.export.load(buffer)
+    labels = ["transformer", "bicubic", "fractional", "indices"]
+    for batch in (2, 6):
+        xs = inputs(batch)
+        want = Model()(*xs)
+        _close(program.module()(*xs), want, labels, exact=True)
+        _close(loaded.module()(*xs), want, labels, exact=True)
+    targets = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    assert {"poolspec.grid_sample.default", "poolspec.affine_grid.default",
+            "poolspec.fractional_max_pool.default"} <= targets
+
+
+def test_fractional_compiled_equals_native():
+    """Given samples: values, indices and the input gradient equal torch's and eager poolspec's (2-d and 3-d,
+    dynamic batch; eager torch: its fractional_max_pool3d_backward has no fake kernel for a compiled
+    reference); drawn in the graph: torch.rand, so torch.manual_seed gives torch's windows."""
+    def model(lib, x, v, s2, s3):
+        a, ia = lib.fractional_max_pool2d(x, 2, output_size=(3, 4), return_indices=True, _random_samples=s2)
+        b = lib.fractional_max_pool3d(v, (2, 1, 2), output_ratio=(0.5, 0.5, 0.5), _random_samples=s3)
+        return a, ia, b
+
+    def run(fn, x, v, s2, s3):
+        return _run(lambda x, v: fn(x, v, s2, s3), [x, v])  # the samples: no gradient
+
+    torch._dynamo.reset()
+    ours = torch.compile(lambda *a: model(ps, *a), fullgraph=True, dynamic=True, backend="aot_eager")
+    for batch in (8, 9):
+        x, _, _, v, _ = _sampling_inputs(batch)
+        g = torch.Generator().manual_seed(batch)
+        samples = [torch.rand(batch, c, n, dtype=torch.float64, generator=g) for c, n in ((3, 2), (2, 3))]
+        with torch._dynamo.config.patch(error_on_recompile=batch > 8):
+            outs, grads = run(ours, x, v, *samples)
+        want, want_grads = run(lambda *a: model(F, *a), x, v, *samples)
+        _close(outs, want, ["values2d", "indices2d", "values3d"], exact=True)
+        _close(grads, want_grads, ["x", "v"])  # shared winners: sums in an order of their own
+        _close(grads, run(lambda *a: model(ps, *a), x, v, *samples)[1], ["x", "v"], exact=True)
+    drawn = torch.compile(lambda x: ps.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5)), fullgraph=True,
+                          backend="aot_eager")
+    x = _sampling_inputs(2)[0]
+    torch.manual_seed(11)
+    got = drawn(x)
+    torch.manual_seed(11)
+    _close([got], [F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5))], ["drawn"], exact=True)
+
+
+@pytest.mark.parametrize("name", ["grid_sample", "affine_grid", "fractional_max_pool2d"])
+def test_sampling_backward_compiles_and_differentiates(name):
+    """The explicit backward functions in a graph, equal to eager, and their gradient w.r.t. grad_output
+    (linear in it) equal to eager autograd's; w.r.t. the primal inputs it says it is not available."""
+    x, grid, theta = _sampling_inputs(2)[:3]
+    if name == "grid_sample":
+        primals, kw = (x, grid), {"mode": "bicubic", "padding_mode": "border", "align_corners": False}
+    elif name == "affine_grid":
+        primals, kw = (theta,), {"size": (2, 3, 4, 5), "align_corners": True}
+    else:
+        samples = torch.rand(2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+        primals, kw = (x,), {"kernel_size": (2, 3), "output_size": 3, "_random_samples": samples}
+    out = getattr(ps, name)(*primals, **kw)
+    grad_output = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+
+    def fn(gout, *p):
+        res = getattr(ps, f"{name}_backward")(gout, *p, **kw)
+        return res if isinstance(res, tuple) else (res,)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True, backend="aot_eager")
+    want = fn(grad_output, *primals)
+    _close(compiled(grad_output, *primals), want, ["backward"] * 2, exact=True)
+    ws = [torch.randn(w.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(3)) for w in want]
+    grads = []
+    for f in (compiled, fn):
+        gout = grad_output.clone().requires_grad_()
+        sum((o * w).sum() for o, w in zip(f(gout, *primals), ws)).backward()
+        grads.append(gout.grad)
+    _close(grads[:1], grads[1:], [name])
+    if name == "grid_sample":
+        with pytest.raises(Exception, match="w.r.t. x and grid"):  # at compile time: AOT traces the backward
+            sum(o.sum() for o in compiled(grad_output.clone().requires_grad_(), x.clone().requires_grad_(),
+                                          grid)).backward()
+
+
+def test_sampling_vmap_inside_compile():
+    """torch.func.vmap traced by Dynamo meets the nodes' vmap rules; equal (values and gradients) to torch's
+    native ops called per sample (not under vmap: torch 2.13's grid_sample batching rule returns the wrong
+    shape when x and grid are vmapped at different dimensions, as here)."""
+
+    def per_sample(lib, x):
+        grid = torch.stack([x[:, 0, :, :4], x[:, 1, :, 2:6]], -1).tanh() * 1.1
+        theta = x[:, 2, :2, :3] + torch.eye(2, 3, dtype=x.dtype)
+        samples = x[:, :, 0, :2].sigmoid() * 0.9
+        return (lib.grid_sample(x, grid, padding_mode="reflection", align_corners=False),
+                lib.grid_sample(x, lib.affine_grid(theta, (x.shape[0], 1, 3, 4), align_corners=False),
+                                mode="bicubic", align_corners=False),
+                lib.fractional_max_pool2d(x, 2, output_size=(2, 3), _random_samples=samples.detach()))
+
+    x = torch.randn(2, 3, 4, 5, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    torch._dynamo.reset()
+    compiled = torch.compile(torch.func.vmap(lambda t: per_sample(ps, t), in_dims=1), fullgraph=True,
+                             backend="aot_eager")
+    outs, grads = _run(compiled, [x])
+    want, want_grads = _run(lambda t: [torch.stack(o) for o in zip(*(per_sample(F, t[:, i]) for i in range(3)))],
+                            [x])
+    _close(outs, want, ["grid_sample", "transformer", "fractional"])
+    _close(grads, want_grads, ["x"])

@@ -45,6 +45,14 @@ def graph_op(op: str, args: dict[str, Any], x: Any, grad_output: Any = None, ind
     return call(op, args, x, grad_output, indices)
 
 
+def graph_node(op: str, args: dict[str, Any], *tensors: Any) -> Any:
+    """grid_sample, affine_grid, fractional_max_pool2d/3d (or their ``_backward``) as nodes of the graph being
+    captured; ``tensors`` as the public function takes them, ``args`` its other arguments."""
+    from .torch_graph import sampling
+
+    return sampling(op, args, *tensors)
+
+
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False, primal: Any = None) -> Any:
     """``op`` (or its transpose) applied to ``x`` with gradients of every order where the backend has them.
     ``primal``: the op's input when this is its explicit VJP, whose derivative w.r.t. it (zero) torch then

@@ -4,7 +4,10 @@ Eagerly an op runs Python that builds host-side NumPy plans, which Dynamo would 
 Inside a capture an op therefore enters the graph as one node: ``poolspec::pool`` (values),
 ``poolspec::max_pool`` (values and winners) or ``poolspec::pool_backward`` (the explicit VJP), carrying the
 op's name, its arguments as a string and their integers as a SymInt list (a size may come from a traced
-shape), so the node is self-describing and an exported program needs nothing but poolspec to run. The
+shape), so the node is self-describing and an exported program needs nothing but poolspec to run. The ops
+that read at data-dependent positions have nodes of their own (``poolspec::grid_sample``,
+``poolspec::affine_grid``, ``poolspec::fractional_max_pool`` and the first two's backward nodes; the
+fractional pool's backward is ``poolspec::pool_backward`` at its winners). The
 nodes' fake implementations take shapes and memory formats from the cards (no kernel runs at trace time),
 their real implementations are the eager ops, and their derivatives are the explicit backward functions,
 which gather and never scatter, so a compiled backward keeps poolspec's determinism.
@@ -30,7 +33,8 @@ from ..spec import card
 # of an op's derivatives: a linear op's backward is linear in grad_output, with the op itself as its VJP;
 # the max family's backward routes grad_output to the winners, whose VJP gathers at them
 _LINEAR = ("avg_pool", "adaptive_avg_pool", "interpolate", "max_unpool")
-_MAXES = ("max_pool", "adaptive_max_pool")
+# (fractional_max_pool: its winners always travel with its backward, the samples are not needed again)
+_MAXES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 _NAMES = {"inf": math.inf, "nan": math.nan}
 
 
@@ -231,6 +235,8 @@ torch.library.register_autograd("poolspec::pool_backward", _backward_vjp, setup_
 
 def _batched(op: str, rank: int) -> bool:
     """Whether an input of ``rank`` dimensions has a batch axis (else it is (C, *spatial))."""
+    if op in ("grid_sample", "affine_grid"):
+        return True
     return rank >= 3 if op == "interpolate" else rank == int(op[-2]) + 2
 
 
@@ -295,15 +301,318 @@ def _split(v: Any, sizes: list[Any]) -> Any:
     return v
 
 
+def _encode(args: dict[str, Any]) -> tuple[str, list[Any]]:
+    """A node's ``spec`` and ``sizes`` for keyword arguments ``args`` (Python literals, sizes maybe SymInts)."""
+    sizes: list[Any] = []
+    return repr({k: _split(v, sizes) for k, v in args.items()}), sizes
+
+
 def call(op: str, args: dict[str, Any], x: torch.Tensor, grad_output: torch.Tensor | None = None,
          indices: torch.Tensor | None = None) -> Any:
     """An op (or, given ``grad_output``, its VJP) as a graph node; ``args`` are its keyword arguments as the
     public function received them (Python literals)."""
-    sizes: list[Any] = []
-    spec = repr({k: _split(v, sizes) for k, v in args.items()})
+    spec, sizes = _encode(args)
     if grad_output is not None:
         return pool_backward(grad_output, x, indices, op, spec, sizes)
     if _family(op) in _MAXES and (args.get("return_indices") or (torch.is_grad_enabled() and x.requires_grad)):
         values, idx = max_pool(x, op, spec, sizes)  # the winners serve the backward, no second search
         return (values, idx) if args.get("return_indices") else values
     return pool(x, indices, op, spec, sizes)  # inference: values only
+
+
+# --- the ops that read at data-dependent positions: grid_sample, affine_grid, fractional_max_pool ---------
+
+@torch.library.custom_op("poolspec::grid_sample", mutates_args=())
+def grid_sample(x: torch.Tensor, grid: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    """``poolspec.grid_sample(x, grid, **arguments(spec, sizes))``."""
+    return _function("grid_sample")(x, grid, **arguments(spec, sizes)).contiguous()
+
+
+@torch.library.custom_op("poolspec::grid_sample_backward", mutates_args=())
+def grid_sample_backward(grad_output: torch.Tensor, x: torch.Tensor, grid: torch.Tensor, spec: str,
+                         sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``poolspec.grid_sample_backward(grad_output, x, grid, ...)``: (grad_x, grad_grid)."""
+    gx, gg = _function("grid_sample_backward")(grad_output, x, grid, **arguments(spec, sizes))
+    return gx.contiguous(), gg.contiguous()
+
+
+@torch.library.custom_op("poolspec::affine_grid", mutates_args=())
+def affine_grid(theta: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    """``poolspec.affine_grid(theta, (N, 1, *spatial), align_corners)``: the grid depends on the size's
+    spatial entries only (its batch entry, checked at trace time, is theta's), so a dynamic batch stays so."""
+    kw = arguments(spec, sizes)
+    return _function("affine_grid")(theta, (theta.shape[0], 1, *kw["spatial"]), kw["align_corners"]).contiguous()
+
+
+@torch.library.custom_op("poolspec::affine_grid_backward", mutates_args=())
+def affine_grid_backward(grad_grid: torch.Tensor, theta: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    """``poolspec.affine_grid_backward(grad_grid, theta, (N, 1, *spatial), align_corners)``."""
+    kw = arguments(spec, sizes)
+    out = _function("affine_grid_backward")(grad_grid, theta, (theta.shape[0], 1, *kw["spatial"]),
+                                            kw["align_corners"])
+    return out.detach().contiguous()
+
+
+@torch.library.custom_op("poolspec::fractional_max_pool", mutates_args=())
+def fractional_max_pool(x: torch.Tensor, samples: torch.Tensor, op: str, spec: str,
+                        sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """``poolspec.<op>(x, ..., _random_samples=samples, return_indices=True)``: values and winners."""
+    values, idx = _function(op)(x, **arguments(spec, sizes), return_indices=True, _random_samples=samples)
+    return _fresh(values.contiguous(), x), idx.contiguous()
+
+
+def _symbol(s: Any, name: str) -> Any:
+    """A leading dimension for a card: the int, or a symbol where it is traced (a SymInt)."""
+    return s if isinstance(s, int) else name
+
+
+def _same(a: Any, b: Any, message: Any) -> None:
+    """``a == b`` for leading sizes (traced ones: a guard on their equality, not on their values);
+    ``message()`` is the ValueError's text."""
+    if a != b:
+        raise ValueError(message())
+
+
+def _grid_resolved(x: torch.Tensor, grid: torch.Tensor, kw: dict[str, Any], op: str) -> tuple[Any, ...]:
+    """grid_sample's output shape by its card, x's batch and channels kept symbolic; the eager checks of
+    dtype, device and batch."""
+    xs = tuple(_symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
+    gs = tuple(_symbol(s, "N") if i == 0 else int(s) for i, s in enumerate(grid.shape))
+    r = card("grid_sample").resolve(xs, _dtype(x), grid=gs, **kw)
+    if grid.dtype != x.dtype:
+        raise TypeError(f"{op}: grid.dtype={_dtype(grid)!r}: must equal x.dtype {_dtype(x)!r}")
+    if grid.device != x.device:
+        raise ValueError(f"{op}: grid is on {grid.device} but x is on {x.device}")
+    _same(grid.shape[0], x.shape[0], lambda: f"{op}: grid.shape={tuple(grid.shape)}: the batch dimension must "
+                                             f"equal x's ({x.shape[0]})")
+    return (x.shape[0], x.shape[1]) + tuple(r.output_shape[2:])
+
+
+@grid_sample.register_fake
+def _(x: torch.Tensor, grid: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    return x.new_empty(_grid_resolved(x, grid, arguments(spec, sizes), "grid_sample"))
+
+
+def _check_grad(op: str, grad: torch.Tensor, shape: tuple[Any, ...], name: str = "grad_output",
+                like: torch.Tensor | None = None) -> None:
+    if len(shape) != grad.dim() or any(a != b for a, b in zip(shape, grad.shape)):
+        raise ValueError(f"{op}: {name}.shape={tuple(grad.shape)}: must equal the output shape {tuple(shape)}")
+    if like is not None and grad.dtype != like.dtype:
+        raise TypeError(f"{op}: {name}.dtype={_dtype(grad)!r}: must equal x.dtype {_dtype(like)!r}")
+
+
+@grid_sample_backward.register_fake
+def _(grad_output: torch.Tensor, x: torch.Tensor, grid: torch.Tensor, spec: str,
+      sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    op = "grid_sample_backward"
+    _check_grad(op, grad_output, _grid_resolved(x, grid, arguments(spec, sizes), op), like=x)
+    return (torch.empty_like(x, memory_format=torch.contiguous_format),
+            torch.empty_like(grid, memory_format=torch.contiguous_format))
+
+
+def _affine_resolved(theta: torch.Tensor, kw: dict[str, Any]) -> tuple[Any, ...]:
+    """affine_grid's grid shape by its card, theta's batch kept symbolic."""
+    ts = tuple("N" if i == 0 else int(s) for i, s in enumerate(theta.shape))  # its batch: checked by sampling
+    spatial = tuple(kw["spatial"])
+    r = card("affine_grid").resolve(ts, _dtype(theta), size=(1, 1, *spatial), align_corners=kw["align_corners"])
+    return (theta.shape[0],) + tuple(r.output_shape[1:])
+
+
+@affine_grid.register_fake
+def _(theta: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    return theta.new_empty(_affine_resolved(theta, arguments(spec, sizes)))
+
+
+@affine_grid_backward.register_fake
+def _(grad_grid: torch.Tensor, theta: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    _check_grad("affine_grid_backward", grad_grid, _affine_resolved(theta, arguments(spec, sizes)), "grad_grid")
+    return torch.empty_like(theta, memory_format=torch.contiguous_format)
+
+
+@fractional_max_pool.register_fake
+def _(x: torch.Tensor, samples: torch.Tensor, op: str, spec: str,
+      sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    shape, r = _resolved(op, x, arguments(spec, sizes))
+    n = int(op[-2])
+    if samples.dtype != x.dtype:
+        raise TypeError(f"{op}: _random_samples.dtype={_dtype(samples)!r}: must equal x.dtype {_dtype(x)!r}")
+    want = (x.shape[0] if r.batched else 1, x.shape[-n - 1], n)
+    def message() -> str:
+        return f"{op}: _random_samples.shape={tuple(samples.shape)}: must be (N, C, {n}) = {tuple(want)} (N = 1 " \
+               "for an unbatched input), one sample per plane and axis"
+
+    if samples.dim() != 3:
+        raise ValueError(message())
+    for a, b in zip(samples.shape, want):
+        _same(a, b, message)
+    return x.new_empty(shape), x.new_empty(shape, dtype=torch.int64)
+
+
+# derivatives: grid_sample's is its explicit backward (a node); that one's, w.r.t. grad_output, is the
+# transpose of (grad_x, grad_grid) = (R g, D g): grid_sample for R (R^T is the op on the cotangent) and, for D,
+# the JVP of the op in the grid's direction, read from the backward of each (n, c) plane as a batch of its own
+# (all-ones cotangent: D's entries, d out[n, c, m] / d grid[n, m, k]); w.r.t. x and grid it is not available
+
+def _grid_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    x, grid, ctx.spec, ctx.sizes = inputs
+    ctx.save_for_backward(x, grid)
+
+
+def _grid_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    x, grid = ctx.saved_tensors
+    gx, gg = grid_sample_backward(grad, x, grid, ctx.spec, ctx.sizes)
+    return gx, gg, None, None
+
+
+def _grid_backward_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    _, x, grid, ctx.spec, ctx.sizes = inputs
+    ctx.save_for_backward(x, grid)
+
+
+def _grid_backward_vjp(ctx: Any, ggx: torch.Tensor | None, ggg: torch.Tensor | None) -> tuple[Any, ...]:
+    if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:
+        raise NotImplementedError("grid_sample_backward: its derivative w.r.t. x and grid is not available in a "
+                                  "captured graph (w.r.t. grad_output it is; torch.compile has no double "
+                                  "backward; call the op eagerly for higher orders)")
+    x, grid = ctx.saved_tensors
+    out = None if ggx is None else grid_sample(ggx, grid, ctx.spec, ctx.sizes)
+    if ggg is not None and arguments(ctx.spec, ctx.sizes)["mode"] != "nearest":  # nearest: D = 0
+        N, C = x.shape[0], x.shape[1]
+        planes = x.reshape((N * C, 1) + tuple(x.shape[2:]))
+        grids = grid.repeat_interleave(C, dim=0)
+        ones = x.new_ones((N * C, 1) + tuple(grid.shape[1:-1]))
+        entries = grid_sample_backward(ones, planes, grids, ctx.spec, ctx.sizes)[1]  # (N * C, *O, n)
+        jvp = (entries.unflatten(0, (N, C)) * ggg.unsqueeze(1)).sum(-1)
+        out = jvp if out is None else out + jvp
+    return out, None, None, None, None
+
+
+def _affine_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    theta, ctx.spec, ctx.sizes = inputs
+    ctx.save_for_backward(theta)
+
+
+def _affine_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    (theta,) = ctx.saved_tensors
+    return affine_grid_backward(grad, theta, ctx.spec, ctx.sizes), None, None
+
+
+def _affine_backward_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    _, _, ctx.spec, ctx.sizes = inputs
+
+
+def _affine_backward_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+    """Linear in grad_grid (the transpose of a transpose: affine_grid), constant in theta."""
+    return affine_grid(grad, ctx.spec, ctx.sizes), None, None, None
+
+
+def _fractional_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    x, _, ctx.op, ctx.spec, ctx.sizes = inputs
+    ctx.save_for_backward(x, output[1])
+    ctx.mark_non_differentiable(output[1])
+
+
+def _fractional_vjp(ctx: Any, grad: torch.Tensor, _grad_idx: Any) -> tuple[Any, ...]:
+    x, idx = ctx.saved_tensors
+    return pool_backward(grad, x, idx, ctx.op, ctx.spec, ctx.sizes), None, None, None, None
+
+
+torch.library.register_autograd("poolspec::grid_sample", _grid_vjp, setup_context=_grid_context)
+torch.library.register_autograd("poolspec::grid_sample_backward", _grid_backward_vjp,
+                                setup_context=_grid_backward_context)
+torch.library.register_autograd("poolspec::affine_grid", _affine_vjp, setup_context=_affine_context)
+torch.library.register_autograd("poolspec::affine_grid_backward", _affine_backward_vjp,
+                                setup_context=_affine_backward_context)
+torch.library.register_autograd("poolspec::fractional_max_pool", _fractional_vjp, setup_context=_fractional_context)
+
+
+# vmap: the vmapped dimension joins the batch (the samples' too, and an unbatched input's (1, C, n) samples
+# become (B, C, n): the stacked inputs are one batched input)
+
+def _grid_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, grid: torch.Tensor, spec: str,
+               sizes: list[int]) -> tuple[torch.Tensor, int]:
+    _, x, grid = _fronts(info, in_dims, "grid_sample", x, grid)
+    return _unfold(True, info, grid_sample(x, grid, spec, sizes)), 0
+
+
+def _grid_backward_vmap(info: Any, in_dims: tuple[Any, ...], grad_output: torch.Tensor, x: torch.Tensor,
+                        grid: torch.Tensor, spec: str, sizes: list[int]) -> tuple[tuple[torch.Tensor, ...],
+                                                                                  tuple[int, int]]:
+    _, grad_output, x, grid = _fronts(info, in_dims, "grid_sample", grad_output, x, grid)
+    gx, gg = grid_sample_backward(grad_output, x, grid, spec, sizes)
+    return (_unfold(True, info, gx), _unfold(True, info, gg)), (0, 0)
+
+
+def _affine_vmap(info: Any, in_dims: tuple[Any, ...], theta: torch.Tensor, spec: str,
+                 sizes: list[int]) -> tuple[torch.Tensor, int]:
+    _, theta = _fronts(info, in_dims, "affine_grid", theta)
+    return _unfold(True, info, affine_grid(theta, spec, sizes)), 0
+
+
+def _affine_backward_vmap(info: Any, in_dims: tuple[Any, ...], grad_grid: torch.Tensor, theta: torch.Tensor,
+                          spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
+    _, grad_grid, theta = _fronts(info, in_dims, "affine_grid", grad_grid, theta)
+    return _unfold(True, info, affine_grid_backward(grad_grid, theta, spec, sizes)), 0
+
+
+def _fractional_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, samples: torch.Tensor, op: str,
+                     spec: str, sizes: list[int]) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[int, int]]:
+    fold, x, samples = _fronts(info, in_dims, op, x, samples)
+    if not fold:
+        samples = samples.flatten(0, 1)
+    values, idx = fractional_max_pool(x, samples, op, spec, sizes)
+    return (_unfold(fold, info, values), _unfold(fold, info, idx)), (0, 0)
+
+
+torch.library.register_vmap("poolspec::grid_sample", _grid_vmap)
+torch.library.register_vmap("poolspec::grid_sample_backward", _grid_backward_vmap)
+torch.library.register_vmap("poolspec::affine_grid", _affine_vmap)
+torch.library.register_vmap("poolspec::affine_grid_backward", _affine_backward_vmap)
+torch.library.register_vmap("poolspec::fractional_max_pool", _fractional_vmap)
+
+
+def sampling(op: str, args: dict[str, Any], *tensors: Any) -> Any:
+    """grid_sample, affine_grid, fractional_max_pool2d/3d or their backward functions as graph nodes;
+    ``tensors`` as the public function takes them, ``args`` its other arguments (Python literals)."""
+    if op in ("grid_sample", "grid_sample_backward"):
+        node = grid_sample if op == "grid_sample" else grid_sample_backward
+        return node(*tensors, *_encode(args))
+    if op in ("affine_grid", "affine_grid_backward"):
+        theta = tensors[-1]
+        size = tuple(args["size"]) if isinstance(args["size"], (tuple, list)) else args["size"]
+        spatial: tuple[Any, ...] = ()
+        if isinstance(size, tuple) and len(size) in (4, 5):
+            _same(size[0], theta.shape[0], lambda: f"{op}: theta.shape={tuple(theta.shape)}: its batch dimension "
+                                                   f"must equal size[0] ({size[0]})")
+            if size[1] <= 0:
+                raise ValueError(f"{op}: size={size}: every entry must be > 0")
+            spatial = size[2:]
+        else:  # the card's error, at trace time
+            card("affine_grid").resolve(("N", 2, 3), _dtype(theta), size=size, align_corners=args["align_corners"])
+        spec, sizes = _encode({"spatial": spatial, "align_corners": args["align_corners"]})
+        node = affine_grid if op == "affine_grid" else affine_grid_backward
+        return node(*tensors, spec, sizes)
+    # fractional_max_pool{n}d[_backward]: the winners, then (backward) the routing at them
+    n, backward = int(op[len("fractional_max_pool")]), op.endswith("_backward")
+    name = f"fractional_max_pool{n}d"
+    x = tensors[1] if backward else tensors[0]
+    args = dict(args)
+    samples, rng, indices = args.pop("_random_samples", None), args.pop("rng", None), args.pop("indices", None)
+    ret = args.pop("return_indices", False)
+    spec, sizes = _encode(args)
+    if backward and indices is not None:
+        return pool_backward(tensors[0], x, indices, name, spec, sizes)
+    if samples is None:
+        if backward:
+            raise ValueError(f"{op}: pass the forward's _random_samples or its indices (return_indices=True): "
+                             "without them the windows are unknown")
+        if rng is not None:
+            raise ValueError(f"{op}: inside torch.compile or torch.export pass _random_samples, or rng=None for "
+                             "torch.rand in the graph (a host generator's draw would be a constant of the graph)")
+        lead = x.shape[0] if x.dim() == n + 2 else 1
+        samples = torch.rand((lead, x.shape[-n - 1], n), dtype=x.dtype, device=x.device)  # as torch's own call
+    if backward:
+        indices = fractional_max_pool(x.detach(), samples, name, spec, sizes)[1]
+        return pool_backward(tensors[0], x, indices, name, spec, sizes)
+    values, idx = fractional_max_pool(x, samples, name, spec, sizes)
+    return (values, idx) if ret else values

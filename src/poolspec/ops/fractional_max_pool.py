@@ -23,7 +23,7 @@ from .._compat import (
     namespace,
     to_namespace,
 )
-from ..autodiff import compose, max_backward, max_select
+from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
 from ..kernels.maxes import _reduce_cells
 from ..spec import card
@@ -140,6 +140,8 @@ def _prepare(n: int, op: str, x: Any, args: dict[str, Any], samples: Any, rng: A
 
 def _forward(n: int, x: Any, args: dict[str, Any], samples: Any, rng: Any) -> Any:
     op = f"fractional_max_pool{n}d"
+    if in_graph(x):
+        return graph_node(op, {**args, "_random_samples": samples, "rng": rng}, x)
     xp, r, xb, samples = _prepare(n, op, x, args, samples, rng)
     p = r.params
     static = (p["in_spatial"], p["output_size"], p["kernel_size"])
@@ -180,6 +182,8 @@ def _dask(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
 
 def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: Any, indices: Any) -> Any:
     op = f"fractional_max_pool{n}d_backward"
+    if in_graph(x):
+        return graph_node(op, {**args, "_random_samples": samples, "indices": indices}, grad_output, x)
     if samples is None and indices is None:
         raise ValueError(f"{op}: pass the forward's _random_samples or its indices (return_indices=True): without "
                          "them the windows are unknown")

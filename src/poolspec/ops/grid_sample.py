@@ -32,7 +32,7 @@ from .._compat import (
     namespace,
     to_namespace,
 )
-from ..autodiff import anchor, compose, max_backward, max_select
+from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
 from ..spec import card
 
@@ -365,6 +365,8 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     array([[[[1.5]]]])
     """
     args = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    if in_graph(x):
+        return graph_node("grid_sample", args, x, grid)
     xp, dtype, plan = _resolve(x, grid, args)
     if is_dask_array(x):
         def block(xb: np.ndarray, gb: np.ndarray) -> np.ndarray:
@@ -392,6 +394,8 @@ def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilin
     ([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
     """
     args = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    if in_graph(x):
+        return graph_node("grid_sample_backward", args, grad_output, x, grid)
     op = "grid_sample_backward"
     xp, dtype, plan = _resolve(x, grid, args, op)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
@@ -464,6 +468,8 @@ def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool | None = 
     >>> poolspec.affine_grid(np.array([[[1.0, 0, 0], [0, 1, 0]]]), (1, 1, 1, 2))[0, 0].tolist()
     [[-0.5, 0.0], [0.5, 0.0]]
     """
+    if in_graph(theta):
+        return graph_node("affine_grid", dict(size=size, align_corners=align_corners), theta)
     xp = namespace(theta, names=("theta",), op="affine_grid")
     dtype = dtype_name(xp, theta.dtype)
     r = card("affine_grid").resolve(tuple(theta.shape), dtype, size=size, align_corners=align_corners)
@@ -477,6 +483,8 @@ def affine_grid_backward(grad_grid: Any, theta: Any, size: tuple[int, ...], alig
     >>> poolspec.affine_grid_backward(np.ones((1, 1, 2, 2)), np.zeros((1, 2, 3)), (1, 1, 1, 2)).tolist()
     [[[0.0, 0.0, 2.0], [0.0, 0.0, 2.0]]]
     """
+    if in_graph(theta):
+        return graph_node("affine_grid_backward", dict(size=size, align_corners=align_corners), grad_grid, theta)
     op = "affine_grid_backward"
     xp = namespace(grad_grid, theta, names=("grad_grid", "theta"), op=op)
     dtype = dtype_name(xp, theta.dtype)
