@@ -6,6 +6,7 @@ import importlib.util
 import json
 import math
 
+import numpy as np
 import pytest
 
 from poolspec import bench
@@ -78,3 +79,27 @@ def test_torch_extras_report_ordinary_global_max_and_tiny_calls(monkeypatch) -> 
     out = bench.torch_extras(repeat=1, tiny_calls=2)
     assert [len(out["ordinary"]), len(out["global_max"]), len(out["tiny"])] == [1, 1, 2]
     assert all(r["ratio_fwd"] > 0 and r["ratio_fwd_bwd"] > 0 for rows in out.values() for r in rows)
+
+
+def test_grid_sample_suite_reports_every_ratio(monkeypatch) -> None:
+    torch = pytest.importorskip("torch")
+    small = [bench.BenchCase(c.key, c.op, (2, 3, 8, 8) if not c.args.get("tiny") else c.shape, c.args)
+             for c in bench.GRID_SAMPLE]
+    assert {c.args["grid"] for c in small} == {"affine", "flow"} and any(c.args.get("tiny") for c in small)
+    assert {c.args["padding_mode"] for c in small} == {"zeros", "border"}
+    monkeypatch.setattr(bench, "GRID_SAMPLE", small)
+    for case in small:  # both sides compute the same thing on the benchmark's grids
+        import poolspec
+
+        x = torch.from_numpy(np.random.default_rng(0).standard_normal(case.shape).astype(np.float32))
+        grid = bench.grid_for(torch, case)
+        assert tuple(grid.shape) == case.shape[:1] + case.shape[2:] + (2,)
+        kw = dict(padding_mode=case.args["padding_mode"], align_corners=False)
+        torch.testing.assert_close(poolspec.grid_sample(x, grid, **kw), torch.nn.functional.grid_sample(x, grid, **kw))
+    results = bench.run(["torch"], repeat=1, grid_only=True)
+    rows = results["grid_sample"]
+    assert [r["case"] for r in rows] == [c.key for c in small]
+    for key in ("ratio_fwd", "ratio_fwd_bwd", "ratio_dx", "ratio_backward_fn"):
+        assert all(r[key] > 0 and math.isfinite(r[key]) for r in rows)
+        assert results["summary"]["torch"][f"grid_sample_geomean_{key}"] > 0
+    assert json.loads(json.dumps(results))["grid_sample"][0]["padding"] in ("zeros", "border")

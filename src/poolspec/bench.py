@@ -10,7 +10,12 @@ torch (and, with ``--backends torch-compile``, both under torch.compile); jax.la
 jax.image.resize under jax.jit on JAX; on NumPy the ONNX reference
 evaluator (onnx.reference) for the pooling cases it has, and scikit-image's block_reduce where the semantics
 coincide. Also measured: NumPy's peak allocation per call (tracemalloc) against input + output bytes, and the
-log-log slope of time against size for cases 1, 8 and 11. Numbers only: nothing here asserts a speed.
+log-log slope of time against size for cases 1, 8 and 11. On torch also: ordinary CNN shapes, global max pools,
+tiny calls, and grid_sample (bilinear, zeros and border padding, against torch.nn.functional.grid_sample:
+forward, forward plus both gradients, the input gradient's backward pass alone, and the explicit backward
+function against aten's). Numbers only: nothing here asserts a speed.
+
+    python benchmarks/run.py --grid-sample-only [--json FILE]     (the grid_sample suite alone)
 """
 
 from __future__ import annotations
@@ -113,6 +118,119 @@ TINY = [
     BenchCase("avg_pool3d 1x1x4x4x4 k2", "avg_pool3d", (1, 1, 4, 4, 4), dict(kernel_size=2)),
     BenchCase("max_unpool2d 1x1x2x2 k2", "max_unpool2d", (1, 1, 4, 4), dict(kernel_size=2)),
 ]
+
+
+# grid_sample (2-d bilinear, align_corners=False), torch only: an image warped by a small random rotation and
+# scale (affine_grid), by a flow field (identity plus a random displacement of about 1.6 pixels), and one tiny
+# call. Per case: the forward, the forward plus the gradients w.r.t. x and the grid, the backward pass of the
+# input gradient alone (the deterministic sort-and-sum against torch's serial CPU kernel), and the explicit
+# backward function (both gradients) against aten's grid_sampler_2d_backward.
+GRID_SAMPLE = [
+    BenchCase("grid_sample affine zeros", "grid_sample", (8, 32, 64, 64), dict(grid="affine", padding_mode="zeros")),
+    BenchCase("grid_sample affine border", "grid_sample", (8, 32, 64, 64), dict(grid="affine", padding_mode="border")),
+    BenchCase("grid_sample flow zeros", "grid_sample", (8, 32, 64, 64), dict(grid="flow", padding_mode="zeros")),
+    BenchCase("grid_sample flow border", "grid_sample", (8, 32, 64, 64), dict(grid="flow", padding_mode="border")),
+    BenchCase("grid_sample 1x1x4x4 affine zeros (tiny)", "grid_sample", (1, 1, 4, 4),
+              dict(grid="affine", padding_mode="zeros", tiny=True)),
+    BenchCase("grid_sample 1x1x4x4 affine border (tiny)", "grid_sample", (1, 1, 4, 4),
+              dict(grid="affine", padding_mode="border", tiny=True)),
+]
+_PADDING_CODES = {"zeros": 0, "border": 1, "reflection": 2}  # aten's grid_sampler padding enum
+
+
+def grid_for(torch: Any, case: BenchCase, dtype: Any = None) -> Any:
+    """The case's sampling grid (N, H, W, 2), seeded: affine_grid of a random rotation within +-0.2 rad,
+    scale within 0.9..1.1 and shift within +-0.1, or the identity plus a flow of standard deviation 0.05."""
+    N, _, H, W = case.shape
+    rng = np.random.default_rng(2)
+    angle, scale = rng.uniform(-0.2, 0.2, N), rng.uniform(0.9, 1.1, N)
+    theta = np.zeros((N, 2, 3))
+    theta[:, 0, 0], theta[:, 0, 1] = scale * np.cos(angle), -scale * np.sin(angle)
+    theta[:, 1, 0], theta[:, 1, 1] = scale * np.sin(angle), scale * np.cos(angle)
+    theta[:, :, 2] = rng.uniform(-0.1, 0.1, (N, 2))
+    if case.args["grid"] == "flow":
+        theta = np.broadcast_to(np.eye(2, 3), (N, 2, 3))
+    dtype = dtype or torch.float32
+    grid = torch.nn.functional.affine_grid(torch.from_numpy(np.ascontiguousarray(theta)).to(dtype), (N, 1, H, W),
+                                           align_corners=False)
+    if case.args["grid"] == "flow":
+        grid = grid + torch.from_numpy(0.05 * rng.standard_normal((N, H, W, 2))).to(dtype)
+    return grid.contiguous()
+
+
+def _grid_calls(torch: Any, x: Any, grid: Any, gy: Any, kw: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+    """Per side (mine, peer): fwd, fwd+bwd (gradients w.r.t. x and grid), dx (the backward pass of the input
+    gradient alone, on a retained graph whose grid is no leaf) and fn (the explicit backward functions)."""
+    import poolspec
+
+    calls: dict[str, Callable[[], Any]] = {}
+    for side, fn in (("mine", poolspec.grid_sample), ("peer", torch.nn.functional.grid_sample)):
+        def fwd(fn: Any = fn) -> Any:
+            return fn(x, grid, **kw)
+
+        def fwd_bwd(fn: Any = fn) -> Any:
+            xr, gr = x.detach().requires_grad_(True), grid.detach().requires_grad_(True)
+            return torch.autograd.grad(fn(xr, gr, **kw), (xr, gr), gy)
+
+        xr = x.detach().requires_grad_(True)
+        y = fn(xr, grid, **kw)
+
+        def dx(y: Any = y, xr: Any = xr) -> Any:
+            return torch.autograd.grad(y, xr, gy, retain_graph=True)[0]
+
+        calls[f"fwd_{side}"], calls[f"bwd_{side}"], calls[f"dx_{side}"] = fwd, fwd_bwd, dx
+    code = _PADDING_CODES[kw["padding_mode"]]
+    calls["fn_mine"] = lambda: poolspec.grid_sample_backward(gy, x, grid, **kw)
+    calls["fn_peer"] = lambda: torch.ops.aten.grid_sampler_2d_backward(gy, x, grid, 0, code, False, [True, True])
+    return calls
+
+
+def grid_sample_suite(repeat: int, tiny_calls: int = 300) -> list[dict[str, Any]]:
+    """The GRID_SAMPLE cases, poolspec against torch.nn.functional.grid_sample in the same run (2 threads,
+    medians of interleaved calls; the tiny calls 1 thread, best per-call time of batches)."""
+    import torch
+
+    rows = []
+    threads = torch.get_num_threads()
+    for case in GRID_SAMPLE:
+        tiny = bool(case.args.get("tiny"))
+        torch.set_num_threads(1 if tiny else 2)
+        x = torch.from_numpy(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
+        gy = torch.from_numpy(np.random.default_rng(3).standard_normal(case.shape).astype(np.float32))
+        kw = dict(mode="bilinear", padding_mode=case.args["padding_mode"], align_corners=False)
+        calls = _grid_calls(torch, x, grid_for(torch, case), gy, kw)
+        times = {}
+        for key in ("fwd", "bwd", "dx", "fn"):
+            mine, peer = calls[f"{key}_mine"], calls[f"{key}_peer"]
+            if tiny:
+                times[f"{key}_mine"], times[f"{key}_peer"] = _per_call(mine, tiny_calls), _per_call(peer, tiny_calls)
+            else:
+                times[f"{key}_mine"], times[f"{key}_peer"] = _paired_times(mine, peer, repeat)
+        row = {"case": case.key, "shape": list(case.shape), "grid": case.args["grid"], "padding": kw["padding_mode"],
+               "tiny": tiny, "dtype": "float32", **times,
+               "ratio_fwd": times["fwd_mine"] / times["fwd_peer"],
+               "ratio_fwd_bwd": times["bwd_mine"] / times["bwd_peer"],
+               "ratio_dx": times["dx_mine"] / times["dx_peer"],
+               "ratio_backward_fn": times["fn_mine"] / times["fn_peer"]}
+        rows.append(row)
+        unit, scale = ("us", 1e6) if tiny else ("ms", 1e3)
+        print(f"torch  grid_sample {case.key:<40} fwd {times['fwd_mine'] * scale:8.2f} {unit} vs "
+              f"{times['fwd_peer'] * scale:7.2f} {unit} ratio {row['ratio_fwd']:6.2f}   fwd+bwd "
+              f"{times['bwd_mine'] * scale:8.2f} vs {times['bwd_peer'] * scale:7.2f} ratio {row['ratio_fwd_bwd']:6.2f}"
+              f"   input grad (backward only) {times['dx_mine'] * scale:8.2f} vs {times['dx_peer'] * scale:7.2f} "
+              f"ratio {row['ratio_dx']:6.2f}   grid_sample_backward {times['fn_mine'] * scale:8.2f} vs "
+              f"{times['fn_peer'] * scale:7.2f} ratio {row['ratio_backward_fn']:6.2f}", flush=True)
+    torch.set_num_threads(threads)
+    return rows
+
+
+def _grid_summary(rows: list[dict[str, Any]]) -> dict[str, float]:
+    out = {}
+    for key in ("ratio_fwd", "ratio_fwd_bwd", "ratio_dx", "ratio_backward_fn"):
+        vals = [r[key] for r in rows]
+        out[f"grid_sample_geomean_{key}"] = math.exp(sum(math.log(v) for v in vals) / len(vals))
+        out[f"grid_sample_max_{key}"] = max(vals)
+    return out
 
 
 def _torch_calls(torch: Any, fn: Callable[[Any], Any], x: Any, gy: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
@@ -476,8 +594,13 @@ def environment() -> dict[str, Any]:
 
 
 def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool = True,
-        cases: bool = True) -> dict[str, Any]:
+        cases: bool = True, grid_only: bool = False) -> dict[str, Any]:
     results: dict[str, Any] = {"environment": environment(), "cases": [], "scale": {}, "summary": {}}
+    if grid_only:  # the grid_sample suite alone (torch)
+        results["grid_sample"] = rows = grid_sample_suite(repeat)
+        results["summary"]["torch"] = summary = _grid_summary(rows)
+        print("torch grid_sample: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()), flush=True)
+        return results
     chosen = [] if not cases else CASES[:3] if quick else CASES
     for name in backends:
         runner = RUNNERS[name]()
@@ -521,6 +644,10 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
                     summary[f"{suite}_min_{key}"] = min(r[key] for r in rows_)
             print(f"{name} extras: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items() if "_" in k
                                                  and k.split("_")[0] in ("tiny", "global", "ordinary")), flush=True)
+            results["grid_sample"] = grid_rows = grid_sample_suite(repeat)
+            summary.update(_grid_summary(grid_rows))
+            print(f"{name} grid_sample: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()
+                                                     if k.startswith("grid_sample_")), flush=True)
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))
@@ -606,6 +733,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
     parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
+    parser.add_argument("--grid-sample-only", action="store_true", help="only the grid_sample suite (torch)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
@@ -613,7 +741,8 @@ def main(argv: list[str] | None = None) -> int:
               else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
     env = environment()
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only)
+    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only,
+                  grid_only=a.grid_sample_only)
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)

@@ -2,36 +2,164 @@
 
 ``Cells.select(x, idx)`` reads each plane of ``x`` (..., P) at flat cell indices ``idx`` (..., K) that are
 data (grid_sample's taps, fractional max pooling's winners); ``idx == P`` marks a read outside the plane,
-which gives 0. Its transpose, ``Cells.route(g, idx)``, adds every ``g`` into the cell it was read from: in
-every other implementation a scatter-add (atomic, order-dependent on GPUs). Here it is a sort and a
-segmented sum, gathers only:
+which gives 0. On torch and NumPy that is one gather of the plane with a zero cell appended (large CPU calls
+without a read outside skip the copy); elsewhere a gather at a safe cell and a where, which XLA fuses.
 
-1. sort each row of ``idx`` once (stable), and gather ``g`` in that order;
-2. a segmented inclusive scan by doubling: at step ``d`` each entry adds the one ``d`` places back when both
-   belong to the same cell (ceil(log2(L)) steps for the longest run L, the most reads of one cell);
-3. each cell reads the last entry of its run, found by a binary search of the sorted keys; cells nobody
-   read get 0.
+Its transpose, ``Cells.route(g, idx)``, adds every ``g`` into the cell it was read from: in every other
+implementation a scatter-add (atomic, order-dependent on GPUs). Here it is sorts, binary searches and
+gathers only:
 
-The sum of a cell's reads is taken in a fixed tree order that depends only on ``idx``, so the result is
-bit-identical run to run on every backend. ``idx`` may broadcast against the leading axes of ``x`` and ``g``
-(grid_sample shares one index row between all channels: (N, 1, K)); the sort is done per index row.
+1. sort each row of ``idx`` (stably: torch's sort; on NumPy and JAX a plain sort of value * K + position,
+   five times faster than an argsort); one binary search of the sorted keys for the cells 0..P gives where
+   each cell's run of reads starts, hence how often it was read (its count); cells nobody read get 0;
+2. a cell read at most ``_RANKS`` times adds its reads one by one, in their order in ``idx`` (the order of
+   torch's and ``np.add.at``'s sequential sums), starting from +0: the j-th reads of all cells are rank j;
+   one gather of ``g`` takes every rank at once (each plane of ``g`` is read by its own row of the result,
+   in cache), reads past a cell's count are zeroed, and the ranks are added into the first, in place, one
+   slice per rank. The ranks are laid out densely (cells in their own order, ``longest`` slots each: no
+   permutation) or, when the counts are uneven, by count (cells sorted by decreasing count, so rank j
+   covers only the cells read more than j times and the work is the number of reads, then one gather puts
+   the cells back in order), whichever is less work for the call: both give the same bits;
+3. a cell read more often sums its reads by a segmented inclusive scan by doubling over the sorted reads (at
+   step ``d`` each entry adds the one ``d`` places back when both belong to the same cell: ceil(log2(L))
+   steps for the longest run L) and reads the last entry of its run;
+4. planes with at most ``_MATCH`` cells x reads (tiny calls, whose cost is the number of operations) compare
+   every read with every cell and sum: three operations.
+
+Without values to branch on (a JAX tracer: the bindings always jit the kernels; a torch meta or fake tensor)
+every cell takes the scan, whose steps run in a ``lax.while_loop`` until ``d`` reaches the longest run,
+found on the device (on torch's meta device: log2(K) steps).
+
+Which sum a cell gets depends only on its own count and on the plane's shape, so every (plane, cell) result
+depends only on that plane's ``idx`` and ``g``: bit-identical run to run on every backend, and a plane
+computed alone (Dask's blocks) gives the bits of the whole call. ``idx`` may broadcast against the leading
+axes of ``x`` and ``g`` (grid_sample shares one index row between all channels: (N, 1, K)); sorts and index
+arithmetic are done once per index row.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .._compat import is_jax_array, namespace
+import numpy as np
+
+from .._compat import device, is_jax_array, is_torch_array, namespace, take, writable_module
+
+# Cells read at most this often are summed rank by rank (one in-place add per rank, in torch's order); those
+# read more often by the doubling scan (log2 of the run passes over all reads). A constant, so that how a
+# cell is summed depends on nothing but its own count.
+_RANKS = 64
+# Planes this small (cells x reads) take every read's match with every cell at once instead: a comparison,
+# a where and a sum, a few operations where the sort and the ranks take dozens (a tiny call's whole cost).
+# Chosen by the plane's shape alone, so a plane's bits do not depend on how many planes there are.
+_MATCH = 1024
+# From this many elements of x on, select first checks (on the host, CPU only) whether any read is outside,
+# and if none is, reads x itself rather than a copy with the zero cell appended.
+_LARGE = 1 << 16
 
 
-def _traced(a: Any) -> bool:
-    if not is_jax_array(a):
+def _symbolic(a: Any) -> bool:
+    """No values to branch on: a JAX tracer, a torch meta or fake tensor."""
+    if is_jax_array(a):
+        import jax
+
+        return isinstance(a, jax.core.Tracer)
+    if not is_torch_array(a):
         return False
-    import jax
+    if a.device.type == "meta":
+        return True
+    fake = getattr(getattr(sys.modules["torch"], "_subclasses", None), "FakeTensor", None)
+    return fake is not None and isinstance(a, fake)
 
-    return isinstance(a, jax.core.Tracer)
+
+def _torch_gather(a: Any, i: Any, lead: tuple[int, ...]) -> Any:
+    """torch.gather of ``a`` at int64 ``i`` along the last axis, both expanded to ``lead``."""
+    torch = sys.modules["torch"]
+    if i.dtype != torch.int64:
+        i = i.to(torch.int64)
+    return torch.gather(a.expand(lead + (a.shape[-1],)), -1, i.expand(lead + (i.shape[-1],)))
+
+
+def _gather(xp: Any, a: Any, i: Any, lead: tuple[int, ...]) -> Any:
+    """``a`` (..., A) read along its last axis at ``i`` (..., I), both broadcast to ``lead``."""
+    if is_torch_array(a):
+        return _torch_gather(a, i, lead)
+    if isinstance(a, np.ndarray) and isinstance(i, np.ndarray):
+        return _np_gather(a, i, lead)
+    return xp.take_along_axis(xp.broadcast_to(a, lead + (a.shape[-1],)),
+                              xp.broadcast_to(i, lead + (i.shape[-1],)), axis=-1)
+
+
+def _np_gather(a: np.ndarray, i: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
+    """NumPy's take along the last axis, without take_along_axis's index grids (3x slower here): an index row
+    shared by several planes reads them all in one ``np.take``; a row per plane reads through flat indices."""
+    A, I = a.shape[-1], i.shape[-1]
+    ilead = tuple(i.shape[:-1])
+    a = np.broadcast_to(a, lead + (A,))
+    if ilead == lead:  # a row per plane
+        planes = math.prod(lead)
+        flat = np.ascontiguousarray(a).reshape(planes * A) if planes else a.reshape(0)
+        offsets = np.arange(planes, dtype=np.int64).reshape(lead + (1,)) * A
+        return np.take(flat, i + offsets, mode="clip")
+    rows = math.prod(ilead)
+    if rows > 256:
+        return np.take_along_axis(a, np.broadcast_to(i, lead + (I,)), axis=-1)
+    out = np.empty(lead + (I,), dtype=a.dtype)
+    for pos in np.ndindex(*ilead):
+        at = tuple(p if n != 1 else slice(None) for p, n in zip(pos, ilead))
+        np.take(a[at], i[pos], axis=-1, out=out[at], mode="clip")
+    return out
+
+
+def _pad_zero(xp: Any, a: Any) -> Any:
+    """``a`` with one 0 appended along its last axis: the cell the sentinel reads."""
+    return xp.concat([a, xp.zeros(tuple(a.shape[:-1]) + (1,), dtype=a.dtype)], axis=-1)
+
+
+def _sort_rows(xp: Any, a: Any, lo: int, hi: int) -> tuple[Any, Any]:
+    """Each row of ``a`` (R, n), whose values lie in [lo, hi], sorted stably: (sorted values, order)."""
+    if is_torch_array(a):  # torch's stable sort of int64 is its fastest
+        keys, order = sys.modules["torch"].sort(a, dim=-1, stable=True)
+        return keys, order
+    n = a.shape[-1]
+    if (hi - lo + 1) * n < np.iinfo(np.dtype(str(a.dtype).rsplit(".", 1)[-1])).max:
+        # one key per entry, value then position, all distinct: a plain sort of it is stable (NumPy and
+        # XLA sort one array of integers 5 to 6 times faster than they sort an index by a key)
+        pos = xp.reshape(xp.arange(n, dtype=a.dtype, device=device(a)), (1, n))
+        both = xp.sort((a - lo) * n + pos, axis=-1)
+        keys = both // n
+        return keys + lo, both - keys * n
+    order = xp.argsort(a, axis=-1, stable=True)
+    return xp.take_along_axis(a, order, axis=-1), order
+
+
+def _search_rows(xp: Any, keys: Any, values: Any) -> Any:
+    """Per row r, where each of ``values[r]`` (R, Q) goes in the sorted ``keys[r]`` (R, K) (left side)."""
+    R, K = keys.shape
+    if is_torch_array(keys):
+        torch = sys.modules["torch"]
+        return torch.searchsorted(keys, values.expand(R, values.shape[-1]).contiguous())
+    # one 1-d search over all rows: row r's keys offset by r * span, with span above every key and value
+    lo = xp.minimum(xp.min(keys), xp.min(values))
+    span = xp.maximum(xp.max(keys), xp.max(values)) - lo + 1
+    offsets = xp.reshape(xp.arange(R, dtype=keys.dtype, device=device(keys)), (R, 1)) * span
+    flat = xp.reshape(keys - lo + offsets, (R * K,))
+    query = xp.broadcast_to(values - lo + offsets, (R, values.shape[-1]))
+    found = xp.searchsorted(flat, xp.reshape(query, (R * values.shape[-1],)), side="left")
+    found = xp.reshape(xp.astype(found, keys.dtype), (R, values.shape[-1]))
+    return found - xp.reshape(xp.arange(R, dtype=keys.dtype, device=device(keys)) * K, (R, 1))
+
+
+def _to(xp: Any, a: np.ndarray, like: Any) -> Any:
+    """A small host table on ``like``'s device, in ``like``'s dtype."""
+    if is_torch_array(like):
+        return sys.modules["torch"].from_numpy(a).to(device=like.device, dtype=like.dtype)
+    if isinstance(like, np.ndarray):
+        return a.astype(like.dtype, copy=False)
+    return xp.asarray(a.astype(np.int64), dtype=like.dtype, device=getattr(like, "device", None))
 
 
 @dataclass(frozen=True)
@@ -55,12 +183,27 @@ class Cells:
 
     def select(self, x: Any, idx: Any) -> Any:
         """``x`` (..., P) read at ``idx`` (..., K): (..., K), 0 where ``idx == P``."""
-        xp = namespace(x)
         lead = _lead(x.shape[:-1], idx.shape[:-1])
+        if is_torch_array(x):
+            torch = sys.modules["torch"]
+            if idx.dtype != torch.int64:
+                idx = idx.to(torch.int64)
+            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and \
+                    not bool((idx >= self.cells).any()):  # no read outside: no zero cell to append
+                return _torch_gather(x, idx, lead)
+            x = torch.cat([x, x.new_zeros(tuple(x.shape[:-1]) + (1,))], dim=-1)
+            return _torch_gather(x, idx, lead)
+        xp = namespace(x)
+        if self.taps == 0 or math.prod(lead) == 0:
+            return xp.zeros(lead + (self.taps,), dtype=x.dtype)
+        if isinstance(x, np.ndarray) and isinstance(idx, np.ndarray):
+            if self.cells and x.size >= _LARGE and not (idx >= self.cells).any():
+                return _np_gather(x, idx, lead)
+            return _np_gather(_pad_zero(xp, x), idx, lead)
+        # elsewhere (JAX's compiler fuses these): read a safe cell, then zero the reads outside
         inside = idx < self.cells
         safe = xp.where(inside, idx, xp.zeros((), dtype=idx.dtype))
-        out = xp.take_along_axis(xp.broadcast_to(x, lead + (x.shape[-1],)),
-                                 xp.broadcast_to(safe, lead + (self.taps,)), axis=-1)
+        out = _gather(xp, x, safe, lead)
         return xp.where(inside, out, xp.zeros((), dtype=out.dtype))
 
     def route(self, g: Any, idx: Any) -> Any:
@@ -70,39 +213,167 @@ class Cells:
         lead = _lead(g.shape[:-1], idx.shape[:-1])
         rows_shape = tuple(idx.shape[:-1])
         rows = math.prod(rows_shape)
-        if K == 0 or P == 0:
+        if K == 0 or P == 0 or math.prod(lead) == 0:
             return xp.zeros(lead + (P,), dtype=g.dtype)
-        order = xp.argsort(idx, axis=-1, stable=True)
-        keys = xp.take_along_axis(idx, order, axis=-1)
-        s = xp.take_along_axis(xp.broadcast_to(g, lead + (K,)), xp.broadcast_to(order, lead + (K,)), axis=-1)
-        # one sorted key vector for all rows (row r's keys offset by r * (P + 1)), so a single 1-d binary
-        # search finds every (row, cell) run; P itself (outside) is never looked up
-        offsets = xp.reshape(xp.arange(rows, dtype=idx.dtype) * (P + 1), rows_shape + (1,))
-        flat = xp.reshape(keys + offsets, (rows * K,))
-        query = xp.reshape(offsets + xp.arange(P, dtype=idx.dtype), (rows * P,))
-        end = xp.searchsorted(flat, query, side="right")
-        longest = K
-        if not _traced(flat):
-            start = xp.searchsorted(flat, query, side="left")
-            longest = int(xp.max(end - start)) if rows * P else 0
-        zero = xp.zeros((), dtype=s.dtype)
-        d = 1
-        while d < longest:
-            same = keys[..., d:] == keys[..., :-d]
-            s = xp.concat([s[..., :d], s[..., d:] + xp.where(same, s[..., :-d], zero)], axis=-1)
-            d *= 2
-        last = xp.astype(end, idx.dtype) - 1
-        row_start = xp.reshape(xp.arange(rows, dtype=idx.dtype) * K, (rows, 1))
-        last = xp.reshape(last, (rows, P))
-        local = last - row_start
-        valid = local >= 0
-        safe = xp.where(valid, local, xp.zeros((), dtype=idx.dtype))
-        found = xp.take(flat, xp.reshape(safe + row_start, (rows * P,)), axis=0)
-        valid = valid & (xp.reshape(found, (rows, P)) == xp.reshape(query, (rows, P)))
-        valid = xp.reshape(valid, rows_shape + (P,))
-        safe = xp.reshape(safe, rows_shape + (P,))
-        out = xp.take_along_axis(s, xp.broadcast_to(safe, lead + (P,)), axis=-1)
-        return xp.where(valid, out, zero)
+        if P * K <= _MATCH:
+            cell = xp.reshape(xp.arange(P, dtype=idx.dtype, device=device(idx)), (P, 1))
+            hit = idx[..., None, :] == cell  # (..., P, K)
+            return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype)), axis=-1)
+        keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
+        # start of every cell's run, and of the sentinel's: cell p's run is [start[p], start[p + 1])
+        bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)), (1, P + 1)))
+        start, end = bounds[:, :P], bounds[:, 1:]
+        count = end - start
+        if _symbolic(idx) or _symbolic(g):  # no values to branch on
+            return _scan(xp, g, keys, order, end, count, None if is_jax_array(g) else K, lead, rows_shape)
+        longest = int(xp.max(count))
+        if longest == 0:
+            return xp.zeros(lead + (P,), dtype=g.dtype)
+        out = None
+        if longest > _RANKS:  # cells read often: the scan (only they take its values)
+            out = _scan(xp, g, keys, order, end, count, longest, lead, rows_shape)
+            many = count > _RANKS
+            count = xp.where(many, xp.zeros((), dtype=count.dtype), count)
+            longest = int(xp.max(count))
+            if longest == 0:
+                return out
+        inside = int(xp.max(bounds[:, P]))  # the reads inside the plane, the most of any row
+        ranked = _ranks(xp, g, order, start, count, longest, inside, lead, rows_shape)
+        if out is None:
+            return ranked
+        return xp.where(xp.reshape(many, rows_shape + (P,)), out, ranked)
+
+
+def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, inside: int, lead: tuple[int, ...],
+           rows_shape: tuple[int, ...]) -> Any:
+    """Per cell, its ``count`` (at most ``longest``) reads summed in their order in ``idx``, from +0;
+    ``inside``: the most reads inside the plane of any row."""
+    rows, P = start.shape
+    itype = order.dtype
+    dev = device(order)
+    if _layout(longest, P, inside) == "dense":  # rank j of cell p at j * P + p: longest * P reads per plane
+        j = xp.reshape(xp.arange(longest, dtype=itype, device=dev), (1, longest, 1))
+        ok = xp.reshape(j < count[:, None, :], (rows, longest * P))
+        pos = xp.reshape(start[:, None, :] + j, (rows, longest * P))
+        widths, lows, back = [P] * longest, [0] * longest, None
+    else:  # cells by decreasing count: rank j covers the cells read more than j times, a prefix
+        neg, corder = _sort_rows(xp, -count, -longest, 0)
+        per_row = _search_rows(xp, neg, xp.reshape(-xp.arange(longest, dtype=itype, device=dev), (1, longest)))
+        widths = [int(w) for w in _host(xp.max(per_row, axis=0))]  # the widest prefix of any row
+        lows = [int(w) for w in _host(xp.min(per_row, axis=0))]  # below: every row's cell is read
+        rank = np.repeat(np.arange(longest), widths)
+        slot = np.arange(rank.size) - np.repeat(np.cumsum(widths) - widths, widths)
+        rank_a, slot_a = _to(xp, rank, order), _to(xp, slot, order)
+        ok = rank_a < take(xp, -neg, slot_a, 1)
+        pos = take(xp, _gather(xp, start, corder, (rows,)), slot_a, 1) + rank_a
+        _, back = _sort_rows(xp, corder, 0, P - 1)  # the inverse permutation: cell p's place in corder
+        back = xp.where(back < widths[0], back, xp.zeros((), dtype=itype))  # cells nobody read: zeroed below
+    # where in g each rank's reads are (a read past a cell's count reads g's first entry, then zeroed)
+    src = _gather(xp, order, xp.where(ok, pos, xp.zeros((), dtype=itype)), (rows,))
+    src = xp.reshape(src, rows_shape + (src.shape[-1],))
+    ok = xp.reshape(ok, rows_shape + (ok.shape[-1],))
+    mod = writable_module(g)
+    # one gather of every rank: each plane's reads come from its own plane of g, in cache
+    v = _gather(xp, g, src, lead)
+    at = 0
+    for w, lo in zip(widths, lows):
+        if lo < w:  # some row has fewer cells read this often
+            v = _zero_outside(xp, mod, v, ok, at + lo, at + w)
+        at += w
+    first = widths[0]
+    acc = v[..., :first]
+    if mod is not None:
+        acc += 0.0  # +0 first, as torch's sums from a zero (no -0.0 left)
+    else:
+        acc = acc + xp.zeros((), dtype=acc.dtype)
+    at = first
+    for w in widths[1:]:
+        if mod is not None:
+            acc[..., :w] += v[..., at:at + w]
+        else:
+            acc = xp.concat([acc[..., :w] + v[..., at:at + w], acc[..., w:]], axis=-1)
+        at += w
+    if back is None:
+        return acc
+    out = _gather(xp, acc, xp.reshape(back, rows_shape + (P,)), lead)
+    return _zero_outside(xp, mod, out, xp.reshape(count > 0, rows_shape + (P,)), 0, P)
+
+
+def _zero_outside(xp: Any, mod: Any, a: Any, ok: Any, lo: int, hi: int) -> Any:
+    """``a`` with 0 where ``ok`` is False, looking only at [lo, hi) along the last axis (in place where the
+    backend allows)."""
+    if mod is None:
+        if lo == 0 and hi == a.shape[-1]:
+            return xp.where(ok, a, xp.zeros((), dtype=a.dtype))
+        part = xp.where(ok[..., lo:hi], a[..., lo:hi], xp.zeros((), dtype=a.dtype))
+        return xp.concat([a[..., :lo], part, a[..., hi:]], axis=-1)
+    part, keep = a[..., lo:hi], ok[..., lo:hi]
+    if is_torch_array(a):
+        part.masked_fill_(~keep, 0)
+    else:
+        mod.copyto(part, 0, where=~keep)
+    return a
+
+
+def _layout(longest: int, cells: int, inside: int) -> str:
+    """Ranks in the cells' own order ("dense": ``longest`` reads per cell, some of them empty) or by count
+    ("by_count": only the reads there are, plus a sort of the counts and one gather back); the work of each."""
+    return "dense" if longest * cells <= 1.25 * (inside + cells) or longest == 1 else "by_count"
+
+
+def _host(a: Any) -> np.ndarray:
+    if is_torch_array(a):
+        return a.cpu().numpy()
+    return np.asarray(a)
+
+
+def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest: int | None,
+          lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> Any:
+    """Per cell, its reads summed by a segmented inclusive scan by doubling over the sorted reads (``longest``:
+    the longest run, None inside ``jax.jit``)."""
+    rows, P = end.shape
+    K = keys.shape[-1]
+    keys = xp.reshape(keys, rows_shape + (K,))
+    s = _gather(xp, g, xp.reshape(order, rows_shape + (K,)), lead)
+    zero = xp.zeros((), dtype=s.dtype)
+    mod = writable_module(s)
+    if longest is None:  # inside jax.jit: as many steps as the longest run needs, found on the device
+        s = _jax_doubling(s, keys, xp.max(count))
+        longest = 0
+    d = 1
+    while d < longest:
+        same = keys[..., d:] == keys[..., :-d]
+        add = xp.where(same, s[..., :-d], zero)  # a new array: then the in-place add reads no written entry
+        if mod is not None:
+            s[..., d:] += add
+        else:
+            s = xp.concat([s[..., :d], s[..., d:] + add], axis=-1)
+        d *= 2
+    valid = count > 0
+    last = xp.where(valid, end - 1, xp.zeros((), dtype=end.dtype))
+    out = _gather(xp, s, xp.reshape(last, rows_shape + (P,)), lead)
+    return xp.where(xp.reshape(valid, rows_shape + (P,)), out, zero)
+
+
+def _jax_doubling(s: Any, keys: Any, longest: Any) -> Any:
+    """The doubling steps of :func:`_scan` in a ``lax.while_loop`` that stops once ``d`` reaches the longest
+    run (a traced value): log2 of the longest run steps rather than log2(K). Each step reads ``s`` and the
+    keys ``d`` places back through a dynamic slice of a copy with K fill entries in front."""
+    import jax
+    import jax.numpy as jnp
+
+    K = s.shape[-1]
+    s_fill = jnp.zeros(s.shape[:-1] + (K,), s.dtype)
+    k_fill = jnp.full(keys.shape[:-1] + (K,), -1, keys.dtype)  # no key: never the same cell
+
+    def step(carry: tuple[Any, Any]) -> tuple[Any, Any]:
+        d, s = carry
+        back = jax.lax.dynamic_slice_in_dim(jnp.concatenate([s_fill, s], axis=-1), K - d, K, axis=-1)
+        same = jax.lax.dynamic_slice_in_dim(jnp.concatenate([k_fill, keys], axis=-1), K - d, K, axis=-1) == keys
+        return d * 2, s + jnp.where(same, back, jnp.zeros((), s.dtype))
+
+    d0 = jnp.ones((), longest.dtype)
+    return jax.lax.while_loop(lambda carry: carry[0] < longest, step, (d0, s))[1]
 
 
 def _lead(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
