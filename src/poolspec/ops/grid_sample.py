@@ -267,11 +267,9 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     if plan.mode == "nearest":
         out = vals
     else:
-        vals = xp.reshape(vals, (N, C, M, T))
-        out = None
-        for t in range(T):  # in torch's order, left to right
-            term = vals[..., t] * weights[..., t]
-            out = term if out is None else out + term
+        # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
+        # zero-filled (N, C, M, T) buffer each
+        out = xp.sum(xp.reshape(vals, (N, C, M, T)) * weights, axis=-1)
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
@@ -289,11 +287,7 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
                       (N, C, M, T))
     coords = []
     for kk in range(n):
-        acc = None
-        for t in range(T):
-            term = vals[..., t] * dweights[kk][..., t]
-            acc = term if acc is None else acc + term
-        coords.append(xp.sum(acc * gf, axis=1))
+        coords.append(xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gf, axis=1))
     grad_grid = xp.stack(coords, axis=-1) * xp.reshape(mult, (-1, M, n) if not isinstance(mult, float) and
                                                        mult.ndim == 4 else (n,))
     return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
