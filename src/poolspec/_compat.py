@@ -216,6 +216,15 @@ def _advise_huge(address: int, nbytes: int) -> None:
             _madvise(start, stop - start, _MADV_HUGEPAGE)  # advice only: a refusal changes nothing
 
 
+def is_traced(a: Any) -> bool:
+    """Whether ``a`` is a JAX tracer (inside jit or a transform): its values cannot be read on the host."""
+    if not is_jax_array(a):
+        return False
+    import jax
+
+    return isinstance(a, jax.core.Tracer)
+
+
 def index_dtype(xp: Any, like: Any) -> Any:
     """int64, torch's index dtype - except on JAX without 64-bit mode, whose widest integer is int32 (asking
     for int64 there only earns a warning and an int32)."""

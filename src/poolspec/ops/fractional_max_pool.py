@@ -20,6 +20,7 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     is_torch_array,
+    is_traced,
     namespace,
     to_namespace,
 )
@@ -29,14 +30,6 @@ from ..kernels.maxes import _reduce_cells
 from ..spec import card
 
 Size = int | tuple[int, ...]
-
-
-def _traced(a: Any) -> bool:
-    if not is_jax_array(a):
-        return False
-    import jax
-
-    return isinstance(a, jax.core.Tracer)
 
 
 def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
@@ -51,7 +44,7 @@ def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
 
         if rng is not None and not isinstance(rng, (int, np.integer, np.random.Generator)):
             return jax.random.uniform(rng, shape, dtype=x.dtype)
-        if _traced(x):
+        if is_traced(x):
             raise ValueError(f"{op}: under jax.jit pass rng=<a JAX key> or _random_samples (samples drawn on the "
                              "host would be a constant of the compiled program)")
     host = np.random.default_rng(rng).random(shape)
@@ -62,7 +55,7 @@ def _check_samples(op: str, xp: Any, x: Any, samples: Any) -> None:
     name, want = dtype_name(xp, samples.dtype), dtype_name(xp, x.dtype)
     if name != want:
         raise TypeError(f"{op}: _random_samples.dtype={name!r}: must equal x.dtype {want!r}")
-    if _traced(samples) or is_dask_array(samples) or math.prod(samples.shape) == 0:
+    if is_traced(samples) or is_dask_array(samples) or math.prod(samples.shape) == 0:
         return
     if is_jax_array(samples):  # concrete, but a jnp reduction inside a trace would be staged
         host = np.asarray(samples)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import dtype_name, is_dask_array, is_jax_array, namespace
+from .._compat import dtype_name, is_dask_array, is_jax_array, is_traced, namespace
 from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
 from ._common import keep_layout, resolve, resolve_backward
@@ -26,14 +26,6 @@ Size = int | tuple[int, ...]
 @lru_cache(maxsize=512)
 def _unpool(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Unpool:
     return Unpool(in_spatial, out_spatial)
-
-
-def _traced(a: Any) -> bool:
-    if not is_jax_array(a):
-        return False
-    import jax
-
-    return isinstance(a, jax.core.Tracer)
 
 
 def _out_of_range(op: str, lo: int, hi: int, out_spatial: tuple[int, ...]) -> ValueError | None:
@@ -63,7 +55,7 @@ def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> Any:
     if tuple(indices.shape) != tuple(x.shape):
         raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
     meta = getattr(getattr(indices, "device", None), "type", None) == "meta"
-    if _traced(indices) or meta or math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
+    if is_traced(indices) or meta or math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
         # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see
         # Unpool); an empty output plane has nothing to place, as torch
         return indices
