@@ -288,8 +288,8 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     coords = []
     for kk in range(n):
         coords.append(xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gf, axis=1))
-    grad_grid = xp.stack(coords, axis=-1) * xp.reshape(mult, (-1, M, n) if not isinstance(mult, float) and
-                                                       mult.ndim == 4 else (n,))
+    # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, M, n)
+    grad_grid = xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, M, n)))
     return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
 
 
