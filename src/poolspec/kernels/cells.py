@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, is_jax_array, is_torch_array, namespace, take, writable_module
+from .._compat import device, is_jax_array, is_torch_array, is_traced, namespace, take, writable_module
 
 # Cells read at most this often are summed rank by rank (one in-place add per rank, in torch's order); those
 # read more often by the doubling scan (log2 of the run passes over all reads). A constant, so that how a
@@ -64,9 +64,7 @@ _LARGE = 1 << 16
 def _symbolic(a: Any) -> bool:
     """No values to branch on: a JAX tracer, a torch meta or fake tensor."""
     if is_jax_array(a):
-        import jax
-
-        return isinstance(a, jax.core.Tracer)
+        return is_traced(a)
     if not is_torch_array(a):
         return False
     if a.device.type == "meta":

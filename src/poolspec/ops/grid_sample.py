@@ -21,20 +21,20 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
-    compute_dtype_name,
     device,
     dtype_name,
-    dtype_of,
     index_dtype,
     is_dask_array,
     is_jax_array,
     is_torch_array,
     namespace,
+    to_compute,
     to_namespace,
 )
 from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
 from ..spec import card
+from ._common import _typed
 
 _A = -0.75  # torch's cubic convolution constant
 
@@ -303,7 +303,7 @@ def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -
     nothing else (a bounded cache; symbolic shapes and unhashable arguments skip it)."""
     try:
         key: Any = (op, type(x), x.dtype, tuple(x.shape), type(grid), grid.dtype, tuple(grid.shape),
-                    str(device(x)), str(device(grid)), tuple((k, type(v), v) for k, v in args.items()))
+                    str(device(x)), str(device(grid)), tuple((k, _typed(v)) for k, v in args.items()))
         hit = _RESOLVED.get(key)
     except (TypeError, AttributeError):
         key = hit = None
@@ -322,13 +322,6 @@ def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -
     if key is not None and len(_RESOLVED) < 4096:
         _RESOLVED[key] = out
     return out
-
-
-def _compute(xp: Any, dtype: str, *arrays: Any) -> tuple[Any, ...]:
-    ctype = compute_dtype_name(dtype)
-    if ctype == dtype:
-        return arrays
-    return tuple(xp.astype(a, dtype_of(xp, ctype)) for a in arrays)
 
 
 def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out: str) -> Any:
@@ -367,7 +360,7 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
             return grid_sample(xb, gb, **args)
 
         return _blockwise(block, plan, x, grid, out="output")
-    xc, gc = _compute(xp, dtype, x, grid)
+    xc, gc = (to_compute(xp, a) for a in (x, grid))  # half precision: float32, rounded once at the end
     if is_jax_array(x):
         out = compose(_sample, (plan,), xc, gc)
     else:
@@ -408,7 +401,7 @@ def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilin
 
         return (_blockwise(gx, plan, x, grid, grad=grad_output, out="grad_x"),
                 _blockwise(gg, plan, x, grid, grad=grad_output, out="grad_grid"))
-    gc, xc, grc = _compute(xp, dtype, grad_output, x, grid)
+    gc, xc, grc = (to_compute(xp, a) for a in (grad_output, x, grid))
     if is_jax_array(x):
         grad_x, grad_grid = compose(_sample_backward, (plan,), gc, xc, grc)
     else:
