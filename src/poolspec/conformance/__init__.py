@@ -6,6 +6,18 @@
 True
 """
 
-from .runner import CaseResult, Implementation, Report, check, module_implementation, run
+from .runner import (
+    PHASES,
+    CaseResult,
+    Implementation,
+    NotExpressible,
+    Report,
+    case_id,
+    case_phases,
+    check,
+    module_implementation,
+    run,
+)
 
-__all__ = ["CaseResult", "Implementation", "Report", "check", "module_implementation", "run"]
+__all__ = ["PHASES", "CaseResult", "Implementation", "NotExpressible", "Report", "case_id", "case_phases", "check",
+           "module_implementation", "run"]

@@ -23,18 +23,45 @@ from . import golden
 from .backends import Backend
 from .families import Family, family, grad_name
 
+PHASES = ("forward", "backward", "double-backward")
+
+
+class NotExpressible(Exception):
+    """Raised by an implementation (a peer adapter) for a call its API cannot express with the same semantics:
+    the case counts as "not expressible", neither passed nor failed."""
+
+
+def case_id(case: golden.Golden, phase: str) -> str:
+    """The stable test id of one phase of a case: ``<op>-g012-float64-forward`` (grid case 12 in float64),
+    ``<op>-r003-float64-backward`` (random), ``<op>-g002-float32-double-backward``, ``<op>-e001-float64-forward``
+    (a call that must raise)."""
+    kind = case.name[len(case.op) + 1:]
+    if kind.startswith(case.dtype + "-"):
+        kind = "g" + kind[len(case.dtype) + 1:]
+    return f"{case.op}-{kind}-{case.dtype}-{phase}"
+
+
+def case_phases(case: golden.Golden) -> tuple[str, ...]:
+    """The phases a case has: forward always (for an error case, that it raises); backward where it stores
+    gradients; double-backward where it stores second-order ones."""
+    if case.error is not None or "grad_output" not in case.files:
+        return PHASES[:1]
+    return PHASES if "grad_grad_output" in case.files else PHASES[:2]
+
 
 @dataclass
 class CaseResult:
     name: str
     op: str
     dtype: str
-    status: str  # "pass", "fail" or "skip"
+    status: str  # "pass", "fail", "skip" or "inexpressible"
     checks: list[str] = field(default_factory=list)  # what was compared
     problems: list[str] = field(default_factory=list)
     max_ulp: float = 0.0
     max_abs: float = 0.0
     seconds: float = 0.0
+    flags: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)  # what was not checked and why
 
 
 @dataclass
@@ -56,26 +83,33 @@ class Report:
     def per_op(self) -> dict[str, dict[str, Any]]:
         table: dict[str, dict[str, Any]] = {}
         for r in self.results:
-            row = table.setdefault(r.op, {"cases": 0, "passed": 0, "failed": 0, "skipped": 0, "max_ulp": 0.0,
-                                          "max_abs": 0.0})
+            row = table.setdefault(r.op, {"cases": 0, "passed": 0, "failed": 0, "skipped": 0, "inexpressible": 0,
+                                          "xfailed": 0, "max_ulp": 0.0, "max_abs": 0.0})
             row["cases"] += 1
-            row[{"pass": "passed", "fail": "failed", "skip": "skipped"}[r.status]] += 1
+            row[_COLUMN[r.status]] += 1
             row["max_ulp"] = max(row["max_ulp"], r.max_ulp)
             row["max_abs"] = max(row["max_abs"], r.max_abs)
         return table
 
     def table(self) -> str:
+        per_op = self.per_op()
+        # columns that are empty everywhere are left out: a plain run has no xfails and no inexpressible calls
+        extra = [k for k in ("inexpressible", "xfailed") if any(row[k] for row in per_op.values())]
+        head = {"inexpressible": "n/expr", "xfailed": "xfailed"}
         lines = [f"conformance of {self.implementation} on {self.backend}"
                  f"{' (' + self.device + ')' if self.device else ''}: torch 2.13 reference vectors",
-                 f"{'op':<22}{'cases':>7}{'passed':>8}{'failed':>8}{'skipped':>9}{'max ulp':>11}{'max abs':>11}"]
-        totals = {"cases": 0, "passed": 0, "failed": 0, "skipped": 0}
-        for op, row in self.per_op().items():
+                 f"{'op':<22}{'cases':>7}{'passed':>8}{'failed':>8}{'skipped':>9}"
+                 + "".join(f"{head[k]:>9}" for k in extra) + f"{'max ulp':>11}{'max abs':>11}"]
+        totals = dict.fromkeys(["cases", "passed", "failed", "skipped", *extra], 0)
+        for op, row in per_op.items():
             lines.append(f"{op:<22}{row['cases']:>7}{row['passed']:>8}{row['failed']:>8}{row['skipped']:>9}"
-                         f"{row['max_ulp']:>11.3g}{row['max_abs']:>11.3g}")
+                         + "".join(f"{row[k]:>9}" for k in extra)
+                         + f"{row['max_ulp']:>11.3g}{row['max_abs']:>11.3g}")
             for key in totals:
                 totals[key] += row[key]
         lines.append(f"{'total':<22}{totals['cases']:>7}{totals['passed']:>8}{totals['failed']:>8}"
-                     f"{totals['skipped']:>9}   in {self.seconds:.1f} s")
+                     f"{totals['skipped']:>9}" + "".join(f"{totals[k]:>9}" for k in extra)
+                     + f"   in {self.seconds:.1f} s")
         for r in self.failures[:20]:
             lines.append(f"FAIL {r.name} ({r.dtype}): {'; '.join(r.problems)}")
         if len(self.failures) > 20:
@@ -86,6 +120,10 @@ class Report:
         return {"backend": self.backend, "device": self.device, "implementation": self.implementation,
                 "passed": self.passed, "seconds": self.seconds, "per_op": self.per_op(),
                 "cases": [r.__dict__ for r in self.results]}
+
+
+_COLUMN = {"pass": "passed", "fail": "failed", "skip": "skipped", "inexpressible": "inexpressible",
+           "xfail": "xfailed"}
 
 
 class Implementation:
@@ -226,21 +264,28 @@ def _second_order(backend: Backend, impl: Implementation, case: golden.Golden, a
     return jax.jit(jax.grad(inner, argnums=tuple(range(1 + len(wrt)))))(g, *[arrays[p] for p in wrt])
 
 
-def run_case(backend: Backend, impl: Implementation, case: golden.Golden) -> CaseResult:
-    result = CaseResult(case.name, case.op, case.dtype, "pass")
+def run_case(backend: Backend, impl: Implementation, case: golden.Golden,
+             phases: tuple[str, ...] = PHASES) -> CaseResult:
+    """One case's checks, those of ``phases`` only (the pytest entry runs each phase as its own test; the
+    backward phase calls the forward too, without comparing it)."""
+    result = CaseResult(case.name, case.op, case.dtype, "pass", flags=case.flags)
     start = time.perf_counter()
     try:
         with np.errstate(all="ignore"):  # NaN/inf data is part of the catalogue
-            _run_case(backend, impl, case, result)
+            _run_case(backend, impl, case, result, phases)
+    except NotExpressible as e:
+        result.status = "inexpressible"
+        result.problems.append(f"not expressible: {str(e)[:200]}")
     except Exception as e:  # an implementation's crash is a failed case, not a crash of the suite
         result.problems.append(f"raised {type(e).__name__}: {str(e)[:200]}")
-    if result.status != "skip":
+    if result.status not in ("skip", "inexpressible"):
         result.status = "fail" if result.problems else "pass"
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, result: CaseResult) -> None:
+def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, result: CaseResult,
+              phases: tuple[str, ...]) -> None:
     fn = impl.forward(case.op)
     if fn is None:
         result.status = "skip"
@@ -260,6 +305,8 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
             for out in _call_forward(fn, case, arrays):
                 if out is not None:
                     backend.to_numpy(out)  # a lazy backend (Dask) checks index values when it computes
+        except NotExpressible:
+            raise
         except (ValueError, TypeError):
             return
         except Exception as e:
@@ -270,32 +317,32 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
         return
     before = {p: backend.to_numpy(v).copy() for p, v in arrays.items()}
     y, winners = _call_forward(fn, case, arrays)
-    _compare(result, "output", backend.to_numpy(y), a["output"], case, exact=not case.dtype.startswith(
-        ("float", "bfloat")))
-    if "output_indices" in a:
-        _compare(result, "indices", backend.to_numpy(winners), a["output_indices"], case, exact=True)
-    result.checks.append("namespace/dtype/device")
-    if backend.namespace_of(y) is not backend.namespace_of(x):
-        result.problems.append("the result is in another namespace than the input")
-    if backend.dtype_name(y) != backend.dtype_name(x):
-        result.problems.append(f"dtype {backend.dtype_name(y)} instead of {backend.dtype_name(x)}")
-    if backend.device_of(y) != backend.device_of(x):
-        result.problems.append(f"device {backend.device_of(y)} instead of {backend.device_of(x)}")
-    if "grad_output" not in a:
+    if "forward" in phases:
+        _check_forward(backend, case, result, a, x, y, winners)
+    if "grad_output" not in a or not {"backward", "double-backward"} & set(phases):
         return
     g = backend.asarray(a["grad_output"], case.dtype)
     grads = _vjp(backend, impl, case, arrays, g, winners)
     if grads is None:
+        result.notes.append(f"no backward: {impl.name} has no {case.op}_backward and {backend.name} no autodiff")
+        if "forward" not in phases:
+            result.status = "skip"
         return
-    for port, grad in zip(fam.differentiable, grads):
-        _compare(result, grad_name(port), backend.to_numpy(grad), a[grad_name(port)], case)
-    again = _vjp(backend, impl, case, arrays, g, winners)
-    result.checks.append("bit-identical repeat")
-    if any(backend.to_numpy(p).tobytes() != backend.to_numpy(q).tobytes() for p, q in zip(grads, again)):
-        result.problems.append("two runs of the backward differ in their bits")
-    if any(not np.array_equal(backend.to_numpy(v), before[p], equal_nan=True) for p, v in arrays.items()):
-        result.problems.append("an input was modified")
-    if backend.autodiff and "grad_grad_output" in a:
+    if "backward" in phases:
+        for port, grad in zip(fam.differentiable, grads):
+            _compare(result, grad_name(port), backend.to_numpy(grad), a[grad_name(port)], case)
+        again = _vjp(backend, impl, case, arrays, g, winners)
+        result.checks.append("bit-identical repeat")
+        if any(backend.to_numpy(p).tobytes() != backend.to_numpy(q).tobytes() for p, q in zip(grads, again)):
+            result.problems.append("two runs of the backward differ in their bits")
+        if any(not np.array_equal(backend.to_numpy(v), before[p], equal_nan=True) for p, v in arrays.items()):
+            result.problems.append("an input was modified")
+    if "double-backward" in phases and "grad_grad_output" in a:
+        if not backend.autodiff:
+            result.notes.append(f"no second order: {backend.name} has no autodiff")
+            if phases == ("double-backward",):
+                result.status = "skip"
+            return
         vs = tuple(backend.asarray(a[grad_name(p) + "_cotangent"], case.dtype) for p in fam.differentiable)
         wrt = tuple(p for p in fam.second_order if "grad_" + grad_name(p) in a)
         second = _second_order(backend, impl, case, arrays, g, vs, winners, wrt)
@@ -303,6 +350,24 @@ def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, resul
         for port, d in zip(wrt, second[1:]):
             name = "grad_" + grad_name(port)
             _compare(result, name, backend.to_numpy(d) if d is not None else np.zeros_like(a[name]), a[name], case)
+
+
+def _check_forward(backend: Backend, case: golden.Golden, result: CaseResult, a: dict[str, np.ndarray], x: Any,
+                   y: Any, winners: Any) -> None:
+    _compare(result, "output", backend.to_numpy(y), a["output"], case, exact=not case.dtype.startswith(
+        ("float", "bfloat")))
+    if "output_indices" in a:
+        if winners is None:  # a peer whose max pool gives values only (JAX's reduce_window, Keras)
+            result.notes.append("indices: not produced")
+        else:
+            _compare(result, "indices", backend.to_numpy(winners), a["output_indices"], case, exact=True)
+    result.checks.append("namespace/dtype/device")
+    if backend.namespace_of(y) is not backend.namespace_of(x):
+        result.problems.append("the result is in another namespace than the input")
+    if backend.dtype_name(y) != backend.dtype_name(x):
+        result.problems.append(f"dtype {backend.dtype_name(y)} instead of {backend.dtype_name(x)}")
+    if backend.device_of(y) != backend.device_of(x):
+        result.problems.append(f"device {backend.device_of(y)} instead of {backend.device_of(x)}")
 
 
 # ---------------------------------------------------------------------------------------------------- runs
