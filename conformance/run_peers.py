@@ -1,0 +1,105 @@
+"""Run poolspec's torch 2.13 reference cases against every installed peer implementation and write
+``results/<peer>.json`` and ``MATRIX.md``.
+
+    python conformance/run_peers.py                 # every peer installed here or in conformance/.venvs/<peer>
+    python conformance/run_peers.py --setup         # first create one venv per peer from requirements/<peer>.txt
+    python conformance/run_peers.py --peers onnxruntime,jax --ops avg_pool2d,interpolate
+    python conformance/run_peers.py --matrix-only   # rewrite MATRIX.md from the stored results
+
+Each peer runs in its own process (its own venv where one exists), so peers never share an interpreter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+sys.path.insert(0, str(ROOT))  # `conformance.peers` as a package, whichever directory we are run from
+
+
+def _python(peer: str) -> str:
+    venv = HERE / ".venvs" / peer / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def setup(peer: str) -> None:
+    venv = HERE / ".venvs" / peer
+    if not venv.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt"),
+                    "-e", str(ROOT), "-r", str(HERE / "requirements" / f"{peer}.txt")], check=True)
+
+
+def run_one(peer: str, ops: list[str] | None, out: Path) -> dict:
+    """Run one peer in this interpreter and write its results file."""
+    from conformance import peers
+    from poolspec.conformance import Implementation, golden, run
+
+    if not peers.installed(peer):
+        return {"peer": peer, "installed": False}
+    adapter = peers.load(peer)
+    impl = Implementation(adapter.NAME, lambda op: getattr(adapter, op, None),
+                          lambda op: getattr(adapter, op + "_backward", None))
+    report = run(adapter.BACKEND, ops=ops, implementation=impl)
+    by_name = {c.name: c for c in golden.cases(ops)}
+    cases = []
+    for r in report.results:
+        case = by_name[r.name]
+        cases.append({"id": r.name, "op": r.op, "dtype": r.dtype, "status": r.status, "flags": list(r.flags),
+                      "arguments": {k: golden.encode(v) for k, v in case.arguments.items()},
+                      "error": case.error, "problems": r.problems, "notes": r.notes,
+                      "max_abs": r.max_abs if r.max_abs != float("inf") else "inf", "max_ulp": r.max_ulp,
+                      "seconds": round(r.seconds, 4)})
+    data = {"peer": adapter.NAME, "installed": True, "version": adapter.version(), "api": adapter.API,
+            "backend": adapter.BACKEND, "python": sys.version.split()[0], "seconds": round(report.seconds, 1),
+            "ops": ops, "table": report.table(), "cases": cases}
+    out.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    from conformance import peers
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--peers", help="comma-separated peers (default: all)")
+    parser.add_argument("--ops", help="comma-separated ops (default: all)")
+    parser.add_argument("--setup", action="store_true", help="create conformance/.venvs/<peer> first")
+    parser.add_argument("--matrix-only", action="store_true", help="only rewrite MATRIX.md from results/")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # the child process: run this peer here
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    ops = args.ops.split(",") if args.ops else None
+    if args.one:
+        data = run_one(args.one, ops, Path(args.out))
+        print(data.get("table", f"{args.one}: not installed"))
+        return 0 if data["installed"] else 3
+    chosen = args.peers.split(",") if args.peers else list(peers.PEERS)
+    RESULTS.mkdir(exist_ok=True)
+    if not args.matrix_only:
+        for peer in chosen:
+            if args.setup:
+                setup(peer)
+            start = time.perf_counter()
+            out = RESULTS / f"{peer}.json"
+            proc = subprocess.run([_python(peer), str(Path(__file__).resolve()), "--one", peer, "--out", str(out)]
+                                  + (["--ops", args.ops] if args.ops else []), cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+            state = {0: "done", 3: "not installed"}.get(proc.returncode, f"crashed (exit {proc.returncode})")
+            print(f"{peer}: {state} in {time.perf_counter() - start:.0f} s", flush=True)
+    from conformance.matrix import write_matrix
+
+    write_matrix(RESULTS, HERE / "MATRIX.md")
+    print(f"wrote {HERE / 'MATRIX.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
