@@ -1,0 +1,279 @@
+"""The conformance suite as pytest tests: one collected test per case and phase, with a stable id
+(``avg_pool2d-g012-float64-forward``, ``...-backward``, ``...-double-backward``), the implementation and
+backend chosen by option or environment variable, include/exclude patterns, xfail and skip files, and the
+CLI's summary table at the end.
+
+Run against your module of torch-style functions::
+
+    pytest --pyargs poolspec.conformance.test_suite --poolspec-impl mypkg.pools --poolspec-backend numpy \\
+        --poolspec-xfails-file xfails.txt
+
+or, inside your own test suite (a file your pytest collects)::
+
+    from poolspec.conformance.pytest_plugin import conformance_tests
+
+    test_poolspec = conformance_tests(impl="mypkg.pools", backend="numpy", xfails_file="xfails.txt")
+
+Every option has an environment variable (``POOLSPEC_IMPL``, ``POOLSPEC_BACKEND``, ``POOLSPEC_DEVICE``,
+``POOLSPEC_OPS``, ``POOLSPEC_PHASES``, ``POOLSPEC_INCLUDE``, ``POOLSPEC_EXCLUDE``, ``POOLSPEC_XFAILS_FILE``,
+``POOLSPEC_SKIPS_FILE``); an option wins over its variable. Include/exclude are regular expressions searched in
+the test id (as ONNX's backend test ``include``/``exclude``); an xfails or skips file holds one id or regular
+expression per line (matched against the whole id), ``#`` starts a comment (as array-api-tests'
+``--xfails-file``). This module is registered as a pytest plugin (entry point ``pytest11``); it adds the options
+and the summary, and does nothing in a run that collects no conformance test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_OPTIONS = {  # option -> (environment variable, help)
+    "impl": ("POOLSPEC_IMPL", "module of torch-style functions to test (a dotted name or a .py path; "
+                              "default: poolspec itself)"),
+    "backend": ("POOLSPEC_BACKEND", "array library the cases' arrays are made in (default numpy)"),
+    "device": ("POOLSPEC_DEVICE", "device on that backend (e.g. cuda:0)"),
+    "ops": ("POOLSPEC_OPS", "comma-separated ops (default: all)"),
+    "phases": ("POOLSPEC_PHASES", "comma-separated phases: forward, backward, double-backward (default: all)"),
+    "include": ("POOLSPEC_INCLUDE", "only ids matching this regular expression (repeatable)"),
+    "exclude": ("POOLSPEC_EXCLUDE", "leave out ids matching this regular expression (repeatable)"),
+    "xfails-file": ("POOLSPEC_XFAILS_FILE", "file of ids/patterns expected to fail (# comments)"),
+    "skips-file": ("POOLSPEC_SKIPS_FILE", "file of ids/patterns to skip (# comments)"),
+}
+_REPEATABLE = ("include", "exclude")
+_KEY = "poolspec_conformance"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("poolspec", "poolspec conformance suite")
+    for name, (env, text) in _OPTIONS.items():
+        group.addoption(f"--poolspec-{name}", action="append" if name in _REPEATABLE else "store", default=None,
+                        help=f"{text} [env {env}]")
+
+
+# ------------------------------------------------------------------------------------------------ settings
+
+def _read_list(path: str | None) -> list[str]:
+    if not path:
+        return []
+    entries = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        entry = line.split("#", 1)[0].strip()
+        if entry:
+            # a pytest node id (test_suite.py::test_conformance[<id>]) names the same case as its bare id
+            entries.append(entry[entry.index("[") + 1:entry.rindex("]")] if entry.endswith("]") else entry)
+    return entries
+
+
+@dataclass
+class Settings:
+    """What to run and how; ``from_config`` fills it from options, then environment variables."""
+
+    impl: str | None = None
+    backend: str = "numpy"
+    device: str | None = None
+    ops: list[str] | None = None
+    phases: tuple[str, ...] = ("forward", "backward", "double-backward")
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    xfails: list[str] = field(default_factory=list)
+    skips: list[str] = field(default_factory=list)
+    xfails_file: str | None = None
+
+    @classmethod
+    def from_values(cls, get: Any) -> Settings:
+        def one(name: str) -> Any:
+            value = get(name)
+            return value if value is not None else os.environ.get(_OPTIONS[name][0]) or None
+
+        def many(name: str) -> list[str]:
+            value = get(name)
+            env = os.environ.get(_OPTIONS[name][0])
+            return list(value) if value else ([env] if env else [])
+
+        from .runner import PHASES
+
+        phases = tuple(one("phases").split(",")) if one("phases") else PHASES
+        unknown = sorted(set(phases) - set(PHASES))
+        if unknown:
+            raise pytest.UsageError(f"--poolspec-phases: unknown {', '.join(unknown)}; choose from "
+                                    f"{', '.join(PHASES)}")
+        return cls(impl=one("impl"), backend=one("backend") or "numpy", device=one("device"),
+                   ops=one("ops").split(",") if one("ops") else None, phases=phases, include=many("include"),
+                   exclude=many("exclude"), xfails=_read_list(one("xfails-file")),
+                   skips=_read_list(one("skips-file")), xfails_file=one("xfails-file"))
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Settings:
+        return cls.from_values(lambda name: config.getoption(f"--poolspec-{name}", default=None))
+
+
+def _import(spec: str) -> Any:
+    if spec.endswith(".py"):
+        path = Path(spec).resolve()
+        loader = importlib.util.spec_from_file_location(path.stem, path)
+        if loader is None or loader.loader is None:
+            raise pytest.UsageError(f"--poolspec-impl: cannot load {spec}")
+        module = importlib.util.module_from_spec(loader)
+        sys.modules[path.stem] = module
+        loader.loader.exec_module(module)
+        return module
+    return importlib.import_module(spec)
+
+
+_SESSIONS: dict[tuple[str | None, str, str | None], tuple[Any, Any]] = {}
+
+
+def _session(settings: Settings) -> tuple[Any, Any]:
+    """The (Backend, Implementation) pair, made once per process."""
+    from .backends import Backend
+    from .runner import module_implementation, poolspec_implementation
+
+    key = (settings.impl, settings.backend, settings.device)
+    if key not in _SESSIONS:
+        impl = module_implementation(_import(settings.impl)) if settings.impl else poolspec_implementation()
+        _SESSIONS[key] = (Backend(settings.backend, settings.device), impl)
+    return _SESSIONS[key]
+
+
+def _matches(patterns: list[str], test_id: str) -> str | None:
+    return next((p for p in patterns if re.fullmatch(p, test_id)), None)
+
+
+def params(settings: Settings) -> list[Any]:
+    """One ``pytest.param((case, phase), id=...)`` per selected case and phase, marked by the xfails and skips
+    lists."""
+    from . import golden
+    from .runner import case_id, case_phases
+
+    out = []
+    for case in golden.cases(settings.ops):
+        for phase in case_phases(case):
+            if phase not in settings.phases:
+                continue
+            test_id = case_id(case, phase)
+            if settings.include and not any(re.search(p, test_id) for p in settings.include):
+                continue
+            if any(re.search(p, test_id) for p in settings.exclude):
+                continue
+            marks = []
+            if (hit := _matches(settings.skips, test_id)) is not None:
+                marks.append(pytest.mark.skip(reason=f"skips file: {hit}"))
+            elif (hit := _matches(settings.xfails, test_id)) is not None:
+                marks.append(pytest.mark.xfail(reason=f"xfails file: {hit}", strict=False))
+            out.append(pytest.param((settings, case, phase), id=test_id, marks=marks))
+    return out
+
+
+def run_param(request: pytest.FixtureRequest, param: tuple[Settings, Any, str]) -> None:
+    """Run one phase of one case and turn its result into the test's outcome."""
+    from .runner import run_case
+
+    settings, case, phase = param
+    backend, impl = _session(settings)
+    result = run_case(backend, impl, case, (phase,))
+    record = {"name": result.name, "op": result.op, "dtype": result.dtype, "phase": phase, "status": result.status,
+              "max_ulp": result.max_ulp, "max_abs": result.max_abs if result.max_abs != float("inf") else 1e308,
+              "implementation": impl.name, "backend": backend.name, "device": backend.device}
+    request.node.user_properties.append((_KEY, json.dumps(record)))
+    if result.status in ("skip", "inexpressible"):
+        pytest.skip("; ".join(result.problems + result.notes) or result.status)
+    if result.status == "fail":
+        pytest.fail("\n".join(result.problems), pytrace=False)
+
+
+def conformance_tests(impl: str | None = None, backend: str | None = None, *, device: str | None = None,
+                      ops: list[str] | None = None, phases: tuple[str, ...] | None = None,
+                      include: list[str] | None = None, exclude: list[str] | None = None,
+                      xfails: list[str] | None = None, xfails_file: str | None = None,
+                      skips_file: str | None = None) -> Any:
+    """A parametrized test function running the suite, for a test module of your own (arguments left None
+    fall back to the environment variables)."""
+    given = {"impl": impl, "backend": backend, "device": device, "ops": ",".join(ops) if ops else None,
+             "phases": ",".join(phases) if phases else None, "include": include, "exclude": exclude,
+             "xfails-file": xfails_file, "skips-file": skips_file}
+    settings = Settings.from_values(given.get)
+    settings.xfails += list(xfails or [])
+
+    @pytest.mark.parametrize("poolspec_case", params(settings))
+    def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, Any, str]) -> None:
+        run_param(request, poolspec_case)
+
+    return test_conformance
+
+
+# ------------------------------------------------------------------------------------------------- summary
+
+class _Summary:
+    """The records of the conformance tests this run reported (on the xdist controller: its workers')."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def add(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for key, value in report.user_properties:
+            if key == _KEY:
+                record = json.loads(value)
+                if hasattr(report, "wasxfail") and report.skipped:
+                    record["status"] = "xfail"
+                self.records.append(record)
+
+    def report(self) -> Any:
+        """The CLI's Report, one row per case (a case fails if any phase fails; xfail if one is xfailed)."""
+        from .runner import CaseResult, Report
+
+        rank = {"fail": 5, "xfail": 4, "pass": 3, "inexpressible": 2, "skip": 1}
+        cases: dict[str, CaseResult] = {}
+        for r in self.records:
+            c = cases.setdefault(r["name"], CaseResult(r["name"], r["op"], r["dtype"], r["status"]))
+            if rank[r["status"]] > rank[c.status]:
+                c.status = r["status"]
+            c.max_ulp, c.max_abs = max(c.max_ulp, r["max_ulp"]), max(c.max_abs, r["max_abs"])
+        first = self.records[0]
+        return Report(first["backend"], first["device"], first["implementation"], list(cases.values()), 0.0)
+
+
+_SUMMARY = _Summary()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _SUMMARY.add(report)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if not _SUMMARY.records:
+        return
+    terminalreporter.section("poolspec conformance")
+    for line in _SUMMARY.report().table().splitlines():
+        if line.startswith("total"):
+            line = line.split("   in ")[0]  # pytest prints the time
+        elif line.startswith(("FAIL", "...")):
+            continue  # pytest lists the failures
+        terminalreporter.write_line(line)
+    phases: dict[str, dict[str, int]] = {}
+    for r in _SUMMARY.records:
+        row = phases.setdefault(r["phase"], {})
+        row[r["status"]] = row.get(r["status"], 0) + 1
+    terminalreporter.write_line("tests by phase: " + "; ".join(
+        f"{phase} " + ", ".join(f"{n} {status}" for status, n in sorted(row.items()))
+        for phase, row in phases.items()))
+    settings = Settings.from_config(config)
+    if settings.xfails:
+        from . import golden
+        from .runner import case_id, case_phases
+
+        ids = [case_id(c, p) for c in golden.cases(settings.ops) for p in case_phases(c)]
+        stale = [p for p in settings.xfails if not any(re.fullmatch(p, i) for i in ids)]
+        if stale:
+            terminalreporter.write_line(f"xfails file entries matching no test: {', '.join(stale)}")
