@@ -58,8 +58,12 @@ def run_one(peer: str, ops: list[str] | None, out: Path) -> dict:
                       "error": case.error, "problems": r.problems, "notes": r.notes,
                       "max_abs": r.max_abs if r.max_abs != float("inf") else "inf", "max_ulp": r.max_ulp,
                       "seconds": round(r.seconds, 4)})
+    own = sorted(name[:-9] for name in dir(adapter) if name.endswith("_backward"))
+    gradients = ("JAX autodiff, to second order" if adapter.BACKEND == "jax" else
+                 f"the peer's own ({', '.join(own)})" if own else "none (forward only)")
     data = {"peer": adapter.NAME, "installed": True, "version": adapter.version(), "api": adapter.API,
-            "backend": adapter.BACKEND, "python": sys.version.split()[0], "seconds": round(report.seconds, 1),
+            "backend": adapter.BACKEND, "gradients": gradients, "findings": getattr(adapter, "FINDINGS", []),
+            "python": sys.version.split()[0], "seconds": round(report.seconds, 1),
             "ops": ops, "table": report.table(), "cases": cases}
     out.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
     return data
