@@ -142,3 +142,10 @@ def test_plugin_is_inert_without_conformance_tests(tmp_path: Path, phase: str) -
     (tmp_path / "test_other.py").write_text("def test_x():\n    assert True\n", encoding="utf-8")
     rc, out = _pytest(tmp_path, "test_other.py", "--poolspec-phases", phase)
     assert rc == 0 and "poolspec conformance" not in out and json is not None
+
+
+def test_the_readme_example_xfails_file_makes_the_run_pass(tmp_path: Path) -> None:
+    rc, out = _pytest(tmp_path, "--pyargs", "poolspec.conformance.test_suite", "--poolspec-ops", OPS,
+                      f"--poolspec-impl={WRONG}", f"--poolspec-xfails-file={WRONG.with_suffix('.xfails.txt')}")
+    assert rc == 0, out
+    assert re.search(r"\b50 xfailed", out) and "xfails file entries matching no test" not in out
