@@ -149,3 +149,16 @@ def test_the_readme_example_xfails_file_makes_the_run_pass(tmp_path: Path) -> No
                       f"--poolspec-impl={WRONG}", f"--poolspec-xfails-file={WRONG.with_suffix('.xfails.txt')}")
     assert rc == 0, out
     assert re.search(r"\b50 xfailed", out) and "xfails file entries matching no test" not in out
+
+
+def test_one_run_per_device(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    xfails = tmp_path / "xfails.txt"
+    xfails.write_text("avg_pool1d-g000-float64-forward-meta  # a meta tensor holds no values\n", encoding="utf-8")
+    rc, out = _pytest(tmp_path, "--pyargs", "poolspec.conformance.test_suite", "--poolspec-backend", "torch",
+                      "--poolspec-device", "cpu,meta", "--poolspec-ops", "avg_pool1d", "--poolspec-include=g00[01]-",
+                      "--poolspec-phases", "forward", f"--poolspec-xfails-file={xfails}")
+    assert rc == 1, out
+    assert _failed(out) == {"avg_pool1d-g001-float64-forward-meta"}  # the bare-id line covers no other device
+    assert "1 failed, 2 passed, 1 xfailed" in out
+    assert "on torch (cpu)" in out and "on torch (meta)" in out

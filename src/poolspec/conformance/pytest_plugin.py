@@ -41,7 +41,8 @@ _OPTIONS = {  # option -> (environment variable, help)
     "impl": ("POOLSPEC_IMPL", "module of torch-style functions to test (a dotted name or a .py path; "
                               "default: poolspec itself)"),
     "backend": ("POOLSPEC_BACKEND", "array library the cases' arrays are made in (default numpy)"),
-    "device": ("POOLSPEC_DEVICE", "device on that backend (e.g. cuda:0)"),
+    "device": ("POOLSPEC_DEVICE", "device on that backend (e.g. cuda:0); several, comma-separated, run the suite "
+                                  "once per device, each id ending in -<device>"),
     "ops": ("POOLSPEC_OPS", "comma-separated ops (default: all)"),
     "phases": ("POOLSPEC_PHASES", "comma-separated phases: forward, backward, double-backward (default: all)"),
     "include": ("POOLSPEC_INCLUDE", "only ids matching this regular expression (repeatable)"),
@@ -80,7 +81,7 @@ class Settings:
 
     impl: str | None = None
     backend: str = "numpy"
-    device: str | None = None
+    devices: tuple[str | None, ...] = (None,)
     ops: list[str] | None = None
     phases: tuple[str, ...] = ("forward", "backward", "double-backward")
     include: list[str] = field(default_factory=list)
@@ -107,7 +108,8 @@ class Settings:
         if unknown:
             raise pytest.UsageError(f"--poolspec-phases: unknown {', '.join(unknown)}; choose from "
                                     f"{', '.join(PHASES)}")
-        return cls(impl=one("impl"), backend=one("backend") or "numpy", device=one("device"),
+        devices = tuple(one("device").split(",")) if one("device") else (None,)
+        return cls(impl=one("impl"), backend=one("backend") or "numpy", devices=devices,
                    ops=one("ops").split(",") if one("ops") else None, phases=phases, include=many("include"),
                    exclude=many("exclude"), xfails=_read_list(one("xfails-file")),
                    skips=_read_list(one("skips-file")), xfails_file=one("xfails-file"))
@@ -133,20 +135,21 @@ def _import(spec: str) -> Any:
 _SESSIONS: dict[tuple[str | None, str, str | None], tuple[Any, Any]] = {}
 
 
-def _session(settings: Settings) -> tuple[Any, Any]:
-    """The (Backend, Implementation) pair, made once per process."""
+def _session(settings: Settings, device: str | None) -> tuple[Any, Any]:
+    """The (Backend, Implementation) pair, made once per process and device."""
     from .backends import Backend
     from .runner import module_implementation, poolspec_implementation
 
-    key = (settings.impl, settings.backend, settings.device)
+    key = (settings.impl, settings.backend, device)
     if key not in _SESSIONS:
         impl = module_implementation(_import(settings.impl)) if settings.impl else poolspec_implementation()
-        _SESSIONS[key] = (Backend(settings.backend, settings.device), impl)
+        _SESSIONS[key] = (Backend(settings.backend, device), impl)
     return _SESSIONS[key]
 
 
-def _matches(patterns: list[str], test_id: str) -> str | None:
-    return next((p for p in patterns if re.fullmatch(p, test_id)), None)
+def _matches(patterns: list[str], *ids: str) -> str | None:
+    """The first pattern matching one of ``ids`` whole (an entry without the device suffix covers every device)."""
+    return next((p for p in patterns if any(re.fullmatch(p, i) for i in ids)), None)
 
 
 def params(settings: Settings) -> list[Any]:
@@ -156,30 +159,32 @@ def params(settings: Settings) -> list[Any]:
     from .runner import case_id, case_phases
 
     out = []
-    for case in golden.cases(settings.ops):
-        for phase in case_phases(case):
-            if phase not in settings.phases:
-                continue
-            test_id = case_id(case, phase)
-            if settings.include and not any(re.search(p, test_id) for p in settings.include):
-                continue
-            if any(re.search(p, test_id) for p in settings.exclude):
-                continue
-            marks = []
-            if (hit := _matches(settings.skips, test_id)) is not None:
-                marks.append(pytest.mark.skip(reason=f"skips file: {hit}"))
-            elif (hit := _matches(settings.xfails, test_id)) is not None:
-                marks.append(pytest.mark.xfail(reason=f"xfails file: {hit}", strict=False))
-            out.append(pytest.param((settings, case, phase), id=test_id, marks=marks))
+    for device in settings.devices:
+        for case in golden.cases(settings.ops):
+            for phase in case_phases(case):
+                if phase not in settings.phases:
+                    continue
+                bare = case_id(case, phase)
+                test_id = bare if len(settings.devices) == 1 else f"{bare}-{device}"
+                if settings.include and not any(re.search(p, test_id) for p in settings.include):
+                    continue
+                if any(re.search(p, test_id) for p in settings.exclude):
+                    continue
+                marks = []
+                if (hit := _matches(settings.skips, test_id, bare)) is not None:
+                    marks.append(pytest.mark.skip(reason=f"skips file: {hit}"))
+                elif (hit := _matches(settings.xfails, test_id, bare)) is not None:
+                    marks.append(pytest.mark.xfail(reason=f"xfails file: {hit}", strict=False))
+                out.append(pytest.param((settings, device, case, phase), id=test_id, marks=marks))
     return out
 
 
-def run_param(request: pytest.FixtureRequest, param: tuple[Settings, Any, str]) -> None:
+def run_param(request: pytest.FixtureRequest, param: tuple[Settings, str | None, Any, str]) -> None:
     """Run one phase of one case and turn its result into the test's outcome."""
     from .runner import run_case
 
-    settings, case, phase = param
-    backend, impl = _session(settings)
+    settings, device, case, phase = param
+    backend, impl = _session(settings, device)
     result = run_case(backend, impl, case, (phase,))
     record = {"name": result.name, "op": result.op, "dtype": result.dtype, "phase": phase, "status": result.status,
               "max_ulp": result.max_ulp, "max_abs": result.max_abs if result.max_abs != float("inf") else 1e308,
@@ -205,7 +210,7 @@ def conformance_tests(impl: str | None = None, backend: str | None = None, *, de
     settings.xfails += list(xfails or [])
 
     @pytest.mark.parametrize("poolspec_case", params(settings))
-    def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, Any, str]) -> None:
+    def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, str | None, Any, str]) -> None:
         run_param(request, poolspec_case)
 
     return test_conformance
@@ -229,19 +234,22 @@ class _Summary:
                     record["status"] = "xfail"
                 self.records.append(record)
 
-    def report(self) -> Any:
-        """The CLI's Report, one row per case (a case fails if any phase fails; xfail if one is xfailed)."""
+    def reports(self) -> list[Any]:
+        """The CLI's Report per device, one row per case (a case fails if any phase fails; xfail if one is
+        xfailed)."""
         from .runner import CaseResult, Report
 
         rank = {"fail": 5, "xfail": 4, "pass": 3, "inexpressible": 2, "skip": 1}
-        cases: dict[str, CaseResult] = {}
+        by_device: dict[Any, dict[str, CaseResult]] = {}
         for r in self.records:
+            cases = by_device.setdefault(r["device"], {})
             c = cases.setdefault(r["name"], CaseResult(r["name"], r["op"], r["dtype"], r["status"]))
             if rank[r["status"]] > rank[c.status]:
                 c.status = r["status"]
             c.max_ulp, c.max_abs = max(c.max_ulp, r["max_ulp"]), max(c.max_abs, r["max_abs"])
         first = self.records[0]
-        return Report(first["backend"], first["device"], first["implementation"], list(cases.values()), 0.0)
+        return [Report(first["backend"], device, first["implementation"], list(cases.values()), 0.0)
+                for device, cases in by_device.items()]
 
 
 _SUMMARY = _Summary()
@@ -255,12 +263,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not _SUMMARY.records:
         return
     terminalreporter.section("poolspec conformance")
-    for line in _SUMMARY.report().table().splitlines():
-        if line.startswith("total"):
-            line = line.split("   in ")[0]  # pytest prints the time
-        elif line.startswith(("FAIL", "...")):
-            continue  # pytest lists the failures
-        terminalreporter.write_line(line)
+    for report in _SUMMARY.reports():
+        for line in report.table().splitlines():
+            if line.startswith("total"):
+                line = line.split("   in ")[0]  # pytest prints the time
+            elif line.startswith(("FAIL", "...")):
+                continue  # pytest lists the failures
+            terminalreporter.write_line(line)
     phases: dict[str, dict[str, int]] = {}
     for r in _SUMMARY.records:
         row = phases.setdefault(r["phase"], {})

@@ -15,5 +15,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("poolspec_case", params(Settings.from_config(metafunc.config)))
 
 
-def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, Any, str]) -> None:
+def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, str | None, Any, str]) -> None:
     run_param(request, poolspec_case)
