@@ -62,6 +62,16 @@ def _where(finding: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+def _where_all(fs: list[dict[str, Any]]) -> str:
+    """The scopes of one rule's findings: the ops once where they share them, the flag sets as alternatives."""
+    if len({tuple(f["ops"]) for f in fs}) > 1 or len({tuple(f.get("dtypes") or ()) for f in fs}) > 1:
+        return "; or ".join(_where(f) for f in fs)
+    sets = [" + ".join(f"`{x}`" for x in f.get("flags", [])) for f in fs]
+    head = _where({**fs[0], "flags": []})
+    return head if not any(sets) else head.replace(f"`{', '.join(fs[0]['ops'])}`",
+                                                   f"`{', '.join(fs[0]['ops'])}` flagged " + " or ".join(sets), 1)
+
+
 def analyse(data: dict[str, Any]) -> dict[str, Any]:
     """Attribute each failing case to the first finding it matches; count, per finding, the expressible cases
     with its ops/flags/dtypes and how many of them fail."""
@@ -174,17 +184,23 @@ def _peer_section(p: dict[str, Any]) -> list[str]:
     result = analyse(p)
     if result["findings"]:
         lines += ["", "Findings:", ""]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}  # one bullet per rule, however many flag sets
     for f in result["findings"]:
-        scope = (f"all {f['scope']} expressible cases" if f["scope_failing"] == f["scope"]
-                 else f"{f['scope_failing']} of the {f['scope']} expressible cases")
-        rule = f["rule"].rstrip() + ("" if f["rule"].rstrip().endswith(".") else ".")
-        dev = [d for d in f.get("flags", []) if d in deviations()]
+        groups.setdefault((f["rule"], f["upstream"]), []).append(f)
+    for (text, link), fs in groups.items():
+        total, failing = sum(f["scope"] for f in fs), sum(f["scope_failing"] for f in fs)
+        scope = (f"all {total} expressible cases" if failing == total
+                 else f"{failing} of the {total} expressible cases")
+        rule = text.rstrip() + ("" if text.rstrip().endswith(".") else ".")
+        dev = [d for f in fs for d in f.get("flags", []) if d in deviations()]
         if dev:
             rule += (f" This is a case of poolspec's deviation `{dev[0]}` (torch: {deviations()[dev[0]]['torch']};"
                      f" poolspec: {deviations()[dev[0]]['poolspec']}).")
-        upstream = "none needed (a poolspec deviation)" if dev and f["upstream"] == "new" else _link(f["upstream"])
-        lines.append(f"- **{_where(f)}**: {rule} Fails {scope} ({f['failing']} attributed here; e.g. "
-                     f"{', '.join(f['examples']) or 'none'}). Upstream: {upstream}.")
+        upstream = "none needed (a poolspec deviation)" if dev and link == "new" else _link(link)
+        examples = [e for f in fs for e in f["examples"]][:3]
+        lines.append(f"- **{_where_all(fs)}**: {rule} Fails {scope} "
+                     f"({sum(f['failing'] for f in fs)} attributed here; e.g. {', '.join(examples) or 'none'}). "
+                     f"Upstream: {upstream}.")
     if result["unexplained"]:
         lines += ["", f"Failures no finding explains ({len(result['unexplained'])}):", ""]
         by: dict[str, list[dict[str, Any]]] = {}
