@@ -201,15 +201,17 @@ _NO_DILATED_VJP = ("jax.vjp of reduce_window max with window_dilation raises Not
 _AREA = ("jax.image's area weights each input pixel by the fraction of it the output pixel's footprint covers "
          "(TensorFlow's area), torch's area averages adaptive_avg_pool's integer windows [floor(iL/O), "
          "ceil((i+1)L/O)): the two agree only where O divides L or L divides O.")
-_EQUAL = ("torch's linear modes copy an axis whose output size equals its input size whatever scale_factor is "
-          "given; scale_and_translate resamples it at scale sf, shifting each sample by (1/sf - 1)(i + 1/2).")
+_EQUAL = ("torch copies an axis whose output size equals its input size even when a scale_factor != 1 reaches the "
+          "kernel (the linear modes, and the antialias modes in their forward); scale_and_translate resamples it at "
+          "scale sf, shifting each sample by (1/sf - 1)(i + 1/2).")
+_AA_CORNERS = ("With antialias=True torch's align_corners only changes the ratio to r = (L-1)/(O-1) and keeps the "
+               "half-pixel centres r(i+1/2) - 1/2, while scale_and_translate's documented align_corners recipe (scale "
+               "(O-1)/(L-1), translation (1-scale)/2) samples input r*i: it matches torch without antialias only.")
 
 FINDINGS: list[dict[str, Any]] = [
     {"ops": _MAX, "flags": ["dilation"], "checks": ["crash"], "rule": _NO_DILATED_VJP, "upstream": "new"},
-    {"ops": _MAX, "flags": ["empty_window"], "checks": ["crash"], "rule": _NO_DILATED_VJP + " (dilation 3)",
-     "upstream": "new"},
-    {"ops": _MAX, "flags": ["random"], "checks": ["crash"], "rule": _NO_DILATED_VJP + " (random dilations)",
-     "upstream": "new"},
+    {"ops": _MAX, "flags": ["empty_window"], "checks": ["crash"], "rule": _NO_DILATED_VJP, "upstream": "new"},
+    {"ops": _MAX, "flags": ["random"], "checks": ["crash"], "rule": _NO_DILATED_VJP, "upstream": "new"},
     {"ops": _MAX + _ADAPTIVE_MAX, "flags": [], "checks": ["grad_input"],
      "rule": "In a window holding NaN (value NaN in both) JAX's max-pool gradient, select_and_scatter_add keeping its "
              "pick only while it is >= the next tap, lets any later tap replace the NaN, so the gradient goes to the "
@@ -224,7 +226,7 @@ FINDINGS: list[dict[str, Any]] = [
      "upstream": "new"},
     {"ops": _MAX, "flags": ["max_pool_empty_window"], "checks": ["raises"],
      "rule": "reduce_window gives a window with no input cell its init (-inf, integers the dtype's lowest), as "
-             "torch's values do, where poolspec refuses the call (deviation max_pool_empty_window).",
+             "torch's values do, where poolspec refuses the call.",
      "upstream": "https://github.com/pytorch/pytorch/issues/114216"},
     {"ops": _MAX, "flags": ["padding_over_half"], "checks": ["raises"],
      "rule": "reduce_window takes any non-negative padding: padding over half the kernel (windows wholly in padding, "
@@ -235,19 +237,11 @@ FINDINGS: list[dict[str, Any]] = [
      "upstream": "https://github.com/jax-ml/jax/issues/3973"},
     {"ops": ["interpolate"], "flags": ["area", "up"], "rule": _AREA, "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["area", "down"], "rule": _AREA, "upstream": "new"},
-    {"ops": ["interpolate"], "flags": ["interpolate_antialias_equal_size_backward"], "checks": ["output"],
-     "rule": "With a scale_factor that reaches the kernel, torch's antialias forward copies an axis whose output size "
-             "equals its input size; scale_and_translate filters it at scale sf.", "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["equal", "scale"], "rule": _EQUAL, "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["equal", "scale_no_recompute"], "rule": _EQUAL, "upstream": "new"},
-    {"ops": ["interpolate"], "flags": ["bilinear_antialias", "align_corners"],
-     "rule": "With antialias=True torch's align_corners only changes the ratio to r = (L-1)/(O-1) and keeps the "
-             "half-pixel centres r(i+1/2) - 1/2, while scale_and_translate's documented align_corners recipe (scale "
-             "(O-1)/(L-1), translation (1-scale)/2) samples input r*i: it matches torch without antialias only.",
+    {"ops": ["interpolate"], "flags": ["bilinear_antialias", "align_corners"], "rule": _AA_CORNERS,
      "upstream": "https://github.com/jax-ml/jax/issues/24106"},
-    {"ops": ["interpolate"], "flags": ["bicubic_antialias", "align_corners"],
-     "rule": "As for bilinear: torch's antialiased align_corners keeps half-pixel centres r(i+1/2) - 1/2 with "
-             "r = (L-1)/(O-1); the docstring recipe samples r*i.",
+    {"ops": ["interpolate"], "flags": ["bicubic_antialias", "align_corners"], "rule": _AA_CORNERS,
      "upstream": "https://github.com/jax-ml/jax/issues/24106"},
     {"ops": ["interpolate"], "flags": ["wrong_rank"], "checks": ["raises"],
      "rule": "jax.image methods take any rank ('bilinear' is linear on every axis), where torch ties linear to 3-d, "
@@ -256,6 +250,7 @@ FINDINGS: list[dict[str, Any]] = [
      "rule": "jax.image methods take any rank and an output size of 0 (an empty axis), where torch raises for a "
              "mode/rank mismatch and for O < 1.", "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["random"], "checks": ["output"],
-     "rule": "Random calls failing by the grid's rules: area with non-dividing sizes (r025, r035, r055, r071, r083) "
-             "and antialias with align_corners (r003, r058).", "upstream": "new"},
+     "rule": "Random calls failing by the grid's rules: area with non-dividing sizes (r025, r035, r055, r071, r083), "
+             "antialias with align_corners (r003, r058) and an equal-size axis under a scale_factor (r093).",
+     "upstream": "new"},
 ]

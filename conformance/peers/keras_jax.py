@@ -194,5 +194,6 @@ FINDINGS: list[dict[str, Any]] = [
              "data-dependent.", "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"], "checks": ["raises"],
      "rule": "keras.ops.image.resize takes uint8 images in every interpolation (resized in float, then rounded and "
-             "saturated back to uint8), where torch refuses uint8 for its interpolating modes.", "upstream": "new"},
+             "saturated back to uint8), as torch does (int16 fixed-point weights), where poolspec refuses them.",
+     "upstream": "new"},
 ]
