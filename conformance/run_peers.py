@@ -56,8 +56,7 @@ def run_one(peer: str, ops: list[str] | None, out: Path) -> dict:
         cases.append({"id": r.name, "op": r.op, "dtype": r.dtype, "status": r.status, "flags": list(r.flags),
                       "arguments": {k: golden.encode(v) for k, v in case.arguments.items()},
                       "error": case.error, "problems": r.problems, "notes": r.notes,
-                      "max_abs": r.max_abs if r.max_abs != float("inf") else "inf", "max_ulp": r.max_ulp,
-                      "seconds": round(r.seconds, 4)})
+                      "max_abs": r.max_abs if r.max_abs != float("inf") else "inf", "max_ulp": r.max_ulp})
     own = sorted(name[:-9] for name in dir(adapter) if name.endswith("_backward"))
     gradients = ("JAX autodiff, to second order" if adapter.BACKEND == "jax" else
                  f"the peer's own ({', '.join(own)})" if own else "none (forward only)")
@@ -65,7 +64,10 @@ def run_one(peer: str, ops: list[str] | None, out: Path) -> dict:
             "backend": adapter.BACKEND, "gradients": gradients, "findings": getattr(adapter, "FINDINGS", []),
             "python": sys.version.split()[0], "seconds": round(report.seconds, 1),
             "ops": ops, "table": report.table(), "cases": cases}
-    out.write_text(json.dumps(data, indent=0) + "\n", encoding="utf-8")
+    # one line per case: a rerun's diff shows exactly the cases whose outcome changed
+    head = json.dumps({k: v for k, v in data.items() if k != "cases"}, indent=1)[:-2]
+    body = ",\n".join(json.dumps(c) for c in cases)
+    out.write_text(f'{head},\n "cases": [\n{body}\n]}}\n', encoding="utf-8")
     return data
 
 
