@@ -25,10 +25,10 @@ def deviations() -> dict[str, dict[str, Any]]:
     return {d["id"]: d for d in json.loads(text)["deviations"]}
 
 
-def at_deviation(case: dict[str, Any]) -> bool:
-    """Whether the case's reference follows one of poolspec's deviations (an error or numeric rule of its own
-    where torch's is unsafe or inconsistent): a peer that differs there may agree with torch."""
-    return any(f in deviations() and deviations()[f]["kind"] in ("error", "numerics") for f in case["flags"])
+def at_deviation(finding: dict[str, Any]) -> bool:
+    """Whether a finding is scoped by one of poolspec's deviations (a rule of its own where torch's is unsafe or
+    inconsistent): the peer's failures there may agree with torch."""
+    return any(f in deviations() for f in finding.get("flags", []))
 
 
 def failed_checks(case: dict[str, Any]) -> set[str]:
@@ -41,8 +41,8 @@ def failed_checks(case: dict[str, Any]) -> set[str]:
 
 
 def _offered(case: dict[str, Any]) -> bool:
-    return not (case["status"] == "skip" and any(" has no " in p and "_" in p.split(" has no ")[1]
-                                                    for p in case["problems"]))
+    """False where the peer lacks the op ("<peer> has no <op>"), as opposed to a dtype its arrays lack."""
+    return not (case["status"] == "skip" and any(p.endswith(f" has no {case['op']}") for p in case["problems"]))
 
 
 def _matches(finding: dict[str, Any], case: dict[str, Any]) -> bool:
@@ -80,16 +80,19 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
     expressible = [c for c in cases if c["status"] in ("pass", "fail")]
     findings = []
     claimed: set[str] = set()
+    deviant: set[str] = set()
     for f in data.get("findings", []):
         scope = dict(f, checks=None)
         mine = [c for c in failing if c["id"] not in claimed and _matches(f, c)]
         claimed |= {c["id"] for c in mine}
+        if at_deviation(f):
+            deviant |= {c["id"] for c in mine}
         within = [c for c in expressible if _matches(scope, c)]
         findings.append({**f, "failing": len(mine), "scope": len(within),
                          "scope_failing": sum(c["status"] == "fail" for c in within),
                          "examples": [c["id"] for c in mine[:3]]})
     rest = [c for c in failing if c["id"] not in claimed]
-    return {"findings": findings, "unexplained": rest}
+    return {"findings": findings, "unexplained": rest, "deviant": deviant}
 
 
 def _shared(cases: list[dict[str, Any]], population: list[dict[str, Any]]) -> str:
@@ -148,6 +151,7 @@ def write_matrix(results: Path, out: Path) -> None:
               "answer is unsafe, or a gradient made consistent with its forward); there the peer may agree with torch.",
               "", "| op | " + " | ".join(p["peer"] for p in peers) + " |",
               "|---|" + "---|" * len(peers)]
+    deviant = {p["peer"]: analyse(p)["deviant"] for p in peers}
     for op in ops:
         cells = []
         for p in peers:
@@ -156,7 +160,7 @@ def write_matrix(results: Path, out: Path) -> None:
                 cells.append("—")
                 continue
             n = Counter(c["status"] for c in mine)
-            dev = sum(c["status"] == "fail" and at_deviation(c) for c in mine)
+            dev = sum(c["id"] in deviant[p["peer"]] for c in mine)
             fail = f"{n['fail'] - dev}" + (f" (+{dev} dev)" if dev else "")
             cells.append(f"{n['pass']} / {fail} / {n['inexpressible']}")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
