@@ -39,3 +39,30 @@ def require(condition: bool, reason: str) -> None:
     """Raise NotExpressible(reason) unless ``condition``."""
     if not condition:
         raise NotExpressible(reason)
+
+
+def even_adaptive_window(x: Any, n: int, output_size: Any, peer: str) -> tuple[int, ...]:
+    """k = s = L / O where every O divides its L (None keeps L): torch's adaptive windows are then exactly one
+    strided pool; otherwise not the same call."""
+    sizes = tuple(x.shape[-n:])
+    out = tuple(L if o is None else o for L, o in zip(sizes, ntuple(output_size, n)))
+    require(all(o > 0 and L % o == 0 for L, o in zip(sizes, out)),
+            f"output_size {out} does not divide {sizes}: torch's adaptive windows are not one {peer} pool")
+    return tuple(L // o for L, o in zip(sizes, out))
+
+
+def per_rank(avg: Any = None, max: Any = None, adaptive_avg: Any = None,  # noqa: A002 - torch's op names
+             adaptive_max: Any = None) -> dict[str, Any]:
+    """The 1-d, 2-d and 3-d torch-style functions from rank-generic ones: ``avg(x, n, *args, **kwargs)``,
+    ``max(x, n, ...)``, ``adaptive_avg(x, n, output_size)``, ``adaptive_max(x, n, output_size,
+    return_indices=False)``; for an adapter's ``globals().update(...)``."""
+    made: dict[str, Any] = {}
+    for name, fn in (("avg_pool", avg), ("max_pool", max), ("adaptive_avg_pool", adaptive_avg),
+                     ("adaptive_max_pool", adaptive_max)):
+        for n in ((1, 2, 3) if fn is not None else ()):
+            def op(x: Any, *args: Any, _fn: Any = fn, _n: int = n, **kwargs: Any) -> Any:
+                return _fn(x, _n, *args, **kwargs)
+
+            op.__name__ = op.__qualname__ = f"{name}{n}d"
+            made[op.__name__] = op
+    return made

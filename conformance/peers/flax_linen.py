@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import ceil_adds_window, ntuple, require
+from ._common import ceil_adds_window, even_adaptive_window, ntuple, per_rank, require
 
 NAME = "flax"
 BACKEND = "jax"
@@ -55,67 +55,17 @@ def _max(x: Any, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0,
     return (y, None) if return_indices else y  # values only
 
 
-def _adaptive(x: Any, n: int, output_size: Any) -> tuple[int, ...]:
-    """window = stride = L / O where every O divides its L (None keeps L); else not the same call."""
-    sizes = tuple(x.shape[-n:])
-    out = tuple(L if o is None else o for L, o in zip(sizes, ntuple(output_size, n)))
-    require(all(o > 0 and L % o == 0 for L, o in zip(sizes, out)),
-            f"output_size {out} does not divide {sizes}: torch's adaptive windows are not one flax pool")
-    return tuple(L // o for L, o in zip(sizes, out))
+def _adaptive_avg(x: Any, n: int, output_size: Any) -> Any:
+    k = even_adaptive_window(x, n, output_size, "flax")
+    return _avg(x, n, k, k)
 
 
-def avg_pool1d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 1, *args, **kwargs)
+def _adaptive_max(x: Any, n: int, output_size: Any, return_indices: bool = False) -> Any:
+    k = even_adaptive_window(x, n, output_size, "flax")
+    return _max(x, n, k, k, return_indices=return_indices)
 
 
-def avg_pool2d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 2, *args, **kwargs)
-
-
-def avg_pool3d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 3, *args, **kwargs)
-
-
-def max_pool1d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 1, *args, **kwargs)
-
-
-def max_pool2d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 2, *args, **kwargs)
-
-
-def max_pool3d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 3, *args, **kwargs)
-
-
-def adaptive_avg_pool1d(x: Any, output_size: Any) -> Any:
-    k = _adaptive(x, 1, output_size)
-    return _avg(x, 1, k, k)
-
-
-def adaptive_avg_pool2d(x: Any, output_size: Any) -> Any:
-    k = _adaptive(x, 2, output_size)
-    return _avg(x, 2, k, k)
-
-
-def adaptive_avg_pool3d(x: Any, output_size: Any) -> Any:
-    k = _adaptive(x, 3, output_size)
-    return _avg(x, 3, k, k)
-
-
-def adaptive_max_pool1d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    k = _adaptive(x, 1, output_size)
-    return _max(x, 1, k, k, return_indices=return_indices)
-
-
-def adaptive_max_pool2d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    k = _adaptive(x, 2, output_size)
-    return _max(x, 2, k, k, return_indices=return_indices)
-
-
-def adaptive_max_pool3d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    k = _adaptive(x, 3, output_size)
-    return _max(x, 3, k, k, return_indices=return_indices)
+globals().update(per_rank(_avg, _max, _adaptive_avg, _adaptive_max))
 
 
 _MAX = ["max_pool1d", "max_pool2d", "max_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"]

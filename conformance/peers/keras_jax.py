@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._common import ceil_adds_window, ntuple, require
+from ._common import ceil_adds_window, ntuple, per_rank, require
 
 NAME = "keras"
 BACKEND = "jax"
@@ -82,52 +82,15 @@ def _adaptive(x: Any, n: int, output_size: Any, op: str, return_indices: bool = 
     return (y, None) if return_indices else y
 
 
-def avg_pool1d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 1, *args, **kwargs)
+def _adaptive_avg(x: Any, n: int, output_size: Any) -> Any:
+    return _adaptive(x, n, output_size, "adaptive_average_pool")
 
 
-def avg_pool2d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 2, *args, **kwargs)
+def _adaptive_max(x: Any, n: int, output_size: Any, return_indices: bool = False) -> Any:
+    return _adaptive(x, n, output_size, "adaptive_max_pool", return_indices)
 
 
-def avg_pool3d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _avg(x, 3, *args, **kwargs)
-
-
-def max_pool1d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 1, *args, **kwargs)
-
-
-def max_pool2d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 2, *args, **kwargs)
-
-
-def max_pool3d(x: Any, *args: Any, **kwargs: Any) -> Any:
-    return _max(x, 3, *args, **kwargs)
-
-
-def adaptive_avg_pool1d(x: Any, output_size: Any) -> Any:
-    return _adaptive(x, 1, output_size, "adaptive_average_pool")
-
-
-def adaptive_avg_pool2d(x: Any, output_size: Any) -> Any:
-    return _adaptive(x, 2, output_size, "adaptive_average_pool")
-
-
-def adaptive_avg_pool3d(x: Any, output_size: Any) -> Any:
-    return _adaptive(x, 3, output_size, "adaptive_average_pool")
-
-
-def adaptive_max_pool1d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    return _adaptive(x, 1, output_size, "adaptive_max_pool", return_indices)
-
-
-def adaptive_max_pool2d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    return _adaptive(x, 2, output_size, "adaptive_max_pool", return_indices)
-
-
-def adaptive_max_pool3d(x: Any, output_size: Any, return_indices: bool = False) -> Any:
-    return _adaptive(x, 3, output_size, "adaptive_max_pool", return_indices)
+globals().update(per_rank(_avg, _max, _adaptive_avg, _adaptive_max))
 
 
 # (torch mode, antialias) -> keras interpolation and antialias
