@@ -255,6 +255,38 @@ def test_a_wrong_implementation_fails(impl_modules):
     assert conformance.check(right.avg_pool2d, "avg_pool2d", "torch").passed  # backward by torch autograd
 
 
+def test_not_expressible_calls_are_neither_passed_nor_failed():
+    """A peer adapter raises NotExpressible for an argument its API lacks (the whole case is "inexpressible"),
+    or from its backward only (the forward is still judged, the gradient noted as beyond it)."""
+    import poolspec
+
+    def avg(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
+        if divisor_override is not None:
+            raise conformance.NotExpressible("no divisor_override")
+        return poolspec.avg_pool1d(x, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+    def avg_backward(g, x, **arguments):
+        raise conformance.NotExpressible("no gradient")
+
+    impl = conformance.Implementation("partial", lambda op: avg, lambda op: avg_backward)
+    report = conformance.run("numpy", ops=["avg_pool1d"], implementation=impl)
+    by_name = {r.name: r for r in report.results}
+    seen = set()
+    for case in golden.cases(["avg_pool1d"]):
+        r = by_name[case.name]
+        if case.dtype == "bfloat16":
+            assert r.status == "skip"
+        elif case.arguments.get("divisor_override") is not None:
+            assert r.status == "inexpressible" and "no divisor_override" in r.problems[0], r
+        else:
+            assert r.status == "pass", r
+            backward = case.error is None and "grad_output" in case.files
+            assert any("backward not expressible" in n for n in r.notes) == backward, r
+        seen.add(r.status)
+    assert seen == {"skip", "inexpressible", "pass"} and report.passed
+    assert "n/expr" in report.table()
+
+
 # ------------------------------------------------------------------------------------------------------ exports
 
 def _check_manifest(manifest: dict, fmt: str, dtype: str) -> None:
