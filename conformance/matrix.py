@@ -11,6 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 # a problem's leading word names the check that failed
 _CHECK = re.compile(r"^(output|indices|grad_\w+|two runs|an input|accepted a call|raised \w+|not expressible)")
 _BOOK = ("random", "float64", "float32", "float16", "bfloat16", "int64", "int32", "uint8")  # not rules
@@ -29,6 +31,19 @@ def at_deviation(finding: dict[str, Any]) -> bool:
     """Whether a finding is scoped by one of poolspec's deviations (a rule of its own where torch's is unsafe or
     inconsistent): the peer's failures there may agree with torch."""
     return any(f in deviations() for f in finding.get("flags", []))
+
+
+@lru_cache(maxsize=1)
+def _nan_inputs() -> frozenset[str]:
+    """The cases whose stored input holds NaN (data the catalogue's flags do not name)."""
+    from poolspec.conformance import golden
+
+    return frozenset(c.name for c in golden.cases()
+                     if (x := c.arrays()["input"]).dtype.kind == "f" and bool(np.isnan(x).any()))
+
+
+def nan_input(case_id: str) -> bool:
+    return case_id in _nan_inputs()
 
 
 def failed_checks(case: dict[str, Any]) -> set[str]:
@@ -90,7 +105,10 @@ def analyse(data: dict[str, Any]) -> dict[str, Any]:
         within = [c for c in expressible if _matches(scope, c)]
         findings.append({**f, "failing": len(mine), "scope": len(within),
                          "scope_failing": sum(c["status"] == "fail" for c in within),
-                         "examples": [c["id"] for c in mine[:3]]})
+                         "examples": [c["id"] for c in mine[:3]],
+                         "nan_failing": sum(nan_input(c["id"]) for c in mine),
+                         "nan_scope": sum(nan_input(c["id"]) for c in within),
+                         "nan_scope_failing": sum(nan_input(c["id"]) and c["status"] == "fail" for c in within)})
     rest = [c for c in failing if c["id"] not in claimed]
     return {"findings": findings, "unexplained": rest, "deviant": deviant}
 
@@ -202,8 +220,13 @@ def _peer_section(p: dict[str, Any]) -> list[str]:
                      f" poolspec: {deviations()[dev[0]]['poolspec']}).")
         upstream = "none needed (a poolspec deviation)" if dev and link == "new" else _link(link)
         examples = [e for f in fs for e in f["examples"]][:3]
+        nan = ""
+        if "NaN" in text and sum(f["nan_scope"] for f in fs):  # NaN is in the data, not in a flag: say how far it explains the finding
+            nan = (f" NaN in the input: {sum(f['nan_scope'] for f in fs)} of these cases, "
+                   f"{sum(f['nan_scope_failing'] for f in fs)} of them failing; {sum(f['nan_failing'] for f in fs)}"
+                   f" of the attributed failures.")
         lines.append(f"- **{_where_all(fs)}**: {rule} Fails {scope} "
-                     f"({sum(f['failing'] for f in fs)} attributed here; e.g. {', '.join(examples) or 'none'}). "
+                     f"({sum(f['failing'] for f in fs)} attributed here; e.g. {', '.join(examples) or 'none'}).{nan} "
                      f"Upstream: {upstream}.")
     if result["unexplained"]:
         lines += ["", f"Failures no finding explains ({len(result['unexplained'])}):", ""]
