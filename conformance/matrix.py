@@ -221,7 +221,8 @@ def _peer_section(p: dict[str, Any]) -> list[str]:
         upstream = "none needed (a poolspec deviation)" if dev and link == "new" else _link(link)
         examples = [e for f in fs for e in f["examples"]][:3]
         nan = ""
-        if "NaN" in text and sum(f["nan_scope"] for f in fs):  # NaN is in the data, not in a flag: say how far it explains the finding
+        # NaN is in the data, not in a flag: say how far it explains the finding
+        if "NaN" in text and sum(f["nan_scope"] for f in fs):
             nan = (f" NaN in the input: {sum(f['nan_scope'] for f in fs)} of these cases, "
                    f"{sum(f['nan_scope_failing'] for f in fs)} of them failing; {sum(f['nan_failing'] for f in fs)}"
                    f" of the attributed failures.")
