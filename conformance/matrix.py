@@ -169,7 +169,7 @@ def write_matrix(results: Path, out: Path) -> None:
               "answer is unsafe, or a gradient made consistent with its forward); there the peer may agree with torch.",
               "", "| op | " + " | ".join(p["peer"] for p in peers) + " |",
               "|---|" + "---|" * len(peers)]
-    deviant = {p["peer"]: analyse(p)["deviant"] for p in peers}
+    analysed = {p["peer"]: analyse(p) for p in peers}
     for op in ops:
         cells = []
         for p in peers:
@@ -178,16 +178,16 @@ def write_matrix(results: Path, out: Path) -> None:
                 cells.append("—")
                 continue
             n = Counter(c["status"] for c in mine)
-            dev = sum(c["id"] in deviant[p["peer"]] for c in mine)
+            dev = sum(c["id"] in analysed[p["peer"]]["deviant"] for c in mine)
             fail = f"{n['fail'] - dev}" + (f" (+{dev} dev)" if dev else "")
             cells.append(f"{n['pass']} / {fail} / {n['inexpressible']}")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     for p in peers:
-        lines += _peer_section(p)
+        lines += _peer_section(p, analysed[p["peer"]])
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _peer_section(p: dict[str, Any]) -> list[str]:
+def _peer_section(p: dict[str, Any], result: dict[str, Any]) -> list[str]:
     lines = ["", f"## {p['peer']}", "", f"{p['version']}. API: {p['api']}. Arrays: {p['backend']}; gradients: "
              f"{p['gradients']}.", "",
              "| op | passed | failed | not expressible | largest error (passed) | largest error (failed) |",
@@ -203,7 +203,6 @@ def _peer_section(p: dict[str, Any]) -> list[str]:
         bad = max([c["max_abs"] for c in mine if c["status"] == "fail"] or [0], key=lambda v: float(v))
         lines.append(f"| {op} | {n['pass']} | {n['fail']} | {n['inexpressible']} | {_err(ok)} | "
                      f"{_err(bad) if n['fail'] else ''} |")
-    result = analyse(p)
     if result["findings"]:
         lines += ["", "Findings:", ""]
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}  # one bullet per rule, however many flag sets

@@ -88,7 +88,6 @@ class Settings:
     exclude: list[str] = field(default_factory=list)
     xfails: list[str] = field(default_factory=list)
     skips: list[str] = field(default_factory=list)
-    xfails_file: str | None = None
 
     @classmethod
     def from_values(cls, get: Any) -> Settings:
@@ -112,7 +111,7 @@ class Settings:
         return cls(impl=one("impl"), backend=one("backend") or "numpy", devices=devices,
                    ops=one("ops").split(",") if one("ops") else None, phases=phases, include=many("include"),
                    exclude=many("exclude"), xfails=_read_list(one("xfails-file")),
-                   skips=_read_list(one("skips-file")), xfails_file=one("xfails-file"))
+                   skips=_read_list(one("skips-file")))
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
