@@ -13,9 +13,12 @@ coincide. Also measured: NumPy's peak allocation per call (tracemalloc) against 
 log-log slope of time against size for cases 1, 8 and 11. On torch also: ordinary CNN shapes, global max pools,
 tiny calls, and grid_sample (bilinear, zeros and border padding, against torch.nn.functional.grid_sample:
 forward, forward plus both gradients, the input gradient's backward pass alone, and the explicit backward
-function against aten's). Numbers only: nothing here asserts a speed.
+function against aten's). With ``--memory``: the memory suite (``poolspec.memory``), peak memory beside time
+for adversarial calls of every family, torch's peak and time for the same calls beside them. Numbers only:
+nothing here asserts a speed.
 
     python benchmarks/run.py --grid-sample-only [--json FILE]     (the grid_sample suite alone)
+    python benchmarks/run.py --memory-only [--json FILE]          (the memory suite alone)
 """
 
 from __future__ import annotations
@@ -666,6 +669,19 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
     return results
 
 
+def memory_suite(torch: bool, repeat: int = 3, keys: list[str] | None = None) -> list[dict[str, Any]]:
+    """poolspec's peak (NumPy, tracemalloc) and times on the memory suite's adversarial calls, each in a process
+    of its own; with ``torch``, torch's own op and poolspec on torch tensors (peak RSS above the inputs)."""
+    from . import memory
+
+    rows = []
+    for key in keys or [c.key for c in memory.CASES]:
+        for backend in ("numpy",) + (("poolspec-torch", "torch") if torch else ()):
+            rows.append(memory.measure(key, backend, repeat))
+    print(memory.table(rows), flush=True)
+    return rows
+
+
 def _line(row: dict[str, Any]) -> str:
     parts = [f"{row['backend']:<6} {row['case']:<34}"]
     if "ratio_fwd" in row:
@@ -734,6 +750,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
     parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
     parser.add_argument("--grid-sample-only", action="store_true", help="only the grid_sample suite (torch)")
+    parser.add_argument("--memory", action="store_true",
+                        help="also the memory suite (poolspec.memory): peak and time per adversarial call, "
+                             "torch beside it where installed")
+    parser.add_argument("--memory-only", action="store_true", help="only the memory suite")
     parser.add_argument("--json", default=None)
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
@@ -741,8 +761,11 @@ def main(argv: list[str] | None = None) -> int:
               else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
     env = environment()
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    results = run(wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only,
-                  grid_only=a.grid_sample_only)
+    results = {"environment": env} if a.memory_only else run(
+        wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only, grid_only=a.grid_sample_only)
+    if a.memory or a.memory_only:
+        results["memory"] = memory_suite(torch="torch" in wanted and importlib.util.find_spec("torch") is not None,
+                                         repeat=max(1, min(a.repeat, 3)))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)

@@ -24,6 +24,9 @@ BLOCK_BYTES = 1 << 23
 # below this many bytes per call the whole-array pass wins: its intermediates stay under the mmap threshold
 # and in L3, while blocks would add a copy of the output and an op call per block
 WHOLE_BYTES = 1 << 26
+# entries of an index table beyond the per-axis plans (one per (output, window cell) or per (input cell, covering
+# window)) that a kernel may build for one plane; larger ones take a route whose memory is O(input + output)
+TABLE_CELLS = 1 << 18
 # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured): kernels then
 # take the path with the fewest ops
 SMALL = 4096

@@ -23,7 +23,11 @@ gathers only:
 3. a cell read more often sums its reads by a segmented inclusive scan by doubling over the sorted reads (at
    step ``d`` each entry adds the one ``d`` places back when both belong to the same cell: ceil(log2(L))
    steps for the longest run L) and reads the last entry of its run;
-4. planes with at most ``_MATCH`` cells x reads (tiny calls, whose cost is the number of operations) compare
+4. where a plane has fewer reads than cells (a max pool's winners, a sparse grid), steps 1-3 run over the
+   runs of equal keys in the sorted reads instead of over all P cells (no table of the plane's size but
+   the result), and each run's sum is then placed at its cell: a write to unique destinations where the
+   backend writes in place, a binary search per cell elsewhere. The same sums, so the same bits;
+5. planes with at most ``_MATCH`` cells x reads (tiny calls, whose cost is the number of operations) compare
    every read with every cell and sum: three operations.
 
 Without values to branch on (a JAX tracer: the bindings always jit the kernels; a torch meta or fake tensor)
@@ -46,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, is_jax_array, is_torch_array, is_traced, namespace, take, writable_module
+from .._compat import buffer, device, is_jax_array, is_torch_array, is_traced, namespace, take, writable_module
 
 # Cells read at most this often are summed rank by rank (one in-place add per rank, in torch's order); those
 # read more often by the doubling scan (log2 of the run passes over all reads). A constant, so that how a
@@ -56,6 +60,10 @@ _RANKS = 64
 # a where and a sum, a few operations where the sort and the ranks take dozens (a tiny call's whole cost).
 # Chosen by the plane's shape alone, so a plane's bits do not depend on how many planes there are.
 _MATCH = 1024
+# Where a plane has fewer reads than this many times its cells, the reads are summed per run of equal cells
+# and the runs placed in the plane (memory O(reads + cells)) instead of a table per cell (several int64 arrays
+# of the plane's size); the same sums in the same order either way.
+_RUNS = 1.0
 # From this many elements of x on, select first checks (on the host, CPU only) whether any read is outside,
 # and if none is, reads x itself rather than a copy with the zero cell appended.
 _LARGE = 1 << 16
@@ -218,28 +226,89 @@ class Cells:
             hit = idx[..., None, :] == cell  # (..., P, K)
             return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype)), axis=-1)
         keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
+        if _symbolic(idx) or _symbolic(g):  # no values to branch on
+            bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)),
+                                                       (1, P + 1)))
+            end = bounds[:, 1:]
+            return _scan(xp, g, keys, order, end, end - bounds[:, :P], None if is_jax_array(g) else K, lead,
+                         rows_shape)
+        if K < _RUNS * P:  # fewer reads than cells: sums per run of equal keys, then placed (O(reads + cells))
+            ukeys, start, count, inside = _runs(xp, keys, P)
+            if ukeys.shape[-1] == 0:
+                return xp.zeros(lead + (P,), dtype=g.dtype, device=device(g))
+            return _place(xp, _sum_runs(xp, g, keys, order, start, count, inside, lead, rows_shape), ukeys, P,
+                          lead, rows_shape)
         # start of every cell's run, and of the sentinel's: cell p's run is [start[p], start[p + 1])
         bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)), (1, P + 1)))
-        start, end = bounds[:, :P], bounds[:, 1:]
-        count = end - start
-        if _symbolic(idx) or _symbolic(g):  # no values to branch on
-            return _scan(xp, g, keys, order, end, count, None if is_jax_array(g) else K, lead, rows_shape)
+        return _sum_runs(xp, g, keys, order, bounds[:, :P], bounds[:, 1:] - bounds[:, :P], int(xp.max(bounds[:, P])),
+                         lead, rows_shape)
+
+
+def _sum_runs(xp: Any, g: Any, keys: Any, order: Any, start: Any, count: Any, inside: int, lead: tuple[int, ...],
+              rows_shape: tuple[int, ...]) -> Any:
+    """Per run w (a cell, or a run of equal keys), its ``count`` reads from ``start`` in the sorted order summed:
+    one by one in their order in ``idx`` when at most ``_RANKS``, by the doubling scan otherwise; (..., W)."""
+    W = start.shape[-1]
+    longest = int(xp.max(count))
+    if longest == 0:
+        return xp.zeros(lead + (W,), dtype=g.dtype, device=device(g))
+    out = many = None
+    if longest > _RANKS:  # cells read often: the scan (only they take its values)
+        out = _scan(xp, g, keys, order, start + count, count, longest, lead, rows_shape)
+        many = count > _RANKS
+        count = xp.where(many, xp.zeros((), dtype=count.dtype), count)
         longest = int(xp.max(count))
         if longest == 0:
-            return xp.zeros(lead + (P,), dtype=g.dtype)
-        out = None
-        if longest > _RANKS:  # cells read often: the scan (only they take its values)
-            out = _scan(xp, g, keys, order, end, count, longest, lead, rows_shape)
-            many = count > _RANKS
-            count = xp.where(many, xp.zeros((), dtype=count.dtype), count)
-            longest = int(xp.max(count))
-            if longest == 0:
-                return out
-        inside = int(xp.max(bounds[:, P]))  # the reads inside the plane, the most of any row
-        ranked = _ranks(xp, g, order, start, count, longest, inside, lead, rows_shape)
-        if out is None:
-            return ranked
-        return xp.where(xp.reshape(many, rows_shape + (P,)), out, ranked)
+            return out
+    ranked = _ranks(xp, g, order, start, count, longest, inside, lead, rows_shape)
+    if out is None:
+        return ranked
+    return xp.where(xp.reshape(many, rows_shape + (W,)), out, ranked)
+
+
+def _runs(xp: Any, keys: Any, P: int) -> tuple[Any, Any, Any, int]:
+    """The runs of equal keys below ``P`` in each row of sorted ``keys`` (R, K), as many per row as the row
+    with the most (U): their keys (R, U) (``P`` past a row's runs), first reads (R, U) and lengths (R, U, 0
+    past a row's runs), and the most reads below ``P`` of any row. O(K) memory, whatever ``P``."""
+    R, K = keys.shape
+    itype, dev = keys.dtype, device(keys)
+    new = xp.concat([xp.ones((R, 1), dtype=xp.bool, device=dev), keys[:, 1:] != keys[:, :-1]], axis=-1)
+    new = new & (keys < P)
+    run = xp.cumulative_sum(xp.astype(new, itype), axis=-1)  # run u's reads are numbered u + 1
+    U = int(xp.max(run[:, -1]))
+    if U == 0:
+        empty = xp.zeros((R, 0), dtype=itype, device=dev)
+        return empty, empty, empty, 0
+    start = _search_rows(xp, run, xp.reshape(xp.arange(1, U + 1, dtype=itype, device=dev), (1, U)))
+    inside = _search_rows(xp, keys, xp.full((1, 1), P, dtype=itype, device=dev))  # (R, 1): reads below P
+    end = xp.concat([start[:, 1:], xp.full((R, 1), K, dtype=itype, device=dev)], axis=-1)
+    count = xp.maximum(xp.minimum(end, inside) - start, xp.zeros((), dtype=itype))
+    at = _gather(xp, keys, xp.minimum(start, xp.full((), K - 1, dtype=itype)), (R,))
+    ukeys = xp.where(start < inside, at, xp.full((), P, dtype=itype))
+    return ukeys, start, count, int(xp.max(inside))
+
+
+def _place(xp: Any, sums: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> Any:
+    """(..., P) zeros with each run's sum ``sums`` (..., U) at its cell ``ukeys`` (rows, U); a run's cell is
+    its own (no two runs of a row share one), so where the backend writes in place this is a write to unique
+    destinations, deterministic; elsewhere each cell finds its run by a binary search."""
+    U = ukeys.shape[-1]
+    rows = math.prod(rows_shape)
+    mod = writable_module(sums)
+    if mod is not None:
+        planes = math.prod(lead)
+        out = buffer(mod, (planes * P,), sums.dtype, sums, zero=True)
+        cells = xp.broadcast_to(xp.reshape(ukeys, rows_shape + (U,)), lead + (U,))
+        base = xp.reshape(xp.arange(planes, dtype=ukeys.dtype, device=device(ukeys)) * P, lead + (1,))
+        ok = xp.reshape(cells < P, (-1,))
+        out[xp.reshape(cells + base, (-1,))[ok]] = xp.reshape(sums, (-1,))[ok]
+        return xp.reshape(out, lead + (P,))
+    u2 = xp.reshape(ukeys, (rows, U))
+    cell = xp.reshape(xp.arange(P, dtype=ukeys.dtype, device=device(ukeys)), (1, P))
+    at = xp.minimum(_search_rows(xp, u2, cell), xp.full((), U - 1, dtype=ukeys.dtype))
+    hit = xp.reshape(_gather(xp, u2, at, (rows,)) == cell, rows_shape + (P,))
+    vals = _gather(xp, sums, xp.reshape(at, rows_shape + (P,)), lead)
+    return xp.where(hit, vals, xp.zeros((), dtype=vals.dtype))
 
 
 def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, inside: int, lead: tuple[int, ...],

@@ -18,6 +18,7 @@ import functools
 import itertools
 import math
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +39,16 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
-from .blocks import SMALL, blocked
+from .blocks import SMALL, TABLE_CELLS, blocked
+from .cells import Cells
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
 
-_UNROLL = 16  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
+# the tap passes' work (prod(kernel) x output) past which sorting the winners routes the gradient instead
+_SORT_RATIO = 16
+_UNROLL = 16
+# covering windows per cell past which JAX routes by sorting the winners rather than looping over them
+_JAX_GATHERS = 64  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
 _ZERO = np.zeros(())
 _ZERO.setflags(write=False)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
@@ -60,20 +66,7 @@ def _device_kw(x: Any) -> dict[str, Any]:
     return {} if dev is None else {"device": dev}
 
 
-@functools.lru_cache(maxsize=1024)
-def tap_ranges(L: int, O: int, k: int, s: int, p: int, d: int) -> tuple[tuple[int, int, int, slice], ...]:
-    """Per tap (t, lo, hi, cells): the outputs [lo, hi) whose tap t is inside the input, and the strided
-    slice of input cells they read; taps that only ever read padding are left out."""
-    coords = windows.tap_coords(L, O, k, s, p, d)
-    inside = (coords >= 0) & (coords < L)
-    out = []
-    for t in range(k):
-        outs = np.flatnonzero(inside[t])
-        if outs.size:
-            lo, hi = int(outs[0]), int(outs[-1]) + 1
-            c0 = int(coords[t, lo])
-            out.append((t, lo, hi, slice(c0, c0 + (hi - lo - 1) * s + 1, s)))
-    return tuple(out)
+tap_ranges = windows.tap_ranges
 
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
@@ -133,10 +126,10 @@ class MaxWindows(_PoolRoutes):
     def plane_strides(self) -> tuple[int, ...]:
         return self._plane_strides
 
-    def flat_offsets(self, axis: int) -> np.ndarray:
-        """(k, O) contribution of tap t of output o along ``axis`` to the flat index (_NEVER in padding)."""
+    def tap_offsets(self, axis: int, t: int) -> np.ndarray:
+        """(O,) contribution of tap t of each output along ``axis`` to the flat index (_NEVER in padding)."""
         L, O, k, s, p, d = self._axes()[axis]
-        c = windows.tap_coords(L, O, k, s, p, d)
+        c = np.arange(O, dtype=np.int64) * s - p + t * d
         return np.where((c >= 0) & (c < L), c * self.plane_strides()[axis], _NEVER)
 
     # -- forward -------------------------------------------------------------------------------------
@@ -248,8 +241,7 @@ class MaxWindows(_PoolRoutes):
             axis, plan = lead + i, self.plans[i]
             trailing = x.ndim - axis - 1
             L, O, k, s, p, d = self._axes()[i]
-            first = windows.first_valid_tap(L, O, k, s, p, d)
-            offsets = self.flat_offsets(i)
+            first = windows.first_taps(L, O, k, s, p, d)
             vp = pad_axis(xp, values, axis, plan.pad_left, plan.pad_right, lowest)
             fp = None if flat is None else pad_axis(xp, flat, axis, plan.pad_left, plan.pad_right, 0)
             span = (plan.out - 1) * plan.stride + 1
@@ -257,7 +249,7 @@ class MaxWindows(_PoolRoutes):
             for t, off in enumerate(plan.offsets):
                 sl = _at(axis, slice(off, off + span, plan.stride))
                 v = vp[sl]
-                force = to_namespace(_along(first[t], trailing), xp, v)
+                force = to_namespace(_along(first == t, trailing), xp, v)
                 if m is None:
                     m = xp.where(force, v, full_like_axis(xp, v, axis, O, lowest))
                     upd = force
@@ -266,7 +258,7 @@ class MaxWindows(_PoolRoutes):
                     if floating:
                         upd = upd | xp.isnan(v)
                     m = xp.where(upd, v, m)
-                f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
+                f = to_namespace(_along(np.maximum(self.tap_offsets(i, t), 0), trailing), xp, v)
                 f = f if fp is None else fp[sl] + f
                 if idx is None:
                     idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
@@ -392,18 +384,19 @@ class MaxWindows(_PoolRoutes):
 
     # -- the gradient, routed to the winners by gathering ---------------------------------------------
 
-    def _targets(self, xp: Any, like: Any) -> list[tuple[tuple[int, ...], Any]]:
-        """For every tap tuple, the flat input index each output reads there (negative in padding)."""
+    def _targets(self, xp: Any, like: Any) -> Iterator[tuple[tuple[int, ...], Any]]:
+        """For every tap tuple, the flat input index each output reads there (negative in padding); one at a
+        time (there are prod(kernel) of them, each of the output's size)."""
         n = len(self.in_spatial)
-        per_axis = [self.flat_offsets(i) for i in range(n)]
-        out = []
+        parts: dict[tuple[int, int], Any] = {}
         for taps in itertools.product(*(range(k) for k in self.kernel)):
             target = None
             for i, t in enumerate(taps):
-                part = to_namespace(_along(per_axis[i][t], n - i - 1), xp, like)
+                part = parts.get((i, t))
+                if part is None:
+                    part = parts[(i, t)] = to_namespace(_along(self.tap_offsets(i, t), n - i - 1), xp, like)
                 target = part if target is None else target + part
-            out.append((tuple(t * d for t, d in zip(taps, self.dilation)), target))
-        return out
+            yield tuple(t * d for t, d in zip(taps, self.dilation)), target
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
@@ -411,6 +404,10 @@ class MaxWindows(_PoolRoutes):
 
     def _covers(self) -> list[np.ndarray]:
         return [windows.covers(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes()]
+
+    def _cover_counts(self) -> int:
+        """prod over axes of the most windows any cell is in: the gathered route's passes."""
+        return math.prod(windows.cover_count(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes())
 
     def _gathers(self) -> bool:
         """Whether routing by gathering over the cells' covering windows beats adding per tap tuple: where
@@ -420,7 +417,17 @@ class MaxWindows(_PoolRoutes):
         than gathers (measured: max_pool3d 2x2x2 on 2x32x16x28x28, 0.9 ms against 9.3 ms)."""
         taps = math.prod(self.kernel)
         return (len(self.kernel) >= 2 and taps >= 8 and not self._tiling()
-                and taps >= 4 * math.prod(c.shape[0] for c in self._covers()))
+                and taps >= 4 * self._cover_counts())
+
+    def _sorts(self, planes: int) -> bool:
+        """Whether routing by sorting the winners (:func:`sorted_route`: O(output log output + input) work and
+        memory, whatever the windows) beats adding per tap tuple (prod(kernel) passes over the output): for
+        windows large against their overlap (:meth:`_gathers`), and wherever the tap passes would cost many
+        times the sort (large stride-1 windows)."""
+        if self._tiling():
+            return False
+        M, P = math.prod(self.out_spatial), math.prod(self.in_spatial)
+        return self._gathers() or math.prod(self.kernel) * M > _SORT_RATIO * (M * math.log2(M + 1) + P)
 
     def _route(self, g: Any, idx: Any) -> Any:
         xp = namespace(g)
@@ -431,8 +438,14 @@ class MaxWindows(_PoolRoutes):
         small = math.prod(g.shape) * taps <= SMALL
         if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
-        if 0 not in g.shape and 0 not in self.in_spatial and (self._gathers() or (is_jax_array(g) and taps > _UNROLL)):
-            return gathered_route(g, idx, self._covers(), self.in_spatial, self)
+        if 0 not in g.shape and 0 not in self.in_spatial:
+            if is_jax_array(g):
+                if self._cover_counts() > _JAX_GATHERS:  # a loop of that many passes over the input
+                    return sorted_route(g, idx, self.in_spatial)
+                if self._gathers() or taps > _UNROLL:
+                    return gathered_route(g, idx, self._covers(), self.in_spatial, self)
+            elif self._sorts(math.prod(g.shape[:g.ndim - len(self.kernel)])):
+                return sorted_route(g, idx, self.in_spatial)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
         mod = writable_module(work)
         if mod is not None and 0 not in g.shape and mod is writable_module(idx):
@@ -647,12 +660,24 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return values, None
         if self._empty_output:
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
-        if not is_dask_array(x) and 0 not in x.shape:
-            cells = math.prod(self.out_spatial) * self._dense_tables[2]
+        cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
+        if not is_dask_array(x) and 0 not in x.shape and cells <= TABLE_CELLS:  # the table is small: one gather
             if not with_index:
                 return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
                                cell_bytes=8), None
             return blocked(lambda a: self._dense(a, True), (x,), len(self.in_spatial), cells, cell_bytes=8)
+        if not is_dask_array(x) and 0 not in x.shape:
+            plane = max(math.prod(self.in_spatial), math.prod(self.out_spatial))
+            if not with_index:
+                return blocked(lambda a: self._separable(a, False)[0], (x,), len(self.in_spatial), plane,
+                               cell_bytes=8), None
+            return blocked(lambda a: self._separable(a, True), (x,), len(self.in_spatial), plane, cell_bytes=8)
+        return self._separable(x, with_index)
+
+    def _separable(self, x: Any, with_index: bool) -> tuple[Any, Any]:
+        """The scan axis by axis, innermost first, carrying each winner's flat index: an axis with more
+        outputs than taps reads tap by tap (``take``), one with fewer reduces each window's slice at once."""
+        xp = namespace(x)
         lowest = _lowest(xp, x)
         floating = isinstance(lowest, float)
         n = len(self.in_spatial)
@@ -660,6 +685,9 @@ class AdaptiveMaxWindows(_PoolRoutes):
         values, flat = x, None
         for i in reversed(range(n)):
             axis, plan = lead + i, self._plans()[i]
+            if plan.out < plan.taps and not is_dask_array(x):
+                values, flat = self._by_window(xp, x, values, flat, i, axis, with_index)
+                continue
             trailing = x.ndim - axis - 1
             offsets = self._offsets(i)
             vp = pad_axis(xp, values, axis, 0, 1, lowest)
@@ -685,6 +713,24 @@ class AdaptiveMaxWindows(_PoolRoutes):
             values, flat = m, idx
         return values, flat
 
+    def _by_window(self, xp: Any, x: Any, values: Any, flat: Any, i: int, axis: int,
+                   with_index: bool) -> tuple[Any, Any]:
+        """Axis ``i``'s windows [start, end) each reduced at once (torch's rule: :func:`_reduce_cells`)."""
+        start, end = windows.adaptive_bounds(self.in_spatial[i], self.out_spatial[i])
+        stride = self._strides()[i]
+        maxima, winners = [], []
+        for s, e in zip(start.tolist(), end.tolist()):
+            cells = xp.moveaxis(values[_at(axis, slice(s, e))], axis, -1)
+            m, pos = _reduce_cells(xp, x, cells, with_index, lambda pos, dtype: pos)
+            maxima.append(m)
+            if with_index:
+                f = (xp.astype(pos, index_dtype(xp, m)) + s) * stride
+                if flat is not None:
+                    inner = xp.moveaxis(flat[_at(axis, slice(s, e))], axis, -1)
+                    f = f + xp.take_along_axis(inner, xp.astype(pos, inner.dtype)[..., None], axis=-1)[..., 0]
+                winners.append(f)
+        return xp.stack(maxima, axis=axis), (xp.stack(winners, axis=axis) if with_index else None)
+
     @functools.cached_property
     def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
         """For :meth:`_dense`: the flat plane cell each output's tap reads, outputs row-major and each
@@ -702,7 +748,8 @@ class AdaptiveMaxWindows(_PoolRoutes):
 
     def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """Every window's cells gathered at once from the flattened plane (one gather, whatever the
-        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks."""
+        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
+        table is small (``TABLE_CELLS``)."""
         xp = namespace(x)
         n = len(self.in_spatial)
         lead = x.ndim - n
@@ -724,6 +771,9 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
         covers = [p.transpose.index for p in self._plans()]
         cells = math.prod(self.in_spatial) * math.prod(c.shape[0] for c in covers)
+        if not is_jax_array(g) and cells > TABLE_CELLS and 0 not in g.shape:
+            return blocked(lambda a, b: sorted_route(a, b, self.in_spatial), (g, idx), len(self.in_spatial),
+                           max(math.prod(self.in_spatial), math.prod(self.out_spatial)), cell_bytes=8)
         return blocked(lambda a, b: gathered_route(a, b, covers, self.in_spatial, self), (g, idx), len(self.in_spatial),
                        cells, cell_bytes=8)
 
@@ -784,7 +834,8 @@ def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple
     n = len(in_spatial)
     lead = g.ndim - n
     work, winners = to_compute(xp, g), idx
-    if not (is_jax_array(g) and math.prod(c.shape[0] for c in covers) > _UNROLL):
+    C = math.prod(c.shape[0] for c in covers)
+    if not is_jax_array(g) or (C <= _UNROLL and C * math.prod(in_spatial) <= TABLE_CELLS):
         out = _flat_route(xp, work, winners, covers, in_spatial, owner)
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
     for i in range(n):  # the reader index O points at a padding output that never wins
@@ -792,6 +843,21 @@ def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple
         winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
     cell = to_namespace(np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial), xp, g)
     out = _looped_route(xp, work, winners, cell, covers, lead)
+    return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+
+def sorted_route(g: Any, idx: Any, in_spatial: tuple[int, ...]) -> Any:
+    """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by sorting each plane's winners
+    (:meth:`Cells.route`): O(output log output + input) work and O(input + output) memory whatever the
+    windows, the outputs of a cell added in ascending order (torch's) where it wins at most ``cells._RANKS``
+    of them."""
+    xp = namespace(g)
+    n = len(in_spatial)
+    lead = tuple(g.shape[:g.ndim - n])
+    M, P = math.prod(g.shape[g.ndim - n:]), math.prod(in_spatial)
+    work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
+    out = Cells(P, M).route(xp.reshape(work, lead + (M,)), xp.reshape(idx, lead + (M,)))
+    out = xp.reshape(out, lead + tuple(in_spatial))
     return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
 

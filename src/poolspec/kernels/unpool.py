@@ -15,7 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import device, index_dtype, namespace
+from .._compat import buffer, device, index_dtype, is_jax_array, namespace, writable_module
+
+# output cells looked up at a time (a few int64 temporaries each)
+_CHUNK_CELLS = 1 << 18
 
 
 def _kw(x: Any) -> dict[str, Any]:
@@ -63,12 +66,27 @@ class Unpool:
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **_kw(x))
         _, order, ordered = self._keys(xp, idx)
-        cells = xp.arange(planes * p, dtype=index_dtype(xp, x), **_kw(x))
-        last = xp.searchsorted(ordered, cells, side="right") - 1
-        last = xp.where(last < 0, xp.zeros_like(last), last)
-        hit = xp.take(ordered, last) == cells
-        values = xp.take(xp.reshape(x, (-1,)), xp.take(order, last))
-        y = xp.where(hit, values, xp.zeros_like(values))
+        flat, total = xp.reshape(x, (-1,)), planes * p
+        itype = index_dtype(xp, x)
+        # output cells a chunk at a time: each looks itself up with int64 temporaries, a few times the output
+        # in one piece (JAX's compiler schedules its own memory: one piece)
+        step = total if is_jax_array(x) else _CHUNK_CELLS
+        mod = writable_module(x)
+        y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
+        parts = []
+        for a in range(0, total, step):
+            cells = xp.arange(a, min(a + step, total), dtype=itype, **_kw(x))
+            last = xp.searchsorted(ordered, cells, side="right") - 1
+            last = xp.where(last < 0, xp.zeros_like(last), last)
+            hit = xp.take(ordered, last) == cells
+            values = xp.take(flat, xp.take(order, last))
+            part = xp.where(hit, values, xp.zeros_like(values))
+            if y is None:
+                parts.append(part)
+            else:
+                y[a:a + part.shape[0]] = part
+        if y is None:
+            y = parts[0] if len(parts) == 1 else xp.concat(parts)
         return xp.reshape(y, lead + self.out_spatial)
 
     def select(self, gy: Any, idx: Any) -> Any:

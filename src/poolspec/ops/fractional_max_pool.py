@@ -3,7 +3,7 @@
 Whole definition: the cards are ``spec.card("fractional_max_pool2d")`` etc. (spec/sampling.py: torch's
 window rule, sample order and drawing); the windows are below (per plane, from the samples: data, so on the
 device); the reads and the scatter-free routing of the gradient are ``kernels.cells.Cells``; the winner rule
-(first maximum, last NaN) is the max family's ``kernels.maxes._reduce_cells``; the autodiff bindings are
+(first maximum, last NaN) is torch's scan rule, applied axis by axis as the max family does; the autodiff bindings are
 ``autodiff.max_select`` (the values: the input read at the winners) and ``autodiff.max_backward``.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
+    device,
     dtype_name,
     index_dtype,
     is_dask_array,
@@ -26,7 +27,6 @@ from .._compat import (
 )
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
-from ..kernels.maxes import _reduce_cells
 from ..spec import card
 
 Size = int | tuple[int, ...]
@@ -79,39 +79,46 @@ def _starts(xp: Any, u: Any, L: int, O: int, k: int, itype: Any) -> Any:
     return xp.concat([seq, last], axis=-1)
 
 
-def _windows(xp: Any, samples: Any, spatial: tuple[int, ...], out: tuple[int, ...], k: tuple[int, ...]) -> Any:
-    """Flat cells (N, C, M * K) of every window, row-major over outputs then over the window."""
-    n = len(spatial)
-    itype = index_dtype(xp, samples)
-    strides = [math.prod(spatial[a + 1:]) for a in range(n)]
-    flat = None
-    for a in range(n):
-        col = n - 1 - a if n == 2 else a  # torch: 2-d samples are (W, H), 3-d (T, H, W)
-        s = _starts(xp, samples[..., col], spatial[a], out[a], k[a], itype)  # (N, C, O_a)
-        cells = (s[..., :, None] + xp.arange(k[a], dtype=itype)) * strides[a]  # (N, C, O_a, k_a)
-        # place axis a's outputs and offsets among the others: (N, C, O_0..O_{n-1}, k_0..k_{n-1})
-        shape = tuple(s.shape[:2]) + tuple(out[b] if b == a else 1 for b in range(n)) + \
-            tuple(k[b] if b == a else 1 for b in range(n))
-        perm = xp.reshape(cells, shape)
-        flat = perm if flat is None else flat + perm
-    N, C = samples.shape[0], samples.shape[1]
-    return xp.reshape(flat, (N, C, math.prod(out) * math.prod(k)))
+def _take_along(xp: Any, a: Any, idx: Any, axis: int) -> Any:
+    """``a`` read along ``axis`` at ``idx``, which broadcasts against ``a`` elsewhere."""
+    shape = tuple(idx.shape[axis] if d == axis else s for d, s in enumerate(a.shape))
+    idx = xp.broadcast_to(idx, shape)
+    if is_torch_array(a):
+        return a.gather(axis, idx)
+    return xp.take_along_axis(a, idx, axis=axis)
 
 
 def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
+    """Values and winners (N, C, M): the windows' maxima axis by axis, innermost first, each axis's k taps
+    read at the planes' own window starts and kept by torch's scan rule (update where ``v > m`` or ``v`` is
+    NaN), carrying the winner's flat cell: the row-major first maximum or last NaN of each window, as torch's
+    scan finds it, in O(input) memory and O(input * k / stride) work per axis, whatever the window's size."""
     spatial, out, k = static
     xp = namespace(x)
-    N, C = x.shape[0], x.shape[1]
-    P, M, K = math.prod(spatial), math.prod(out), math.prod(k)
-    idx = _windows(xp, samples, spatial, out, k)
-    flat = xp.reshape(x, (N, C, P))
-    plain = flat.detach() if is_torch_array(flat) else flat  # the search is not differentiated
-    cells = xp.reshape(Cells(P, M * K).select(plain, idx), (N, C, M, K))
-    windows = xp.reshape(idx, (N, C, M, K))
-    _, winner = _reduce_cells(xp, plain, cells, True,
-                              lambda pos, _: xp.take_along_axis(windows, pos[..., None], axis=-1)[..., 0],
-                              branch_free=is_torch_array(x))
-    return max_select(Cells(P, M), flat, winner), winner
+    N, C, n = x.shape[0], x.shape[1], len(spatial)
+    P, M = math.prod(spatial), math.prod(out)
+    plain = x.detach() if is_torch_array(x) else x  # the search is not differentiated
+    itype = index_dtype(xp, samples)
+    floating = dtype_name(xp, x.dtype).startswith(("float", "bfloat"))
+    values = plain
+    cell = xp.reshape(xp.arange(P, dtype=itype, device=device(x)), (1, 1) + tuple(spatial))
+    cell = xp.broadcast_to(cell, tuple(x.shape))
+    for a in reversed(range(n)):
+        col = n - 1 - a if n == 2 else a  # torch: 2-d samples are (W, H), 3-d (T, H, W)
+        starts = _starts(xp, samples[..., col], spatial[a], out[a], k[a], itype)  # (N, C, O_a)
+        starts = xp.reshape(starts, (N, C) + (1,) * a + (out[a],) + (1,) * (n - 1 - a))
+        m = win = None
+        for t in range(k[a]):
+            v = _take_along(xp, values, starts + t, 2 + a)
+            f = _take_along(xp, cell, starts + t, 2 + a)
+            if m is None:
+                m, win = v, f
+                continue
+            upd = ((v > m) | xp.isnan(v)) if floating else v > m
+            m, win = xp.where(upd, v, m), xp.where(upd, f, win)
+        values, cell = m, win
+    winner = xp.reshape(cell, (N, C, M))
+    return max_select(Cells(P, M), xp.reshape(x, (N, C, P)), winner), winner
 
 
 def _prepare(n: int, op: str, x: Any, args: dict[str, Any], samples: Any, rng: Any,

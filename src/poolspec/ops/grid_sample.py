@@ -61,10 +61,6 @@ class _Plan:
     def taps(self) -> int:
         return {"nearest": 1, "bilinear": 2 ** self.n, "bicubic": 16}[self.mode]
 
-    @property
-    def cells(self) -> Cells:
-        return Cells(math.prod(self.in_spatial), self.taps * self.points)
-
 
 # --- coordinates: torch's rules (spec/sampling.py notes) -------------------------------------------------
 # All grid coordinates of a call are processed at once: arrays (N, 1, M, n) whose last axis is the grid
@@ -185,14 +181,13 @@ def _cubic(t: Any) -> tuple[list[Any], list[Any]]:
 
 
 def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[Any], Any]:
-    """The flat tap cells (N, 1, M*T) with each point's T taps together (P where a tap reads outside the
-    image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) per k and d(coordinate)/d(grid)
-    (N, 1, M, n). Taps are ordered as torch's sums: the last grid coordinate (slowest spatial axis) outermost."""
-    n, M = plan.n, plan.points
-    N = grid.shape[0]
+    """For grid points (N, 1, M, n): the flat tap cells (N, 1, M*T) with each point's T taps together (P where a
+    tap reads outside the image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) per k and
+    d(coordinate)/d(grid) (N, 1, M, n). Taps are ordered as torch's sums: the last grid coordinate (slowest
+    spatial axis) outermost."""
+    n, N, M = plan.n, grid.shape[0], grid.shape[2]
     k = _constants(xp, plan, grid)
-    g = xp.reshape(grid, (N, 1, M, n))
-    c = _unnormalise(g, k, plan)
+    c = _unnormalise(grid, k, plan)
     if plan.mode == "bicubic":
         f = xp.floor(c)
         w, dw = _cubic(c - f)
@@ -258,39 +253,71 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
 
 # --- the op, written once: select/route dispatch to the autodiff bindings ------------------------------
 
+# Bytes per tap of one point that a chunk holds at once (cells, weights and their derivatives, the route's sort
+# and runs), and per tap and channel (reads, cotangents, products), at 8-byte items; and the budget a chunk of
+# points may take. Points are sampled a chunk at a time, so a dense grid costs O(grid + input + output) memory.
+_TAP_BYTES, _TAP_CHANNEL_BYTES = 96, 24
+_CHUNK_BYTES = 1 << 24
+
+
+def _chunks(plan: _Plan, batch: int, channels: int, jax: bool) -> list[tuple[int, int]]:
+    """The point ranges sampled at a time: a function of the shapes alone, so every call of one shape sums its
+    gradient in the same order (JAX takes one chunk: its compiler schedules the program's memory)."""
+    M = plan.points
+    per_point = max(1, batch * plan.taps * (_TAP_BYTES + _TAP_CHANNEL_BYTES * channels))
+    step = M if jax else max(1, _CHUNK_BYTES // per_point)
+    return [(a, min(a + step, M)) for a in range(0, M, step)] or [(0, 0)]
+
+
+def _points(xp: Any, grid: Any, plan: _Plan) -> Any:
+    return xp.reshape(grid, (grid.shape[0], 1, plan.points, plan.n))
+
+
 def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
-    M, T = plan.points, plan.taps
-    idx, weights, _, _ = _taps(xp, grid, plan, False)
-    vals = max_select(plan.cells, xp.reshape(x, (N, C, math.prod(plan.in_spatial))), idx)
-    if plan.mode == "nearest":
-        out = vals
-    else:
-        # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
-        # zero-filled (N, C, M, T) buffer each
-        out = xp.sum(xp.reshape(vals, (N, C, M, T)) * weights, axis=-1)
+    T, P = plan.taps, math.prod(plan.in_spatial)
+    flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
+    parts = []
+    for a, b in _chunks(plan, N, C, is_jax_array(x)):
+        idx, weights, _, _ = _taps(xp, pts[:, :, a:b, :], plan, False)
+        vals = max_select(Cells(P, T * (b - a)), flat, idx)
+        if plan.mode == "nearest":
+            parts.append(vals)
+        else:
+            # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
+            # zero-filled (N, C, M, T) buffer each
+            parts.append(xp.sum(xp.reshape(vals, (N, C, b - a, T)) * weights, axis=-1))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1)
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
 def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
-    M, T, n = plan.points, plan.taps, plan.n
-    idx, weights, dweights, mult = _taps(xp, grid, plan, True)
+    M, T, n, P = plan.points, plan.taps, plan.n, math.prod(plan.in_spatial)
+    flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
     gf = xp.reshape(g, (N, C, M))
-    spread = gf if plan.mode == "nearest" else xp.reshape(gf[..., None] * weights, (N, C, M * T))
-    grad_x = xp.reshape(max_backward(plan.cells, spread, idx, primal=x), tuple(x.shape))
+    grad_x, grad_grid = None, []
+    for a, b in _chunks(plan, N, C, is_jax_array(x)):
+        m = b - a
+        cells = Cells(P, T * m)
+        idx, weights, dweights, mult = _taps(xp, pts[:, :, a:b, :], plan, True)
+        gc = gf[..., a:b]
+        spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
+        part = max_backward(cells, spread, idx, primal=x)  # chunks add in order: a function of the shapes
+        grad_x = part if grad_x is None else grad_x + part
+        if plan.mode == "nearest":
+            continue
+        vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
+        coords = [xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gc, axis=1) for kk in range(n)]
+        # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, m, n)
+        grad_grid.append(xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n))))
+    grad_x = xp.reshape(grad_x, tuple(x.shape))
     if plan.mode == "nearest":
         return grad_x, xp.zeros_like(grid)
-    vals = xp.reshape(max_select(plan.cells, xp.reshape(x, (N, C, math.prod(plan.in_spatial))), idx),
-                      (N, C, M, T))
-    coords = []
-    for kk in range(n):
-        coords.append(xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gf, axis=1))
-    # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, M, n)
-    grad_grid = xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, M, n)))
-    return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
+    out = grad_grid[0] if len(grad_grid) == 1 else xp.concat(grad_grid, axis=1)
+    return grad_x, xp.reshape(out, tuple(grid.shape))
 
 
 # --- dispatch ------------------------------------------------------------------------------------------

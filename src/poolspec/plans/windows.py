@@ -247,15 +247,54 @@ def ragged(length: int, out: int) -> GatherPlan:
     return GatherPlan(length, out, index)
 
 
+def tap_span(length: int, out: int, stride: int, offset: int) -> tuple[int, int]:
+    """The outputs [lo, hi) whose tap at ``offset`` past their window start (o * stride - padding + offset)
+    lies inside the input; lo >= hi where none does. O(1), whatever the window."""
+    lo = max(0, -(offset // stride))
+    hi = min(out, (length - 1 - offset) // stride + 1)
+    return lo, max(lo, hi)
+
+
+@lru_cache(maxsize=1024)
+def tap_ranges(length: int, out: int, kernel: int, stride: int, padding: int,
+               dilation: int) -> tuple[tuple[int, int, int, slice], ...]:
+    """Per tap (t, lo, hi, cells): the outputs [lo, hi) whose tap t is inside the input, and the strided
+    slice of input cells they read; taps that only ever read padding are left out. O(kernel)."""
+    ranges = []
+    for t in range(kernel):
+        off = t * dilation - padding
+        lo, hi = tap_span(length, out, stride, off)
+        if lo < hi:
+            c0 = lo * stride + off
+            ranges.append((t, lo, hi, slice(c0, c0 + (hi - lo - 1) * stride + 1, stride)))
+    return tuple(ranges)
+
+
+@lru_cache(maxsize=1024)
+def cover_count(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """The most (output, tap) pairs that read any one input cell (the rows of :func:`covers`), without
+    building the table: per tap, its outputs read an arithmetic run of cells of one residue modulo the
+    stride, counted in a difference array per residue. O(kernel + length)."""
+    width = -(-length // stride) + 1
+    diff = np.zeros((stride, width + 1), dtype=np.int64)
+    for _, lo, hi, cells in tap_ranges(length, out, kernel, stride, padding, dilation):
+        r, a = cells.start % stride, cells.start // stride
+        diff[r, a] += 1
+        diff[r, a + hi - lo] -= 1
+    return max(int(np.cumsum(diff, axis=1).max(initial=0)), 1)
+
+
 @lru_cache(maxsize=1024)
 def covers(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
     """(C, L): for each input cell, the outputs whose regular window holds it, ascending, padded with
-    ``out`` (an index past the outputs). C is the most windows any cell is in: 1 for tiling windows however
-    large, which is what makes a gradient gathered through this table O(input) whatever the window."""
-    c = tap_coords(length, out, kernel, stride, padding, dilation)
-    o = np.broadcast_to(np.arange(out, dtype=np.int64)[None, :], c.shape)
-    inside = (c >= 0) & (c < length)
-    cells, outs = c[inside], o[inside]
+    ``out`` (an index past the outputs). C (:func:`cover_count`) is the most windows any cell is in: 1 for
+    tiling windows however large, which is what makes a gradient gathered through this table O(input)
+    whatever the window. Built from the taps' runs: O(C * L)."""
+    runs = tap_ranges(length, out, kernel, stride, padding, dilation)
+    cells = np.concatenate([np.arange(c.start, c.stop, c.step, dtype=np.int64) for _, _, _, c in runs] or
+                           [np.zeros(0, dtype=np.int64)])
+    outs = np.concatenate([np.arange(lo, hi, dtype=np.int64) for _, lo, hi, _ in runs] or
+                          [np.zeros(0, dtype=np.int64)])
     order = np.lexsort((outs, cells))
     cells, outs = cells[order], outs[order]
     counts = np.bincount(cells, minlength=length)
@@ -267,20 +306,11 @@ def covers(length: int, out: int, kernel: int, stride: int, padding: int, dilati
 
 
 @lru_cache(maxsize=1024)
-def tap_coords(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
-    """(kernel, out) input coordinate of tap t of output o; outside [0, length) where it reads padding."""
-    c = (np.arange(out, dtype=np.int64) * stride - padding)[None, :] + \
-        (np.arange(kernel, dtype=np.int64) * dilation)[:, None]
-    c.setflags(write=False)
-    return c
-
-
-@lru_cache(maxsize=1024)
-def first_valid_tap(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
-    """(kernel, out) bool: tap t is output o's first tap inside the input (torch's starting index)."""
-    c = tap_coords(length, out, kernel, stride, padding, dilation)
-    valid = (c >= 0) & (c < length)
-    first = np.argmax(valid, axis=0)
-    mask = np.arange(kernel)[:, None] == first[None, :]
-    mask.setflags(write=False)
-    return mask
+def first_taps(length: int, out: int, kernel: int, stride: int, padding: int, dilation: int) -> np.ndarray:
+    """(out,) each output's first tap inside the input (torch's starting index); ``kernel`` where it has
+    none. O(out)."""
+    start = np.arange(out, dtype=np.int64) * stride - padding
+    t = np.maximum(0, -(start // dilation))  # the first tap at or past cell 0
+    first = np.where((t < kernel) & (start + t * dilation < length), t, kernel)
+    first.setflags(write=False)
+    return first

@@ -312,7 +312,9 @@ def _adaptive_card(kind: str, n: int) -> Card:
         gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                             "routes the cotangent to the selected cells by gathering")
         determinism = "ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); " \
-                      "backward gathers: bit-identical across runs (torch's CUDA backward scatters atomically)"
+                      "backward gathers over the windows covering each cell, or, where that table would be " \
+                      "large, sorts each plane's winners and sums every cell's share in output order: no " \
+                      "scatter-add, bit-identical across runs (torch's CUDA backward scatters atomically)"
     else:
         gradient = Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                             "linear; on JAX a primitive whose transpose is the transposed gather (a "
@@ -358,7 +360,10 @@ def _max_card(n: int) -> Card:
         spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + INTS, arguments=args,
         shape_relation=f"per spatial axis: {_OUT_FORMULA}; {_REG}",
         determinism="ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); "
-                    "backward gathers: bit-identical across runs",
+                    "backward: small windows add each tap's winners through strided views, large ones sort "
+                    "each plane's winners and sum every cell's share in output order (placed with a write "
+                    "to unique destinations): no scatter-add, bit-identical across runs, memory O(input + "
+                    "output) whatever the window",
         gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "routes the cotangent to the winners by gathering"),
         torch_reference=f"torch.nn.functional.max_pool{n}d",

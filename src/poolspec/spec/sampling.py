@@ -182,9 +182,10 @@ def _fractional_cards() -> list[Card]:
             spatial_dims=(n,), input_ranks=(n + 1, n + 2), dtypes=FLOATS, arguments=args,
             shape_relation="O = output_size, or int(S * output_ratio); window i of an axis starts at "
                            "int((i + u) * alpha) - int(u * alpha), alpha = (S - k) / (O - 1), the last at S - k",
-            determinism="the windows are fixed by the samples; the forward gathers and the backward routes each "
-                        "gradient to its winner by a sort and a segmented sum (overlapping windows share winners): "
-                        "bit-identical on every backend (torch's CUDA backward uses atomicAdd)",
+            determinism="the windows are fixed by the samples; the forward scans them axis by axis (torch's "
+                        "rule, O(input) memory whatever the window) and the backward routes each gradient to its "
+                        "winner by a sort and a segmented sum (overlapping windows share winners): bit-identical "
+                        "on every backend (torch's CUDA backward uses atomicAdd)",
             gradient=Gradient(f"fractional_max_pool{n}d_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                               "routes to the winners; its derivative gathers at them"),
             torch_reference=f"torch.nn.functional.fractional_max_pool{n}d",
@@ -244,7 +245,10 @@ def sampling_cards() -> list[Card]:
                            "2^n (bilinear) or 16 (bicubic) taps",
             determinism="the forward gathers; the input gradient is the transpose of a data-dependent gather, "
                         "computed as a sort of the tap indices and a segmented sum (no scatter, no atomics): "
-                        "bit-identical across runs on every backend; the grid gradient gathers",
+                        "bit-identical across runs on every backend; the grid gradient gathers. NumPy, CuPy and "
+                        "torch sample about 16 MiB of taps at a time (chunks of points fixed by the shapes; the "
+                        "input gradient adds the chunks' sums in order), so a dense grid costs O(grid + input + "
+                        "output) memory; JAX takes the whole grid in one program",
             gradient=Gradient("grid_sample_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                               "w.r.t. x and grid, to any order (both are differentiable inputs); forward mode "
                               "too, which torch lacks for grid_sampler"),

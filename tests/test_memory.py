@@ -1,0 +1,259 @@
+"""Peak memory: every op's forward and backward stays within a fixed multiple of the arrays it is handed and
+gives back, and the routes that keep it there give torch's numbers.
+
+The bound (``poolspec.memory``): peak <= 8 x (input + output + other array ports) + 32 MiB, measured with
+tracemalloc on NumPy, one cold forward + backward per case in a process of its own under a 6 GiB address-space
+limit, over adversarial but legal calls of every family (large and dilated windows, global and stride-1
+large windows, dense grids, large fractional windows, extreme up- and down-sampling).
+
+The memory-bounded routes (the max family's gradient by sorting the winners, ragged adaptive max windows
+axis by axis, grid_sample a chunk of points at a time, max_unpool a chunk of cells at a time, the run-wise
+``Cells.route``) are also forced onto the stored torch reference cases on every backend, and the ones that
+promise it are checked bit for bit against the routes they replace.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec import conformance, memory
+from poolspec._compat import writable_module
+from poolspec.kernels import cells, maxes, unpool
+from poolspec.ops import grid_sample, max_pool
+
+
+@pytest.mark.parametrize("key", [c.key for c in memory.CASES])
+def test_peak_within_bound(key):
+    row = memory.measure(key)
+    assert "error" not in row, row["error"]
+    assert row["peak"] <= row["limit"], (
+        f"{key}: peak {row['peak'] / 2**20:.1f} MiB > {memory.LIMIT_FACTOR} x {row['base'] / 2**20:.1f} MiB "
+        f"+ {memory.LIMIT_SLACK >> 20} MiB")
+
+
+def test_bound_catches_a_table_of_output_by_input():
+    """The measurement sees what an op allocates inside it: a table past the bound breaks it."""
+    case = memory.MemoryCase("probe", "max_pool2d", (1, 1, 300, 300), dict(kernel_size=30, stride=1))
+    real = poolspec.max_pool2d_backward
+    over = memory.limit(4 * 300 * 300 * 2)
+
+    def wasteful(g, x, *args, **kwargs):
+        table = np.ones(over // 8, dtype=np.int64)  # what an (output x window) index table costs
+        return real(g, x, *args, **kwargs) + 0 * table[0]
+
+    poolspec.max_pool2d_backward = wasteful
+    try:
+        row = memory.measure_numpy(case)
+    finally:
+        poolspec.max_pool2d_backward = real
+    assert row["peak"] > row["limit"]
+
+
+def _force_bounded_routes(monkeypatch):
+    """Every memory-bounded route taken however small the call; cached windows rebuilt so it takes effect."""
+    monkeypatch.setattr(maxes, "TABLE_CELLS", 0)
+    monkeypatch.setattr(maxes, "_SORT_RATIO", 0)
+    monkeypatch.setattr(maxes, "_JAX_GATHERS", 0)
+    monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(unpool, "_CHUNK_CELLS", 3)
+    max_pool._windows.cache_clear()
+    max_pool._adaptive_windows.cache_clear()
+
+
+MAX_OPS = [f"{f}{d}d" for f in ("max_pool", "adaptive_max_pool", "lp_pool", "max_unpool") for d in (1, 2, 3)]
+SAMPLING_OPS = ["grid_sample", "fractional_max_pool2d", "fractional_max_pool3d"]
+
+
+def test_reference_vectors_pass_on_bounded_routes(backend, monkeypatch):
+    if backend.name in ("jax", "dask"):
+        pytest.skip(f"{backend.name}: recompiles (JAX) or re-chunks (Dask) every case; JAX's bounded route is "
+                    "test_jax_sorted_route_matches_torch, Dask runs NumPy's kernels per block")
+    _force_bounded_routes(monkeypatch)
+    try:
+        report = conformance.run(backend.name, ops=MAX_OPS + SAMPLING_OPS)
+    finally:
+        max_pool._windows.cache_clear()
+        max_pool._adaptive_windows.cache_clear()
+    assert report.passed, report.table()
+    assert sum(r.status == "pass" for r in report.results) > 300
+
+
+# the routes the sorted route replaces on writable backends add a cell's outputs in ascending order, from +0,
+# as the sorted route does for cells that win at most cells._RANKS outputs: the same bits
+SORTED = [
+    ("max_pool2d", (2, 3, 17, 19), dict(kernel_size=5, stride=2, padding=2, dilation=2)),
+    ("max_pool2d", (1, 2, 30, 31), dict(kernel_size=(9, 7), stride=1, padding=(4, 3))),
+    ("max_pool1d", (2, 2, 200), dict(kernel_size=40, stride=3, padding=20, ceil_mode=True)),
+    ("max_pool3d", (1, 2, 9, 10, 11), dict(kernel_size=4, stride=2, padding=1)),
+    ("adaptive_max_pool2d", (2, 3, 23, 17), dict(output_size=(7, 9))),
+    ("adaptive_max_pool3d", (1, 2, 7, 9, 11), dict(output_size=(3, 4, 5))),
+]
+
+
+@pytest.mark.parametrize("op,shape,args", SORTED, ids=[f"{c[0]}-{i}" for i, c in enumerate(SORTED)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sorted_route_changes_no_bit(backend, monkeypatch, op, shape, args, dtype):
+    if writable_module(backend.asarray(np.zeros(1))) is None:
+        pytest.skip(f"{backend.name}: the routes it replaces are the writable backends'")
+    rng = np.random.default_rng(5)
+    x = backend.asarray(np.round(rng.standard_normal(shape) * 3).astype(dtype))  # ties
+    y, idx = getattr(poolspec, op)(x, **args, return_indices=True)
+    g = backend.asarray(rng.standard_normal(tuple(y.shape)).astype(dtype))
+    back = getattr(poolspec, f"{op}_backward")
+
+    def run(table: int, ratio: float) -> np.ndarray:
+        monkeypatch.setattr(maxes, "TABLE_CELLS", table)
+        monkeypatch.setattr(maxes, "_SORT_RATIO", ratio)
+        monkeypatch.setattr(maxes.MaxWindows, "_gathers", lambda self: False)
+        return backend.to_numpy(back(g, x, **args, indices=idx))
+
+    sorted_ = run(0, 0)
+    other = run(1 << 60, 1e300)
+    assert sorted_.tobytes() == other.tobytes()
+
+
+def test_runs_change_no_bit(backend, monkeypatch):
+    """Cells.route summed per run of equal cells gives the bits of the per-cell tables, with cells read more
+    often than cells._RANKS (the scan), reads outside the plane, and index rows shared between planes."""
+    if backend.name == "dask":
+        pytest.skip("Cells runs on whole planes: Dask calls it per block of NumPy planes")
+    rng = np.random.default_rng(11)
+    for trial in range(3 if backend.name == "jax" else 12):  # eager JAX compiles every shape
+        P, K = int(rng.integers(50, 3000)), int(rng.integers(1, 400))
+        lead = (2, 3)
+        ilead = (2, 1) if trial % 2 else lead
+        idx = rng.integers(0, P + 1, ilead + (K,))
+        if trial % 3 == 0:
+            idx[..., : K // 2] = rng.integers(0, 3)  # hot cells: the scan
+        g = rng.standard_normal(lead + (K,))
+        c = cells.Cells(P, K)
+        runs = backend.to_numpy(c.route(backend.asarray(g), backend.asarray(idx)))
+        monkeypatch.setattr(cells, "_RUNS", 0.0)
+        tables = backend.to_numpy(c.route(backend.asarray(g), backend.asarray(idx)))
+        monkeypatch.setattr(cells, "_RUNS", 1.0)
+        assert runs.tobytes() == tables.tobytes()
+        want = np.zeros(lead + (P + 1,))
+        for at in np.ndindex(*lead):
+            np.add.at(want[at], idx[tuple(a if n > 1 else 0 for a, n in zip(at, ilead))], g[at])
+        np.testing.assert_allclose(runs, want[..., :P], rtol=1e-12, atol=1e-12)
+
+
+JAX_SORTED = [
+    ("max_pool1d", (2, 3, 150), dict(kernel_size=70, stride=1, padding=30)),
+    ("max_pool2d", (1, 2, 40, 37), dict(kernel_size=(12, 11), stride=1, padding=5, dilation=(1, 2))),
+    ("adaptive_max_pool2d", (2, 2, 23, 17), dict(output_size=(7, 9))),
+]
+
+
+@pytest.mark.parametrize("op,shape,args", JAX_SORTED, ids=[c[0] for c in JAX_SORTED])
+def test_jax_bounded_routes_match_torch(monkeypatch, op, shape, args):
+    """On JAX, windows covering many cells route the gradient by sorting the winners (Cells' scan), ragged ones
+    by looping over their covering windows: the gradient and its second order (the gather at the winners)
+    against torch's, ties included."""
+    jax = pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+    _force_bounded_routes(monkeypatch)
+    try:
+        rng = np.random.default_rng(8)
+        x = np.round(rng.standard_normal(shape) * 3) / 2
+        y, idx = getattr(poolspec, op)(jax.numpy.asarray(x), **args, return_indices=True)
+        g = rng.standard_normal(tuple(y.shape))
+        got = np.asarray(jax.grad(lambda t: (getattr(poolspec, op)(t, **args) * g).sum())(jax.numpy.asarray(x)))
+        xt = torch.tensor(x, requires_grad=True)
+        yt, it = getattr(torch.nn.functional, op)(xt, **args, return_indices=True)
+        (want,) = torch.autograd.grad(yt, xt, torch.tensor(g))
+        assert np.asarray(idx).tolist() == it.numpy().tolist()
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12)
+        gg = rng.standard_normal(shape)
+        back = getattr(poolspec, f"{op}_backward")
+        second = jax.grad(lambda c: (back(c, jax.numpy.asarray(x), **args) * gg).sum())(jax.numpy.asarray(g))
+        at_winners = np.take_along_axis(gg.reshape(shape[:2] + (-1,)), it.numpy().reshape(shape[:2] + (-1,)), -1)
+        np.testing.assert_array_equal(np.asarray(second), at_winners.reshape(tuple(y.shape)))
+    finally:
+        max_pool._windows.cache_clear()
+        max_pool._adaptive_windows.cache_clear()
+
+
+def test_grid_sample_chunks(backend, monkeypatch):
+    """A chunk of points at a time: the output and the grid's gradient (per point) bit for bit, the input's
+    gradient (chunks added in order) to rounding; all against torch."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 9, 8))
+    grid = rng.uniform(-1.2, 1.2, (2, 7, 5, 2))
+    g = rng.standard_normal((2, 3, 7, 5))
+    args = dict(mode="bicubic", padding_mode="reflection", align_corners=False)
+
+    def run():
+        xb, gb = backend.asarray(x), backend.asarray(grid)
+        y = backend.to_numpy(poolspec.grid_sample(xb, gb, **args))
+        gx, gg = poolspec.grid_sample_backward(backend.asarray(g), xb, gb, **args)
+        return y, backend.to_numpy(gx), backend.to_numpy(gg)
+
+    whole = run()
+    monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 1)  # one point per chunk
+    chunked = run()
+    if backend.name != "jax":  # JAX takes one chunk
+        assert whole[0].tobytes() == chunked[0].tobytes() and whole[2].tobytes() == chunked[2].tobytes()
+    xt, gt = (torch.tensor(a, requires_grad=True) for a in (x, grid))
+    yt = torch.nn.functional.grid_sample(xt, gt, **args)
+    want = (yt.detach().numpy(),) + tuple(a.numpy() for a in torch.autograd.grad(yt, (xt, gt), torch.tensor(g)))
+    for got in (whole, chunked):
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_fractional_windows_of_many_cells_match_torch(backend):
+    """The axis-by-axis scan on windows far larger than the stored cases', full of ties, NaN and -inf."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = np.round(rng.standard_normal((2, 2, 61, 57)) * 2) / 2
+    x[rng.random(x.shape) < 0.01] = np.nan
+    x[rng.random(x.shape) < 0.05] = -np.inf
+    u = rng.random((2, 2, 2))
+    args = dict(kernel_size=(23, 17), output_size=(20, 25))
+    v, i = poolspec.fractional_max_pool2d(backend.asarray(x), **args, return_indices=True,
+                                          _random_samples=backend.asarray(u))
+    tv, ti = torch.nn.functional.fractional_max_pool2d(torch.tensor(x), **args, return_indices=True,
+                                                       _random_samples=torch.tensor(u))
+    assert backend.to_numpy(i).tolist() == ti.numpy().tolist()
+    np.testing.assert_array_equal(backend.to_numpy(v), tv.numpy())
+
+
+def test_large_window_plans_are_linear_in_the_window():
+    """The per-axis plans of a 1-d window of 5001 taps over 200000 cells: O(kernel + length), not their
+    product (which was 7.45 GiB of int64)."""
+    from poolspec.plans import windows
+
+    ranges = windows.tap_ranges(200000, 200000, 5001, 1, 2500, 1)
+    assert len(ranges) == 5001 and ranges[0][1:3] == (2500, 200000) and ranges[-1][1:3] == (0, 197500)
+    assert windows.cover_count(200000, 200000, 5001, 1, 2500, 1) == 5001
+    # max_pool2d k (60, 80), s 10, p (10, 20), d 10 on 1000 x 1000: every cell is read by every output's window
+    assert windows.cover_count(1000, 43, 60, 10, 10, 10) == 43 and windows.cover_count(1000, 25, 80, 10, 20, 10) == 25
+    first = windows.first_taps(200000, 200000, 5001, 1, 2500, 1)
+    assert first[0] == 2500 and first[2500] == 0 and first.shape == (200000,)
+
+
+@pytest.mark.parametrize("L,O,k,s,p,d", [(7, 4, 3, 2, 1, 1), (13, 3, 4, 3, 2, 2), (20, 20, 5, 1, 2, 1),
+                                          (9, 2, 3, 4, 1, 3), (30, 4, 10, 7, 5, 2), (5, 5, 1, 1, 0, 1)])
+def test_window_plans_agree_with_the_definition(L, O, k, s, p, d):
+    """Tap ranges, cover counts, covers and first taps against the (k, O) table of tap coordinates."""
+    from poolspec.plans import windows
+
+    c = (np.arange(O) * s - p)[None, :] + (np.arange(k) * d)[:, None]
+    inside = (c >= 0) & (c < L)
+    for t, lo, hi, cells_ in windows.tap_ranges(L, O, k, s, p, d):
+        outs = np.flatnonzero(inside[t])
+        assert (lo, hi) == (outs[0], outs[-1] + 1)
+        assert list(range(L))[cells_] == c[t, lo:hi].tolist()
+    assert {t for t, *_ in windows.tap_ranges(L, O, k, s, p, d)} == set(np.flatnonzero(inside.any(axis=1)))
+    counts = np.bincount(c[inside], minlength=L)
+    assert windows.cover_count(L, O, k, s, p, d) == max(int(counts.max()), 1)
+    table = windows.covers(L, O, k, s, p, d)
+    for cell in range(L):
+        want = sorted(np.nonzero(c == cell)[1].tolist())
+        assert table[:len(want), cell].tolist() == want and (table[len(want):, cell] == O).all()
+    first = np.where(inside.any(axis=0), np.argmax(inside, axis=0), k)
+    assert windows.first_taps(L, O, k, s, p, d).tolist() == first.tolist()
