@@ -257,3 +257,44 @@ def test_window_plans_agree_with_the_definition(L, O, k, s, p, d):
         assert table[:len(want), cell].tolist() == want and (table[len(want):, cell] == O).all()
     first = np.where(inside.any(axis=0), np.argmax(inside, axis=0), k)
     assert windows.first_taps(L, O, k, s, p, d).tolist() == first.tolist()
+
+
+RETAINED = [
+    ("max_pool2d", dict(kernel_size=2)),
+    ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+    ("max_pool2d", dict(kernel_size=40, stride=20)),  # tiling windows, reduced at once
+    ("max_pool2d", dict(kernel_size=31, stride=1)),  # the sorted route
+    ("avg_pool2d", dict(kernel_size=3, stride=1, padding=1, count_include_pad=False)),
+    ("adaptive_max_pool2d", dict(output_size=(97, 5))),
+    ("lp_pool2d", dict(norm_type=2.0, kernel_size=3, stride=1, ceil_mode=True)),
+    ("interpolate", dict(scale_factor=0.5, mode="bilinear", antialias=True)),
+]
+
+
+@pytest.mark.parametrize("op,args", RETAINED, ids=[f"{op}-{i}" for i, (op, _) in enumerate(RETAINED)])
+def test_plans_of_many_shapes_keep_no_large_table(op, args):
+    """Plans are cached per shape; what they keep between calls stays small (blocks.CACHE_CELLS entries per
+    table), so a process that sees many image sizes does not keep an output-sized array per size."""
+    import gc
+    import tracemalloc
+
+    rng = np.random.default_rng(1)
+    fwd, bwd = getattr(poolspec, op), getattr(poolspec, f"{op}_backward")
+
+    def call(size: int) -> None:
+        x = rng.standard_normal((1, 2, size, size + 3)).astype(np.float32)
+        y = fwd(x, **args)
+        bwd(np.ones_like(y), x, **args)
+
+    call(97)  # imports and first-call caches
+    gc.collect()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for size in range(601, 661, 6):  # ten shapes of about 2.9 MB each
+            call(size)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert kept < 2 << 20, f"{kept / 2**20:.1f} MiB kept after ten shapes"

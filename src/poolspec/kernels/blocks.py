@@ -27,6 +27,10 @@ WHOLE_BYTES = 1 << 26
 # entries of an index table beyond the per-axis plans (one per (output, window cell) or per (input cell, covering
 # window)) that a kernel may build for one plane; larger ones take a route whose memory is O(input + output)
 TABLE_CELLS = 1 << 18
+# entries of a table that depends on a call's shape (a divisor, a window's cell offsets, a device copy of a
+# plan) up to which it is kept with its cached plan between calls; larger ones are made per call, so that the
+# plans of many shapes do not keep output-sized arrays alive
+CACHE_CELLS = 1 << 16
 # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured): kernels then
 # take the path with the fewest ops
 SMALL = 4096

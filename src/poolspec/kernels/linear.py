@@ -131,11 +131,11 @@ class SeparableLinear:
             d = d.chunked_like(y)  # built chunk by chunk from the per-axis factors: no task holds all of it
             return _trunc_div(xp, y, d) if name.startswith("int") else y / d.astype(y.dtype)
         if name.startswith("int"):
-            d = d if isinstance(d, int) else to_namespace(np.asarray(d), xp, y, dtype=y.dtype)
+            d = d if isinstance(d, int) else to_namespace(d.array(), xp, y, dtype=y.dtype)
             return _trunc_div(xp, y, d)
         if isinstance(d, (int, float)):
             return y / float(d)
-        return y / to_namespace(np.asarray(d, dtype=np.float64), xp, y, dtype=y.dtype)
+        return y / to_namespace(d.array().astype(np.float64), xp, y, dtype=y.dtype)
 
 
 def _plane_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> int:
@@ -178,10 +178,18 @@ def _trunc_div(xp: Any, a: Any, b: Any) -> Any:
     return xp.where((r != 0) & ((a < 0) != (b < 0)), q + 1, q)
 
 
-class Divisor(np.ndarray):
-    """The divisor array, which remembers the per-axis factors it is the outer product of."""
+@dataclass(frozen=True, eq=False)
+class Divisor:
+    """The divisor array as the per-axis factors it is the outer product of; the product is made per call
+    (an output-sized table kept with every cached plan would outlive the calls)."""
 
-    factors: tuple[np.ndarray, ...] = ()
+    factors: tuple[np.ndarray, ...]
+
+    def array(self) -> np.ndarray:
+        d = self.factors[0]
+        for f in self.factors[1:]:
+            d = np.multiply.outer(d, f)
+        return d
 
     def chunked_like(self, y: Any) -> Any:
         """The same integers as a Dask array chunked like ``y``'s trailing axes, from the small factors."""
@@ -191,20 +199,19 @@ class Divisor(np.ndarray):
         lead = y.ndim - n
         d = None
         for i, f in enumerate(self.factors):
-            part = da.from_array(np.asarray(f, dtype=np.int64), chunks=(y.chunks[lead + i],))
+            part = da.from_array(f, chunks=(y.chunks[lead + i],))
             part = part.reshape((-1,) + (1,) * (n - i - 1))
             d = part if d is None else d * part
         return d
 
 
-def outer_product(factors: list[np.ndarray]) -> np.ndarray | int:
-    """The divisor array from per-axis factors; a plain int when it is uniform."""
-    d = factors[0].astype(np.int64)
-    for f in factors[1:]:
-        d = np.multiply.outer(d, f.astype(np.int64))
-    if d.size and (d == d.flat[0]).all():
-        return int(d.flat[0])
-    d = d.view(Divisor)
-    d.factors = tuple(np.asarray(f, dtype=np.int64) for f in factors)
-    d.setflags(write=False)
-    return d
+def outer_product(factors: list[np.ndarray]) -> Divisor | int:
+    """The divisor from per-axis factors; a plain int when it is uniform (every factor is)."""
+    frozen = []
+    for f in factors:
+        f = np.array(f, dtype=np.int64)
+        f.setflags(write=False)
+        frozen.append(f)
+    if all(f.size and (f == f[0]).all() for f in frozen):
+        return math.prod(int(f[0]) for f in frozen)
+    return Divisor(tuple(frozen))

@@ -39,7 +39,7 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
-from .blocks import SMALL, TABLE_CELLS, blocked
+from .blocks import CACHE_CELLS, SMALL, TABLE_CELLS, blocked
 from .cells import Cells
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
@@ -162,24 +162,29 @@ class MaxWindows(_PoolRoutes):
         return self._tiling() and (big or cells <= SMALL)
 
     @functools.cached_property
-    def _tile_layout(self) -> tuple[tuple[slice, ...], tuple[int, ...], tuple[int, ...], np.ndarray, np.ndarray]:
+    def _tile_layout(self) -> tuple[tuple[slice, ...], tuple[int, ...], tuple[int, ...]]:
         """What :meth:`_tiled` does, which depends on the windows alone: the crop to whole windows, the
-        split of each axis into (O_i, k_i) and the permutation that gathers a window's cells last; the flat
-        plane index of window cell t relative to the window's first cell, and of each window's first cell."""
+        split of each axis into (O_i, k_i) and the permutation that gathers a window's cells last."""
         n = len(self.in_spatial)
         crop = tuple(slice(0, O * k) for O, k in zip(self.out_spatial, self.kernel))
         split = tuple(v for O, k in zip(self.out_spatial, self.kernel) for v in (O, k))
         order = tuple(2 * i for i in range(n)) + tuple(2 * i + 1 for i in range(n))
-        strides = self.plane_strides()
-        cell = np.zeros((), dtype=np.int64)
-        first = np.zeros((), dtype=np.int64)
-        for i, (O, k) in enumerate(zip(self.out_spatial, self.kernel)):
-            cell = np.add.outer(cell, np.arange(k, dtype=np.int64) * strides[i])
-            first = np.add.outer(first, np.arange(O, dtype=np.int64) * k * strides[i])
-        cell, first = cell.reshape(-1), np.ascontiguousarray(first)
-        cell.setflags(write=False)
-        first.setflags(write=False)
-        return crop, split, order, cell, first
+        return crop, split, order
+
+    def _tile_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The flat plane index of window cell t relative to the window's first cell (K,), and of each
+        window's first cell (O_1, ..., O_n); kept only while small (``CACHE_CELLS``)."""
+        def make(which: int) -> np.ndarray:
+            table = np.zeros((), dtype=np.int64)
+            for O, k, st in zip(self.out_spatial, self.kernel, self.plane_strides()):
+                table = np.add.outer(table, np.arange(k if which == 0 else O, dtype=np.int64) *
+                                     (st if which == 0 else k * st))
+            table = np.ascontiguousarray(table.reshape(-1) if which == 0 else table)
+            table.setflags(write=False)
+            return table
+
+        return (_kept(self, "_kept_tile_cell", math.prod(self.kernel), lambda: make(0)),
+                _kept(self, "_kept_tile_first", math.prod(self.out_spatial), lambda: make(1)))
 
     def _tiled(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """The pool as a reduction over (..., O_1, ..., O_n, k_1 * ... * k_n) blocks, the window's cells in
@@ -189,17 +194,17 @@ class MaxWindows(_PoolRoutes):
         n = len(self.in_spatial)
         lead = x.ndim - n
         head = tuple(x.shape[:lead])
-        crop, split, order, cell, first = self._tile_layout
+        crop, split, order = self._tile_layout
         if any(O * k != L for L, O, k in zip(self.in_spatial, self.out_spatial, self.kernel)):
             x = x[(slice(None),) * lead + crop]
         blocks = xp.permute_dims(xp.reshape(x, head + split), tuple(range(lead)) + tuple(lead + o for o in order))
-        K = cell.shape[0]
+        K = math.prod(self.kernel)
         cells = xp.reshape(blocks, head + self.out_spatial + (K,))
         return _reduce_cells(xp, x, cells, with_index, lambda pos, dtype: self._tile_index(xp, pos, dtype))
 
     def _tile_index(self, xp: Any, pos: Any, dtype: Any) -> Any:
         """The flat plane index of window cell ``pos`` of each output: first[o] + cell[pos]."""
-        _, _, _, cell, first = self._tile_layout
+        cell, first = self._tile_tables()
         if is_dask_array(pos):  # a flat take would merge the chunks: the cell's offset by arithmetic instead
             pos = xp.astype(pos, dtype)
             offset = sum(((pos // math.prod(self.kernel[i + 1:])) % k) * st
@@ -218,7 +223,9 @@ class MaxWindows(_PoolRoutes):
         head = tuple(g.shape[:lead])
         work = to_compute(xp, g)
         single = head + tuple(v for O in self.out_spatial for v in (O, 1))
-        cells = device_copy(self, "tile_cells", _tile_cells(self.in_spatial, self.out_spatial, self.kernel), g)
+        cells = device_copy(self, "tile_cells", _kept(self, "_kept_tile_cells", math.prod(self.in_spatial),
+                                                      lambda: _tile_cells(self.in_spatial, self.out_spatial,
+                                                                          self.kernel)), g)
         zero = device_copy(self, "zero", _ZERO, work, work.dtype)
         out = xp.where(xp.reshape(idx, single) == cells, xp.reshape(work, single), zero)
         out = xp.reshape(out, head + tuple(O * k for O, k in zip(self.out_spatial, self.kernel)))
@@ -463,7 +470,8 @@ class MaxWindows(_PoolRoutes):
         torch's CPU backward adds them; the adds are elementwise, never a scatter."""
         n = len(self.in_spatial)
         lead = g.ndim - n
-        base_host, small, sizes, steps, whole = self._route_schedule
+        small, sizes, steps, whole = self._route_schedule
+        base_host = _kept(self, "_kept_route_base", math.prod(self.out_spatial), self._route_base)
         # the flat index of each output's tap (0, ..., 0), which may lie in padding
         base = device_copy(self, "route_base", base_host, g)
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
@@ -501,17 +509,22 @@ class MaxWindows(_PoolRoutes):
             grad[every + tuple(slice(r, None, st) for r, st in zip(residue, self.stride))] = part
         return grad
 
+    def _route_base(self) -> np.ndarray:
+        """The flat index of each output's tap (0, ..., 0), which may lie in padding."""
+        n = len(self.in_spatial)
+        base = None
+        for i in range(n):
+            L, O, k, s, p, d = self._axes()[i]
+            part = _along((np.arange(O, dtype=np.int64) * s - p) * self.plane_strides()[i], n - i - 1)
+            base = part if base is None else base + part
+        return np.asarray(base)
+
     @functools.cached_property
-    def _route_schedule(self) -> tuple[np.ndarray, bool, dict[tuple[int, ...], tuple[int, ...]], list[Any], bool]:
+    def _route_schedule(self) -> tuple[bool, dict[tuple[int, ...], tuple[int, ...]], list[Any], bool]:
         """What :meth:`_route_writable` does per tap tuple, which depends on the windows alone: computed once
         (a tiny call's backward otherwise spends most of its time here)."""
         n = len(self.in_spatial)
         strides = self.plane_strides()
-        base = None
-        for i in range(n):
-            L, O, k, s, p, d = self._axes()[i]
-            part = _along((np.arange(O, dtype=np.int64) * s - p) * strides[i], n - i - 1)
-            base = part if base is None else base + part
         reach = sum((k - 1) * d * st for k, d, st in zip(self.kernel, self.dilation, strides))
         sizes: dict[tuple[int, ...], tuple[int, ...]] = {}
         steps = []
@@ -529,7 +542,7 @@ class MaxWindows(_PoolRoutes):
             into = tuple(slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, self.stride, outs))
             steps.append((residue, c, outs, into))
         whole = len(sizes) == math.prod(min(st, L) for st, L in zip(self.stride, self.in_spatial))
-        return np.asarray(base), reach < 2**15, sizes, steps, whole
+        return reach < 2**15, sizes, steps, whole
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
@@ -731,8 +744,11 @@ class AdaptiveMaxWindows(_PoolRoutes):
                 winners.append(f)
         return xp.stack(maxima, axis=axis), (xp.stack(winners, axis=axis) if with_index else None)
 
-    @functools.cached_property
     def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
+        return _kept(self, "_kept_dense_tables", cells, self._make_dense_tables)
+
+    def _make_dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
         """For :meth:`_dense`: the flat plane cell each output's tap reads, outputs row-major and each
         window's taps row-major (its scan order), or one past the plane (a cell holding the dtype's lowest
         value) where the tap lies past the window's end; the same without that padding (the winners'
@@ -754,7 +770,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
         n = len(self.in_spatial)
         lead = x.ndim - n
         head = tuple(x.shape[:lead])
-        read, real, K, first = self._dense_tables
+        read, real, K, first = self._dense_tables()
         plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
         cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
         cells = xp.reshape(cells, head + self.out_spatial + (K,))
@@ -803,7 +819,17 @@ class AdaptiveMaxWindows(_PoolRoutes):
         return out
 
 
-@functools.lru_cache(maxsize=256)
+def _kept(owner: Any, name: str, size: int, make: Any) -> Any:
+    """``make()``, kept on ``owner`` (a windows object, itself cached per shape) when it has at most
+    ``CACHE_CELLS`` entries: larger tables are made per call rather than outlive it."""
+    got = owner.__dict__.get(name)
+    if got is None:
+        got = make()
+        if size <= CACHE_CELLS:
+            owner.__dict__[name] = got
+    return got
+
+
 def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> np.ndarray:
     """The flat plane index of every cell the tiling windows cover, shaped (O_1, k_1, ..., O_n, k_n)."""
     cells = np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial)
@@ -904,8 +930,10 @@ def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_s
     out_spatial = tuple(work.shape[lead:])
     P, Q = math.prod(in_spatial), math.prod(out_spatial)
     tables = _COVER_TABLES.get(owner)
-    if tables is None:  # the windows' own tables: built once per windows object
-        tables = _COVER_TABLES[owner] = _cover_tables(tuple(covers), out_spatial)
+    if tables is None:  # the windows' own tables: built once per windows object, kept while small
+        tables = _cover_tables(tuple(covers), out_spatial)
+        if tables[0].size <= CACHE_CELLS:
+            _COVER_TABLES[owner] = tables
     read, cell = tables
     C = read.shape[0] // P
     gf = pad_axis(xp, xp.reshape(work, head + (Q,)), lead, 0, 1, 0)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._compat import buffer, device, dtype_name, namespace, take, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
-from .blocks import SMALL
+from .blocks import CACHE_CELLS, SMALL
 
 
 def _at(axis: int, index: Any) -> tuple[Any, ...]:
@@ -177,9 +177,10 @@ _DEVICE_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = None) -> Any:
     """``host`` (a constant table of ``owner``, a cached plan) in ``like``'s namespace and device, kept per
-    (owner, key, device) for NumPy, CuPy and torch; a JAX trace or a Dask graph gets a fresh constant."""
+    (owner, key, device) for NumPy, CuPy and torch up to ``CACHE_CELLS`` entries; a JAX trace or a Dask graph
+    gets a fresh constant."""
     mod = writable_module(like)
-    if mod is None:
+    if mod is None or host.size > CACHE_CELLS:  # large tables are not kept (blocks.CACHE_CELLS)
         return to_namespace(host, namespace(like), like, dtype=dtype)
     copies = _DEVICE_COPIES.get(owner)
     if copies is None:
