@@ -20,7 +20,7 @@ import pytest
 import poolspec
 from poolspec import conformance, memory
 from poolspec._compat import writable_module
-from poolspec.kernels import cells, maxes, unpool
+from poolspec.kernels import blocks, cells, maxes, unpool
 from poolspec.ops import grid_sample, max_pool
 
 
@@ -53,7 +53,7 @@ def test_bound_catches_a_table_of_output_by_input():
 
 def _force_bounded_routes(monkeypatch):
     """Every memory-bounded route taken however small the call; cached windows rebuilt so it takes effect."""
-    monkeypatch.setattr(maxes, "TABLE_CELLS", 0)
+    monkeypatch.setattr(blocks, "TABLE_CELLS", 0)
     monkeypatch.setattr(maxes, "_SORT_RATIO", 0)
     monkeypatch.setattr(maxes, "_JAX_GATHERS", 0)
     monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 1)
@@ -104,7 +104,7 @@ def test_sorted_route_changes_no_bit(backend, monkeypatch, op, shape, args, dtyp
     back = getattr(poolspec, f"{op}_backward")
 
     def run(table: int, ratio: float) -> np.ndarray:
-        monkeypatch.setattr(maxes, "TABLE_CELLS", table)
+        monkeypatch.setattr(blocks, "TABLE_CELLS", table)
         monkeypatch.setattr(maxes, "_SORT_RATIO", ratio)
         monkeypatch.setattr(maxes.MaxWindows, "_gathers", lambda self: False)
         return backend.to_numpy(back(g, x, **args, indices=idx))

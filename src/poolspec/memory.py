@@ -47,6 +47,7 @@ class MemoryCase:
     shape: tuple[int, ...]
     args: dict[str, Any] = field(hash=False)
     ports: dict[str, tuple[int, ...]] = field(default_factory=dict, hash=False)  # other array inputs' shapes
+    dtype: str = "float32"
 
 
 def _maxpool(key: str, n: int, shape: tuple[int, ...], **args: Any) -> MemoryCase:
@@ -77,12 +78,16 @@ CASES = [
                dict(output_size=(700, 900))),
     MemoryCase("adaptive_max_pool3d 100^3 -> (99,5,51)", "adaptive_max_pool3d", (1, 1, 100, 100, 100),
                dict(output_size=(99, 5, 51))),
+    MemoryCase("adaptive_max_pool3d 16 planes 32^3 -> 31^3", "adaptive_max_pool3d", (1, 16, 32, 32, 32),
+               dict(output_size=31)),
     # avg and lp: the same windows through the linear kernels (and lp's inf norm through the max kernels)
     MemoryCase("avg_pool2d k(60,80) s10 p(10,20)", "avg_pool2d", (1, 1, 1000, 1000),
                dict(kernel_size=(60, 80), stride=10, padding=(10, 20))),
     MemoryCase("avg_pool2d k101 s1 p50 excl. pad", "avg_pool2d", (1, 2, 600, 600),
                dict(kernel_size=101, stride=1, padding=50, count_include_pad=False)),
     MemoryCase("avg_pool3d k31 s1", "avg_pool3d", (1, 1, 96, 96, 96), dict(kernel_size=31, stride=1)),
+    MemoryCase("avg_pool2d float16 k(60,80) s10 p(10,20)", "avg_pool2d", (1, 1, 1000, 1000),
+               dict(kernel_size=(60, 80), stride=10, padding=(10, 20)), dtype="float16"),
     MemoryCase("adaptive_avg_pool2d 1000x1000 -> (999,3)", "adaptive_avg_pool2d", (1, 1, 1000, 1000),
                dict(output_size=(999, 3))),
     MemoryCase("adaptive_avg_pool2d 8x8 -> 1000x1000", "adaptive_avg_pool2d", (1, 1, 8, 8),
@@ -118,6 +123,13 @@ CASES = [
                dict(mode="nearest", padding_mode="border", align_corners=False), {"grid": (1, 1200, 1200, 2)}),
     MemoryCase("grid_sample 3-d bilinear 64^3, grid 80^3", "grid_sample", (1, 2, 64, 64, 64),
                dict(mode="bilinear", padding_mode="zeros", align_corners=False), {"grid": (1, 80, 80, 80, 3)}),
+    MemoryCase("grid_sample float16 bicubic 500^2, grid 700^2", "grid_sample", (1, 2, 500, 500),
+               dict(mode="bicubic", padding_mode="border", align_corners=True), {"grid": (1, 700, 700, 2)},
+               dtype="float16"),
+    MemoryCase("max_pool2d float16 k(60,80) s10 p(10,20) d10", "max_pool2d", (1, 1, 1000, 1000),
+               dict(kernel_size=(60, 80), stride=10, padding=(10, 20), dilation=10), dtype="float16"),
+    MemoryCase("interpolate float16 bicubic antialias 2000^2 -> (3,5)", "interpolate", (1, 1, 2000, 2000),
+               dict(size=(3, 5), mode="bicubic", antialias=True), dtype="float16"),
     MemoryCase("affine_grid 2000^2", "affine_grid", (1, 2, 3), dict(size=(1, 1, 2000, 2000), align_corners=False)),
     # fractional max pooling: windows of many cells
     MemoryCase("fractional_max_pool2d k40 -> 50^2", "fractional_max_pool2d", (1, 1, 1000, 1000),
@@ -134,7 +146,7 @@ BY_KEY = {c.key: c for c in CASES}
 def _golden(case: MemoryCase) -> Any:
     from .conformance.catalogue import GoldenCase
 
-    return GoldenCase(f"memory-{case.op}", case.op, case.shape, case.args, ("memory",), "float32",
+    return GoldenCase(f"memory-{case.op}", case.op, case.shape, case.args, ("memory",), case.dtype,
                       ports=case.ports)
 
 
@@ -254,7 +266,7 @@ def _torch_call(case: MemoryCase, which: str, repeat: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             y, _ = fam.forward(fwd, args, tracked)
             t1 = time.perf_counter()
-            g = torch.from_numpy(g_rng.standard_normal(tuple(y.shape)).astype(np.float32))
+            g = torch.from_numpy(g_rng.standard_normal(tuple(y.shape))).to(y.dtype)
             torch.autograd.grad(y, [tracked[p] for p in wrt], g)
             return t1 - t0, time.perf_counter() - t1
     else:
@@ -264,7 +276,7 @@ def _torch_call(case: MemoryCase, which: str, repeat: int) -> dict[str, Any]:
             t0 = time.perf_counter()
             y, idx = fam.forward(fwd, args, arrays)
             t1 = time.perf_counter()
-            g = torch.from_numpy(g_rng.standard_normal(tuple(y.shape)).astype(np.float32))
+            g = torch.from_numpy(g_rng.standard_normal(tuple(y.shape))).to(y.dtype)
             fam.backward(bwd, g, args, arrays, idx, True)
             return t1 - t0, time.perf_counter() - t1
 

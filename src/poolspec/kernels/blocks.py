@@ -38,6 +38,44 @@ SMALL = 4096
 
 Rows = tuple[Callable[[Any, Any, int], bool], tuple[int, ...]]
 
+# the intermediates one call may hold at once: this many times the bytes of the arrays it is handed, or
+# MEMORY_FLOOR where that is less (the bound of poolspec.memory is 8x the arrays plus 32 MiB)
+MEMORY_FACTOR = 4
+MEMORY_FLOOR = 1 << 24
+
+
+def nbytes(a: Any) -> int:
+    """Bytes of an array of any namespace (array-api-strict's have no ``nbytes``); 0 where the shape is
+    symbolic or unknown."""
+    n = getattr(a, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    try:
+        size = math.prod(int(d) for d in a.shape)
+    except (TypeError, ValueError):
+        return 0
+    bits = "".join(c for c in str(a.dtype).rsplit(".", 1)[-1] if c.isdigit())
+    return size * (int(bits) // 8 if bits else 1)
+
+
+def allowance(arrays: tuple[Any, ...]) -> int:
+    """Bytes of intermediates a call on ``arrays`` may hold at once."""
+    return max(MEMORY_FLOOR, MEMORY_FACTOR * sum(nbytes(a) for a in arrays))
+
+
+def splits(x: Any) -> bool:
+    """Whether :func:`blocked` computes a call on ``x`` in blocks where its intermediates would pass the
+    allowance (NumPy and torch on the CPU); elsewhere a kernel must choose a route that fits whole."""
+    mod = writable_module(x)
+    return mod is not None and mod.__name__ != "cupy" and getattr(x.device, "type", "cpu") == "cpu"
+
+
+def fits(arrays: tuple[Any, ...], table_entries: int, plane_entries: int) -> bool:
+    """Whether a kernel whose index tables and gathers hold ``plane_entries`` (an int64 and a value each) per
+    (batch, channel) plane may run: at most ``TABLE_CELLS`` per plane, and, where the call is not split into
+    blocks, ``table_entries`` in all within the call's allowance."""
+    return plane_entries <= TABLE_CELLS and (splits(arrays[0]) or 16 * table_entries <= allowance(arrays))
+
 
 def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane_cells: int,
             rows: Rows | None = None, cell_bytes: int = 4) -> Any:
@@ -55,7 +93,7 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
         return fn(*arrays)
     plane_bytes = plane_cells * max(x.dtype.itemsize, cell_bytes)
     if (0 in x.shape or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy"
-            or math.prod(lead) * plane_bytes <= max(WHOLE_BYTES, 2 * BLOCK_BYTES)
+            or math.prod(lead) * plane_bytes <= min(max(WHOLE_BYTES, 2 * BLOCK_BYTES), allowance(arrays))
             or any(writable_module(a) is not mod for a in arrays[1:])):
         return fn(*arrays)
     if rows is not None and plane_bytes > 2 * BLOCK_BYTES:

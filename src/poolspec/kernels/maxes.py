@@ -39,7 +39,7 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
-from .blocks import CACHE_CELLS, SMALL, TABLE_CELLS, blocked
+from .blocks import CACHE_CELLS, SMALL, blocked, fits
 from .cells import Cells
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
@@ -674,7 +674,8 @@ class AdaptiveMaxWindows(_PoolRoutes):
         if self._empty_output:
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
         cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
-        if not is_dask_array(x) and 0 not in x.shape and cells <= TABLE_CELLS:  # the table is small: one gather
+        planes = math.prod(x.shape[:x.ndim - len(self.in_spatial)])
+        if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
             if not with_index:
                 return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
                                cell_bytes=8), None
@@ -765,7 +766,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
     def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """Every window's cells gathered at once from the flattened plane (one gather, whatever the
         window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
-        table is small (``TABLE_CELLS``)."""
+        table is small (``blocks.fits``)."""
         xp = namespace(x)
         n = len(self.in_spatial)
         lead = x.ndim - n
@@ -787,7 +788,8 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
         covers = [p.transpose.index for p in self._plans()]
         cells = math.prod(self.in_spatial) * math.prod(c.shape[0] for c in covers)
-        if not is_jax_array(g) and cells > TABLE_CELLS and 0 not in g.shape:
+        planes = math.prod(g.shape[:g.ndim - len(self.in_spatial)])
+        if not is_jax_array(g) and 0 not in g.shape and not fits((g, idx), planes * cells, cells):
             return blocked(lambda a, b: sorted_route(a, b, self.in_spatial), (g, idx), len(self.in_spatial),
                            max(math.prod(self.in_spatial), math.prod(self.out_spatial)), cell_bytes=8)
         return blocked(lambda a, b: gathered_route(a, b, covers, self.in_spatial, self), (g, idx), len(self.in_spatial),
@@ -861,7 +863,8 @@ def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple
     lead = g.ndim - n
     work, winners = to_compute(xp, g), idx
     C = math.prod(c.shape[0] for c in covers)
-    if not is_jax_array(g) or (C <= _UNROLL and C * math.prod(in_spatial) <= TABLE_CELLS):
+    table = C * math.prod(in_spatial)
+    if not is_jax_array(g) or (C <= _UNROLL and fits((g, idx), table * math.prod(g.shape[:lead]), table)):
         out = _flat_route(xp, work, winners, covers, in_spatial, owner)
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
     for i in range(n):  # the reader index O points at a padding output that never wins
