@@ -195,7 +195,7 @@ def test_grid_sample_chunks(backend, monkeypatch):
     whole = run()
     monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 1)  # one point per chunk
     chunked = run()
-    if backend.name != "jax":  # JAX takes one chunk
+    if backend.name != "jax":  # JAX compiles the two forms into different programs
         assert whole[0].tobytes() == chunked[0].tobytes() and whole[2].tobytes() == chunked[2].tobytes()
     xt, gt = (torch.tensor(a, requires_grad=True) for a in (x, grid))
     yt = torch.nn.functional.grid_sample(xt, gt, **args)
@@ -203,6 +203,41 @@ def test_grid_sample_chunks(backend, monkeypatch):
     for got in (whole, chunked):
         for a, b in zip(got, want):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_grid_sample_chunks_under_jax_transforms(monkeypatch):
+    """On JAX the chunks are a loop (lax.map with recomputation forward, lax.scan for the explicit backward):
+    gradients of both inputs, forward mode, vmap and the backward's own gradient against torch's."""
+    jax = pytest.importorskip("jax")
+    torch = pytest.importorskip("torch")
+    jnp = jax.numpy
+    monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 2000)  # a few points per chunk, a ragged last chunk
+    rng = np.random.default_rng(6)
+    x, grid = rng.standard_normal((2, 3, 7, 6)), rng.uniform(-1.1, 1.1, (2, 5, 9, 2))
+    v, w = rng.standard_normal((2, 3, 5, 9)), rng.standard_normal((2, 5, 9, 2))
+    args = dict(mode="bilinear", padding_mode="border", align_corners=True)
+    assert grid_sample._step(grid_sample._Plan((7, 6), (5, 9), "bilinear", "border", True), 2, 3) < 45
+
+    def ours(a, b):
+        return (poolspec.grid_sample(a, b, **args) * v).sum()
+
+    xt, gt = (torch.tensor(a, requires_grad=True) for a in (x, grid))
+    yt = torch.nn.functional.grid_sample(xt, gt, **args)
+    want = torch.autograd.grad((yt * torch.tensor(v)).sum(), (xt, gt), create_graph=True)
+    got = jax.jit(jax.grad(ours, argnums=(0, 1)))(jnp.asarray(x), jnp.asarray(grid))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), b.detach().numpy(), rtol=1e-12, atol=1e-12)
+    # forward mode in the grid's direction w: <grad wrt grid, w>
+    _, tangent = jax.jvp(lambda b: ours(jnp.asarray(x), b), (jnp.asarray(grid),), (jnp.asarray(w),))
+    np.testing.assert_allclose(float(tangent), float((want[1] * torch.tensor(w)).sum()), rtol=1e-12)
+    # vmap over a stack of cotangents, and the explicit backward's gradient w.r.t. the grid
+    vs = jax.vmap(lambda c: poolspec.grid_sample_backward(c, jnp.asarray(x), jnp.asarray(grid), **args)[0])(
+        jnp.stack([jnp.asarray(v), 2 * jnp.asarray(v)]))
+    np.testing.assert_allclose(np.asarray(vs[1]), 2 * want[0].detach().numpy(), rtol=1e-12, atol=1e-12)
+    second = jax.grad(lambda b: (poolspec.grid_sample_backward(jnp.asarray(v), jnp.asarray(x), b, **args)[1]
+                                 * w).sum())(jnp.asarray(grid))
+    (want2,) = torch.autograd.grad((want[1] * torch.tensor(w)).sum(), gt)
+    np.testing.assert_allclose(np.asarray(second), want2.numpy(), rtol=1e-10, atol=1e-10)
 
 
 def test_fractional_windows_of_many_cells_match_torch(backend):

@@ -260,64 +260,121 @@ _TAP_BYTES, _TAP_CHANNEL_BYTES = 96, 24
 _CHUNK_BYTES = 1 << 24
 
 
-def _chunks(plan: _Plan, batch: int, channels: int, jax: bool) -> list[tuple[int, int]]:
-    """The point ranges sampled at a time: a function of the shapes alone, so every call of one shape sums its
-    gradient in the same order (JAX takes one chunk: its compiler schedules the program's memory)."""
-    M = plan.points
+def _step(plan: _Plan, batch: int, channels: int) -> int:
+    """Points sampled at a time: a function of the shapes alone, so every call of one shape sums its gradient
+    in the same order, on every backend."""
     per_point = max(1, batch * plan.taps * (_TAP_BYTES + _TAP_CHANNEL_BYTES * channels))
-    step = M if jax else max(1, _CHUNK_BYTES // per_point)
-    return [(a, min(a + step, M)) for a in range(0, M, step)] or [(0, 0)]
+    return max(1, min(plan.points, _CHUNK_BYTES // per_point))
 
 
 def _points(xp: Any, grid: Any, plan: _Plan) -> Any:
     return xp.reshape(grid, (grid.shape[0], 1, plan.points, plan.n))
 
 
+def _chunk_sample(plan: _Plan, flat: Any, pts: Any) -> Any:
+    """The output (N, C, m) at points (N, 1, m, n) of the flattened input (N, C, P)."""
+    xp = namespace(flat)
+    N, C, P = flat.shape
+    m, T = pts.shape[2], plan.taps
+    idx, weights, _, _ = _taps(xp, pts, plan, False)
+    vals = max_select(Cells(P, T * m), flat, idx)
+    if plan.mode == "nearest":
+        return vals
+    # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
+    # zero-filled (N, C, M, T) buffer each
+    return xp.sum(xp.reshape(vals, (N, C, m, T)) * weights, axis=-1)
+
+
+def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any) -> tuple[Any, Any]:
+    """The input gradient (N, C, P) of the points (N, 1, m, n) for their cotangent (N, C, m), and theirs
+    (N, m, n); None for nearest, whose grid gradient is zero."""
+    xp = namespace(flat)
+    N, C, P = flat.shape
+    m, T, n = pts.shape[2], plan.taps, plan.n
+    cells = Cells(P, T * m)
+    idx, weights, dweights, mult = _taps(xp, pts, plan, True)
+    spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
+    part = max_backward(cells, spread, idx, primal=x)
+    if plan.mode == "nearest":
+        return part, None
+    vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
+    coords = [xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gc, axis=1) for kk in range(n)]
+    # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, m, n)
+    return part, xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n)))
+
+
+def _jax_chunks(a: Any, step: int, axis: int) -> Any:
+    """``a`` padded with zeros along ``axis`` to whole chunks of ``step`` and split there: chunks first."""
+    import jax.numpy as jnp
+
+    M = a.shape[axis]
+    K = -(-M // step)
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (0, K * step - M)
+    a = jnp.pad(a, pad)
+    a = jnp.reshape(a, a.shape[:axis] + (K, step) + a.shape[axis + 1:])
+    return jnp.moveaxis(a, axis, 0)
+
+
+def _jax_unchunk(a: Any, axis: int, M: int) -> Any:
+    """The inverse of :func:`_jax_chunks` for results stacked chunks first, the points at ``axis``."""
+    import jax.numpy as jnp
+
+    a = jnp.moveaxis(a, 0, axis)
+    a = jnp.reshape(a, a.shape[:axis] + (a.shape[axis] * a.shape[axis + 1],) + a.shape[axis + 2:])
+    return a[(slice(None),) * axis + (slice(0, M),)]
+
+
 def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
-    T, P = plan.taps, math.prod(plan.in_spatial)
+    M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
-    parts = []
-    for a, b in _chunks(plan, N, C, is_jax_array(x)):
-        idx, weights, _, _ = _taps(xp, pts[:, :, a:b, :], plan, False)
-        vals = max_select(Cells(P, T * (b - a)), flat, idx)
-        if plan.mode == "nearest":
-            parts.append(vals)
-        else:
-            # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
-            # zero-filled (N, C, M, T) buffer each
-            parts.append(xp.sum(xp.reshape(vals, (N, C, b - a, T)) * weights, axis=-1))
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1)
+    step = _step(plan, N, C)
+    if step >= M:
+        out = _chunk_sample(plan, flat, pts)
+    elif is_jax_array(x):
+        import jax
+
+        # one chunk per step of a loop, recomputed for the gradient (the loop would otherwise save every
+        # chunk's reads for it)
+        body = jax.checkpoint(lambda p: _chunk_sample(plan, flat, p))
+        out = _jax_unchunk(jax.lax.map(body, _jax_chunks(pts, step, 2)), 2, M)
+    else:
+        out = xp.concat([_chunk_sample(plan, flat, pts[:, :, a:a + step, :]) for a in range(0, M, step)], axis=-1)
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
 def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
-    M, T, n, P = plan.points, plan.taps, plan.n, math.prod(plan.in_spatial)
+    M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
     gf = xp.reshape(g, (N, C, M))
-    grad_x, grad_grid = None, []
-    for a, b in _chunks(plan, N, C, is_jax_array(x)):
-        m = b - a
-        cells = Cells(P, T * m)
-        idx, weights, dweights, mult = _taps(xp, pts[:, :, a:b, :], plan, True)
-        gc = gf[..., a:b]
-        spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
-        part = max_backward(cells, spread, idx, primal=x)  # chunks add in order: a function of the shapes
-        grad_x = part if grad_x is None else grad_x + part
-        if plan.mode == "nearest":
-            continue
-        vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
-        coords = [xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gc, axis=1) for kk in range(n)]
-        # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, m, n)
-        grad_grid.append(xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n))))
+    step = _step(plan, N, C)
+    if step >= M:
+        grad_x, grad_grid = _chunk_backward(plan, flat, pts, gf, x)
+    elif is_jax_array(x):
+        import jax
+
+        def body(acc: Any, chunk: tuple[Any, Any]) -> tuple[Any, Any]:
+            part, gg = _chunk_backward(plan, flat, chunk[0], chunk[1], x)
+            return acc + part, (xp.zeros((N, 0, plan.n), dtype=x.dtype) if gg is None else gg)
+
+        grad_x, parts = jax.lax.scan(body, xp.zeros((N, C, P), dtype=x.dtype),
+                                     (_jax_chunks(pts, step, 2), _jax_chunks(gf, step, 2)))
+        grad_grid = None if plan.mode == "nearest" else _jax_unchunk(parts, 1, M)
+    else:
+        grad_x, parts = None, []
+        for a in range(0, M, step):  # chunks add in order: a function of the shapes
+            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x)
+            grad_x = part if grad_x is None else grad_x + part
+            parts.append(gg)
+        grad_grid = None if plan.mode == "nearest" else xp.concat(parts, axis=1)
     grad_x = xp.reshape(grad_x, tuple(x.shape))
-    if plan.mode == "nearest":
+    if grad_grid is None:
         return grad_x, xp.zeros_like(grid)
-    out = grad_grid[0] if len(grad_grid) == 1 else xp.concat(grad_grid, axis=1)
-    return grad_x, xp.reshape(out, tuple(grid.shape))
+    return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
 
 
 # --- dispatch ------------------------------------------------------------------------------------------
