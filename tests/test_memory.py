@@ -33,6 +33,24 @@ def test_peak_within_bound(key):
         f"+ {memory.LIMIT_SLACK >> 20} MiB")
 
 
+# the cases whose JAX programs compile in seconds (JAX unrolls a window's taps: windows of hundreds of taps per
+# axis and extreme antialias downscales take minutes to compile, see docs/MEMORY.md)
+JAX_KEYS = ["max_pool2d k(60,80) s10 p(10,20) d10", "max_pool2d k41 s7 p20 d2", "max_pool3d k20 s3 p10",
+            "adaptive_max_pool2d 300x300 -> (299,7)", "adaptive_max_pool3d 16 planes 32^3 -> 31^3",
+            "lp_pool2d p=inf k31 s1", "max_unpool3d k2 -> 128^3", "grid_sample bicubic 500^2, grid 700^2",
+            "grid_sample 3-d bilinear 64^3, grid 80^3", "fractional_max_pool3d k16 -> 40^3"]
+
+
+@pytest.mark.parametrize("key", JAX_KEYS)
+def test_jax_program_temporaries_within_bound(key):
+    """XLA's temporaries for the jitted forward + explicit backward (memory_analysis of the compiled CPU
+    program), against the same bound."""
+    pytest.importorskip("jax")
+    row = memory.measure(key, "jax")
+    assert "error" not in row, row["error"]
+    assert row["peak"] <= row["limit"], f"{key}: {row['peak'] / 2**20:.1f} MiB > {row['limit'] / 2**20:.1f} MiB"
+
+
 def test_bound_catches_a_table_of_output_by_input():
     """The measurement sees what an op allocates inside it: a table past the bound breaks it."""
     case = memory.MemoryCase("probe", "max_pool2d", (1, 1, 300, 300), dict(kernel_size=30, stride=1))
@@ -333,3 +351,58 @@ def test_plans_of_many_shapes_keep_no_large_table(op, args):
     finally:
         tracemalloc.stop()
     assert kept < 2 << 20, f"{kept / 2**20:.1f} MiB kept after ten shapes"
+
+
+def _saved(fn, *inputs):
+    """Bytes torch autograd keeps for the backward of ``fn(*inputs)``, and of the inputs and output."""
+    torch = pytest.importorskip("torch")
+    kept = [0]
+
+    def pack(t):
+        kept[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn(*inputs)
+    out = out[0] if isinstance(out, tuple) else out
+    return kept[0], sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
+
+
+def _autograd_cases():
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 64, 64, dtype=torch.float64, generator=gen, requires_grad=True)
+    grid = (torch.rand(2, 50, 40, 2, dtype=torch.float64, generator=gen) * 2.4 - 1.2).requires_grad_()
+    x3 = torch.randn(1, 2, 20, 20, 20, dtype=torch.float64, generator=gen, requires_grad=True)
+    grid3 = (torch.rand(1, 30, 30, 30, 3, dtype=torch.float64, generator=gen) * 2 - 1).requires_grad_()
+    samples = torch.rand(2, 3, 2, dtype=torch.float64, generator=gen)
+    _, idx = poolspec.max_pool2d(x.detach(), 2, return_indices=True)
+    v = torch.rand(2, 3, 32, 32, dtype=torch.float64, generator=gen, requires_grad=True)
+    theta = torch.rand(2, 2, 3, dtype=torch.float64, generator=gen, requires_grad=True)
+    return {
+        "max_pool2d k5 s2": (lambda t: poolspec.max_pool2d(t, 5, 2), x),
+        "max_pool2d k31 s1": (lambda t: poolspec.max_pool2d(t, 31, 1), x),
+        "adaptive_max_pool2d": (lambda t: poolspec.adaptive_max_pool2d(t, (63, 5)), x),
+        "avg_pool2d": (lambda t: poolspec.avg_pool2d(t, 3, 1, 1, count_include_pad=False), x),
+        "lp_pool2d": (lambda t: poolspec.lp_pool2d(t, 2.0, 3), x),
+        "interpolate": (lambda t: poolspec.interpolate(t, size=(20, 30), mode="bicubic", antialias=True), x),
+        "fractional_max_pool2d": (lambda t: poolspec.fractional_max_pool2d(t, 9, output_size=20,
+                                                                           _random_samples=samples), x),
+        "grid_sample bicubic": (lambda t, g: poolspec.grid_sample(t, g, mode="bicubic", align_corners=False),
+                                x, grid),
+        "grid_sample 3-d": (lambda t, g: poolspec.grid_sample(t, g, padding_mode="reflection"), x3, grid3),
+        "affine_grid": (lambda th: poolspec.affine_grid(th, (2, 3, 64, 64), align_corners=False), theta),
+        "max_unpool2d": (lambda t: poolspec.max_unpool2d(t, idx, 2), v),
+    }
+
+
+@pytest.mark.parametrize("name", ["max_pool2d k5 s2", "max_pool2d k31 s1", "adaptive_max_pool2d", "avg_pool2d",
+                                  "lp_pool2d", "interpolate", "fractional_max_pool2d", "grid_sample bicubic",
+                                  "grid_sample 3-d", "affine_grid", "max_unpool2d"])
+def test_torch_autograd_keeps_little_for_the_backward(name):
+    """Under torch autograd an op keeps its inputs, winners and a few arrays of their size for the backward,
+    never its taps: grid_sample is a Function whose backward recomputes them a chunk at a time (its composed
+    form kept every tap's cell, weight and read: 16 per point for bicubic)."""
+    fn, *inputs = _autograd_cases()[name]
+    kept, ports = _saved(fn, *inputs)
+    assert kept <= 4 * ports, f"{name}: autograd keeps {kept / 2**20:.2f} MiB for {ports / 2**20:.2f} MiB of ports"

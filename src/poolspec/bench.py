@@ -676,7 +676,7 @@ def memory_suite(torch: bool, repeat: int = 3, keys: list[str] | None = None) ->
 
     rows = []
     for key in keys or [c.key for c in memory.CASES]:
-        for backend in ("numpy",) + (("poolspec-torch", "torch") if torch else ()):
+        for backend in ("numpy",) + (("poolspec-torch", "poolspec-autograd", "torch") if torch else ()):
             rows.append(memory.measure(key, backend, repeat))
     print(memory.table(rows), flush=True)
     return rows

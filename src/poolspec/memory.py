@@ -13,7 +13,7 @@ peak must stay within ``LIMIT_FACTOR`` x (input + output + other array ports) + 
 the forward takes and returns (x, grid, indices, samples, values, winners), their gradients and the
 cotangent are all counted inside the peak. ``--torch`` adds torch's own op on the same call (its peak resident
 set above the inputs, forward and autograd backward, where Linux can reset the high-water mark) and poolspec
-on torch tensors, for comparison.
+on torch tensors (explicit forward and backward, and through torch autograd), for comparison.
 """
 
 from __future__ import annotations
@@ -161,9 +161,9 @@ def _inputs(case: MemoryCase) -> dict[str, np.ndarray]:
 
 
 def _nbytes(a: Any) -> int:
-    if a is None:
-        return 0
-    return int(a.nbytes) if hasattr(a, "nbytes") else int(a.numel() * a.element_size())
+    from .kernels.blocks import nbytes
+
+    return 0 if a is None else nbytes(a)
 
 
 def _status(field: str) -> int | None:
@@ -241,9 +241,38 @@ def measure_numpy(case: MemoryCase, repeat: int = 0) -> dict[str, Any]:
     return out
 
 
+def measure_jax(case: MemoryCase) -> dict[str, Any]:
+    """poolspec on JAX: the temporaries XLA allocates for one jitted forward + explicit backward of the case
+    (``memory_analysis`` of the compiled CPU program), beside the bound of :func:`limit`."""
+    import jax
+    import jax.numpy as jnp
+
+    import poolspec
+
+    from .conformance.families import family
+
+    fam = family(case.op)
+    args = _call_arguments(case)
+    arrays = {k: jnp.asarray(v) for k, v in _inputs(case).items()}
+    fwd, bwd = getattr(poolspec, case.op), getattr(poolspec, case.op + "_backward")
+
+    def both(*values: Any) -> Any:
+        named = dict(zip(arrays, values))
+        y, idx = fam.forward(fwd, args, named)
+        return y, idx, fam.backward(bwd, jnp.ones_like(y), args, named, idx, True)
+
+    compiled = jax.jit(both).lower(*arrays.values()).compile()
+    out = jax.eval_shape(both, *arrays.values())
+    y, idx = out[0], out[1]
+    base = sum(_nbytes(a) for a in arrays.values()) + _nbytes(y) + (0 if idx is None else _nbytes(idx))
+    temp = compiled.memory_analysis().temp_size_in_bytes
+    return dict(key=case.key, backend="jax", base=base, limit=limit(base), peak=temp)
+
+
 def _torch_call(case: MemoryCase, which: str, repeat: int) -> dict[str, Any]:
-    """torch's own op (``which="torch"``: forward, then autograd) or poolspec's explicit forward and backward on
-    torch tensors (``"poolspec-torch"``): the peak RSS above the inputs, and warm median times."""
+    """torch's own op (``which="torch"``: forward, then autograd), poolspec's through torch autograd
+    (``"poolspec-autograd"``) or poolspec's explicit forward and backward on torch tensors
+    (``"poolspec-torch"``): the peak RSS above the inputs, and warm median times."""
     import torch
 
     import poolspec
@@ -255,10 +284,10 @@ def _torch_call(case: MemoryCase, which: str, repeat: int) -> dict[str, Any]:
     args = _call_arguments(case)
     arrays = {k: torch.from_numpy(v) for k, v in _inputs(case).items()}
     g_rng = np.random.default_rng(0)
-    if which == "torch":
+    if which in ("torch", "poolspec-autograd"):
         import torch.nn.functional as F
 
-        fwd = getattr(F, case.op)
+        fwd = getattr(F, case.op) if which == "torch" else getattr(poolspec, case.op)
         wrt = [p for p in fam.differentiable]
 
         def once() -> tuple[float, float]:
@@ -296,6 +325,8 @@ def run_case(key: str, backend: str = "numpy", repeat: int = 0) -> dict[str, Any
     try:
         if backend == "numpy":
             return measure_numpy(case, repeat)
+        if backend == "jax":
+            return measure_jax(case)
         return _torch_call(case, backend, repeat)
     except MemoryError as e:
         return dict(key=key, backend=backend, error=f"MemoryError: {str(e)[:200]}")
@@ -326,7 +357,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     torch_cols = any(r["backend"] != "numpy" for r in rows)
     head = "| call | in + out MB | limit MB | peak MB | peak / (in + out) | fwd s | bwd s |"
     if torch_cols:
-        head += " poolspec-torch RSS MB | fwd s | bwd s | torch RSS MB | fwd s | bwd s |"
+        head += (" poolspec-torch RSS MB | fwd s | bwd s | poolspec-autograd RSS MB | fwd s | bwd s |"
+                 " torch RSS MB | fwd s | bwd s |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for case in CASES:
         r = by.get((case.key, "numpy"))
@@ -339,7 +371,7 @@ def table(rows: list[dict[str, Any]]) -> str:
                     f"{r['peak'] / r['base']:.1f} | {_s(r.get('forward', r['cold_forward']))} | "
                     f"{_s(r.get('backward', r['cold_backward']))} |")
         if torch_cols:
-            for b in ("poolspec-torch", "torch"):
+            for b in ("poolspec-torch", "poolspec-autograd", "torch"):
                 t = by.get((case.key, b), {})
                 line += (f" {t.get('error', _mb(t.get('rss')))[:40]} | {_s(t.get('forward'))} | "
                          f"{_s(t.get('backward'))} |")
@@ -366,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown case(s) {unknown}; known: {list(BY_KEY)}")
     rows = []
     for key in keys:
-        for backend in ("numpy",) + (("poolspec-torch", "torch") if a.torch else ()):
+        for backend in ("numpy",) + (("poolspec-torch", "poolspec-autograd", "torch") if a.torch else ()):
             row = measure(key, backend, a.repeat)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)

@@ -78,6 +78,18 @@ def compose(fn: Any, static: tuple[Any, ...], *arrays: Any) -> Any:
     return fn(*static, *arrays)
 
 
+def sampled(rules: Any, x: Any, p: Any) -> Any:
+    """``rules.forward(x, p)`` for an op of two differentiable arrays (grid_sample's image and grid): on torch a
+    Function whose backward is ``rules.backward`` and forward mode ``rules.jvp``, so autograd keeps only the
+    inputs, not the forward's intermediates; elsewhere the forward itself (JAX differentiates its chunked
+    program natively)."""
+    if is_torch_array(x):
+        from .torch import sampled as torch_sampled
+
+        return torch_sampled(rules, x, p)
+    return rules.forward(x, p)
+
+
 def anchor(value: Any, primal: Any) -> Any:
     """``value`` made a function of the torch tensor ``primal`` with zero derivative, where autograd follows
     ``primal`` (so its gradient is zeros, as torch's own ops give, not "unused"); unchanged elsewhere."""

@@ -219,3 +219,46 @@ def max_backward(windows: Any, g: torch.Tensor, idx: torch.Tensor,
 def max_select(windows: Any, gg: torch.Tensor, idx: torch.Tensor,
                primal: torch.Tensor | None = None) -> torch.Tensor:
     return _anchor(_route(gg, idx, windows, True), primal)
+
+
+class _Sampled(torch.autograd.Function):
+    """An op of two differentiable tensors (grid_sample's image and grid) given by its ``rules``: ``forward(x,
+    p)``, ``backward(g, x, p) -> (grad_x, grad_p)`` (a composition, so differentiable again) and ``jvp(x, p,
+    x_dot, p_dot)``. Autograd then keeps the two inputs for the backward, not the forward's intermediates
+    (which for a dense grid are many times the grid)."""
+
+    @staticmethod
+    def forward(x: torch.Tensor, p: torch.Tensor, rules: Any) -> torch.Tensor:
+        return rules.forward(x, p)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        x, p, ctx.rules = inputs
+        ctx.save_for_backward(x, p)
+        ctx.save_for_forward(x, p)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, Any, None]:
+        x, p = ctx.saved_tensors
+        grad_x, grad_p = ctx.rules.backward(grad, x, p)
+        return (grad_x if ctx.needs_input_grad[0] else None), (grad_p if ctx.needs_input_grad[1] else None), None
+
+    @staticmethod
+    def jvp(ctx: Any, x_dot: Any, p_dot: Any, _rules: Any) -> torch.Tensor:
+        x, p = ctx.saved_tensors
+        return ctx.rules.jvp(x, p, x_dot, p_dot)
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, p: torch.Tensor, rules: Any) -> tuple[Any, int]:
+        # the mapped axis joins the batch axis both inputs share
+        x, p = _batched(x, in_dims[0], info.batch_size), _batched(p, in_dims[1], info.batch_size)
+        B, N = x.shape[0], x.shape[1]
+        out = _call(_Sampled, x.reshape((B * N,) + tuple(x.shape[2:])), p.reshape((B * N,) + tuple(p.shape[2:])),
+                    rules)
+        return out.reshape((B, N) + tuple(out.shape[1:])), 0
+
+
+def sampled(rules: Any, x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    if tracked(x) or tracked(p):
+        return _call(_Sampled, x, p, rules)
+    return rules.forward(x, p)

@@ -31,7 +31,7 @@ from .._compat import (
     to_compute,
     to_namespace,
 )
-from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select
+from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled
 from ..kernels.cells import Cells
 from ..spec import card
 from ._common import _typed
@@ -377,6 +377,52 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
 
 
+def _chunk_tangent(plan: _Plan, flat: Any, pts: Any, dots: Any) -> Any:
+    """The output's derivative (N, C, m) at points (N, 1, m, n) in the grid's direction ``dots`` (N, 1, m, n)."""
+    xp = namespace(flat)
+    N, C, P = flat.shape
+    m, T, n = pts.shape[2], plan.taps, plan.n
+    idx, _, dweights, mult = _taps(xp, pts, plan, True)
+    vals = xp.reshape(max_select(Cells(P, T * m), flat, idx), (N, C, m, T))
+    scaled = dots * (mult if mult.ndim == 1 else xp.reshape(mult, (N, 1, m, n)))  # d(coordinate k) per point
+    out = None
+    for kk in range(n):
+        term = xp.sum(vals * dweights[kk], axis=-1) * scaled[..., kk]
+        out = term if out is None else out + term
+    return out
+
+
+def _sample_jvp(plan: _Plan, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> Any:
+    """The forward-mode derivative of :func:`_sample`: linear in x, and through the weights in the grid."""
+    xp = namespace(x)
+    N, C = x.shape[0], x.shape[1]
+    M, P = plan.points, math.prod(plan.in_spatial)
+    out = None if x_dot is None else _sample(plan, x_dot, grid)
+    if grid_dot is None or plan.mode == "nearest":
+        return xp.zeros((N, C) + plan.out_spatial, dtype=x.dtype, device=device(x)) if out is None else out
+    flat, pts, dots = xp.reshape(x, (N, C, P)), _points(xp, grid, plan), _points(xp, grid_dot, plan)
+    step = _step(plan, N, C)
+    parts = [_chunk_tangent(plan, flat, pts[:, :, a:a + step, :], dots[:, :, a:a + step, :]) for a in range(0, M, step)]
+    tangent = xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1), (N, C) + plan.out_spatial)
+    return tangent if out is None else out + tangent
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """grid_sample's forward, explicit backward and forward-mode rule for the torch binding (autodiff.sampled)."""
+
+    plan: _Plan
+
+    def forward(self, x: Any, grid: Any) -> Any:
+        return _sample(self.plan, x, grid)
+
+    def backward(self, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
+        return _sample_backward(self.plan, g, x, grid)
+
+    def jvp(self, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> Any:
+        return _sample_jvp(self.plan, x, grid, x_dot, grid_dot)
+
+
 # --- dispatch ------------------------------------------------------------------------------------------
 
 _RESOLVED: dict[Any, tuple[Any, str, _Plan]] = {}
@@ -447,10 +493,8 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     xc, gc = (to_compute(xp, a) for a in (x, grid))  # half precision: float32, rounded once at the end
     if is_jax_array(x):
         out = compose(_sample, (plan,), xc, gc)
-    else:
-        out = _sample(plan, xc, gc)
-        if plan.mode == "nearest" and is_torch_array(grid):
-            out = anchor(out, gc)  # torch's grid gradient of nearest is zeros, not "unused"
+    else:  # on torch a Function that keeps only x and the grid for the gradient (zeros for nearest's grid)
+        out = sampled(_Rules(plan), xc, gc)
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 

@@ -245,10 +245,10 @@ def sampling_cards() -> list[Card]:
                            "2^n (bilinear) or 16 (bicubic) taps",
             determinism="the forward gathers; the input gradient is the transpose of a data-dependent gather, "
                         "computed as a sort of the tap indices and a segmented sum (no scatter, no atomics): "
-                        "bit-identical across runs on every backend; the grid gradient gathers. NumPy, CuPy and "
-                        "torch sample about 16 MiB of taps at a time (chunks of points fixed by the shapes; the "
-                        "input gradient adds the chunks' sums in order), so a dense grid costs O(grid + input + "
-                        "output) memory; JAX takes the whole grid in one program",
+                        "bit-identical across runs on every backend; the grid gradient gathers. Points are sampled "
+                        "about 16 MiB of taps at a time (chunks fixed by the shapes; the input gradient adds the "
+                        "chunks' sums in order; on JAX one step of a loop each, recomputed for the gradient), so "
+                        "a dense grid costs O(grid + input + output) memory",
             gradient=Gradient("grid_sample_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                               "w.r.t. x and grid, to any order (both are differentiable inputs); forward mode "
                               "too, which torch lacks for grid_sampler"),
