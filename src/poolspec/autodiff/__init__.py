@@ -31,6 +31,20 @@ class Routes(Protocol):
     def select(self, gg: Any, idx: Any) -> Any: ...
 
 
+def untracked(*arrays: Any) -> bool:
+    """Whether no autodiff system follows ``arrays`` and they may be written in place (NumPy, CuPy, torch
+    outside autograd, forward AD and torch.func transforms)."""
+    from .._compat import writable_module
+
+    if any(writable_module(a) is None for a in arrays):
+        return False
+    if any(is_torch_array(a) for a in arrays):
+        from .torch import tracked
+
+        return not any(tracked(a) for a in arrays)
+    return True
+
+
 def in_graph(x: Any) -> bool:
     """Whether torch.compile or torch.export is capturing the op on ``x`` into a graph: the op then enters it
     as one ``torch.library`` node (:mod:`.torch_graph`) instead of running its host-side plan code."""

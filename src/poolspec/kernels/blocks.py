@@ -12,6 +12,9 @@ GPUs want one large launch, and JAX and Dask schedule their own work, so they al
 from __future__ import annotations
 
 import math
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +34,10 @@ TABLE_CELLS = 1 << 18
 # plan) up to which it is kept with its cached plan between calls; larger ones are made per call, so that the
 # plans of many shapes do not keep output-sized arrays alive
 CACHE_CELLS = 1 << 16
+# larger tables are kept in one cache shared by all plans, least recently used first out, within this many
+# bytes in all (a table above a quarter of it is not kept): repeated calls of one shape reuse their tables,
+# many shapes cannot pile them up
+LARGE_CACHE_BYTES = 1 << 25
 # cells up to which a call's cost is its Python and dispatch, not its arithmetic (measured): kernels then
 # take the path with the fewest ops
 SMALL = 4096
@@ -120,3 +127,58 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
             for o, y in zip(outs, ys):
                 o[at] = y
     return outs[0] if single else outs
+
+
+_LARGE: OrderedDict[tuple[int, str], tuple[Any, int]] = OrderedDict()
+_LARGE_BYTES = [0]
+_LOCK = threading.Lock()
+
+
+def _bytes_of(value: Any) -> int:
+    if isinstance(value, (tuple, list)):
+        return sum(_bytes_of(v) for v in value)
+    return nbytes(value) if hasattr(value, "shape") else 0
+
+
+def _drop(key: tuple[int, str]) -> None:
+    with _LOCK:
+        entry = _LARGE.pop(key, None)
+        if entry is not None:
+            _LARGE_BYTES[0] -= entry[1]
+
+
+def kept(owner: Any, name: str, entries: int, make: Callable[[], Any]) -> Any:
+    """``make()`` (a table of ``entries`` entries that depends only on ``owner``, a plan cached per shape),
+    made once and kept: on ``owner`` while it has at most ``CACHE_CELLS`` entries, else in one cache shared
+    by all plans and bounded by ``LARGE_CACHE_BYTES``, so that plans of many shapes cannot keep
+    output-sized tables alive between calls."""
+    if entries <= CACHE_CELLS:
+        got = owner.__dict__.get(name)
+        if got is None:
+            got = owner.__dict__[name] = make()
+        return got
+    key = (id(owner), name)
+    with _LOCK:
+        entry = _LARGE.get(key)
+        if entry is not None:
+            _LARGE.move_to_end(key)
+            return entry[0]
+    value = make()
+    size = _bytes_of(value)
+    if size > LARGE_CACHE_BYTES // 4:
+        return value
+    with _LOCK:
+        if key not in _LARGE:
+            if not any(k[0] == key[0] for k in _LARGE):  # the owner's first large table: forget them with it
+                weakref.finalize(owner, _forget, key[0])
+            _LARGE[key] = (value, size)
+            _LARGE_BYTES[0] += size
+        while _LARGE_BYTES[0] > LARGE_CACHE_BYTES and _LARGE:
+            _, (_, old) = _LARGE.popitem(last=False)
+            _LARGE_BYTES[0] -= old
+    return value
+
+
+def _forget(owner_id: int) -> None:
+    for key in [k for k in list(_LARGE) if k[0] == owner_id]:
+        _drop(key)

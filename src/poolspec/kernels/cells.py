@@ -212,8 +212,13 @@ class Cells:
         out = _gather(xp, x, safe, lead)
         return xp.where(inside, out, xp.zeros((), dtype=out.dtype))
 
-    def route(self, g: Any, idx: Any) -> Any:
-        """The transpose of :meth:`select`: (..., K) -> (..., P), each cell the sum of what read it."""
+    def route(self, g: Any, idx: Any, into: Any = None) -> Any:
+        """The transpose of :meth:`select`: (..., K) -> (..., P), each cell the sum of what read it. ``into``
+        (NumPy, CuPy or torch outside autograd; the result's shape): each cell's sum is added to it in place
+        and it is returned, so a caller routing its reads a chunk at a time touches only the cells a chunk
+        reads."""
+        if into is not None:
+            return self._route_into(g, idx, into)
         xp = namespace(g)
         P, K = self.cells, self.taps
         lead = _lead(g.shape[:-1], idx.shape[:-1])
@@ -242,6 +247,35 @@ class Cells:
         bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)), (1, P + 1)))
         return _sum_runs(xp, g, keys, order, bounds[:, :P], bounds[:, 1:] - bounds[:, :P], int(xp.max(bounds[:, P])),
                          lead, rows_shape)
+
+
+    def _route_into(self, g: Any, idx: Any, into: Any) -> Any:
+        xp = namespace(g)
+        P, K = self.cells, self.taps
+        lead = _lead(g.shape[:-1], idx.shape[:-1])
+        rows_shape = tuple(idx.shape[:-1])
+        if K == 0 or P == 0 or math.prod(lead) == 0:
+            return into
+        if P * K <= _MATCH or K >= _RUNS * P or _symbolic(idx) or _symbolic(g):
+            into += self.route(g, idx)
+            return into
+        keys, order = _sort_rows(xp, xp.reshape(idx, (math.prod(rows_shape), K)), 0, P)
+        ukeys, start, count, inside = _runs(xp, keys, P)
+        if ukeys.shape[-1]:
+            sums = _sum_runs(xp, g, keys, order, start, count, inside, lead, rows_shape)
+            at, ok = _flat_cells(xp, ukeys, P, lead, rows_shape)
+            flat = xp.reshape(into, (-1,))
+            at = at[ok]
+            flat[at] = flat[at] + xp.reshape(sums, (-1,))[ok]  # each cell once: a gather, an add, a write
+        return into
+
+
+def _flat_cells(xp: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """The flat index in a (..., P) result of each run's cell ``ukeys`` (rows, U), and which runs are real."""
+    U = ukeys.shape[-1]
+    cells = xp.broadcast_to(xp.reshape(ukeys, rows_shape + (U,)), lead + (U,))
+    base = xp.reshape(xp.arange(math.prod(lead), dtype=ukeys.dtype, device=device(ukeys)) * P, lead + (1,))
+    return xp.reshape(cells + base, (-1,)), xp.reshape(cells < P, (-1,))
 
 
 def _sum_runs(xp: Any, g: Any, keys: Any, order: Any, start: Any, count: Any, inside: int, lead: tuple[int, ...],
@@ -296,12 +330,9 @@ def _place(xp: Any, sums: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_s
     rows = math.prod(rows_shape)
     mod = writable_module(sums)
     if mod is not None:
-        planes = math.prod(lead)
-        out = buffer(mod, (planes * P,), sums.dtype, sums, zero=True)
-        cells = xp.broadcast_to(xp.reshape(ukeys, rows_shape + (U,)), lead + (U,))
-        base = xp.reshape(xp.arange(planes, dtype=ukeys.dtype, device=device(ukeys)) * P, lead + (1,))
-        ok = xp.reshape(cells < P, (-1,))
-        out[xp.reshape(cells + base, (-1,))[ok]] = xp.reshape(sums, (-1,))[ok]
+        out = buffer(mod, (math.prod(lead) * P,), sums.dtype, sums, zero=True)
+        at, ok = _flat_cells(xp, ukeys, P, lead, rows_shape)
+        out[at[ok]] = xp.reshape(sums, (-1,))[ok]
         return xp.reshape(out, lead + (P,))
     u2 = xp.reshape(ukeys, (rows, U))
     cell = xp.reshape(xp.arange(P, dtype=ukeys.dtype, device=device(ukeys)), (1, P))

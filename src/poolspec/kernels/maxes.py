@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from .._compat import (
 from ..plans import windows
 from ..plans.windows import SlicePlan
 from .blocks import CACHE_CELLS, SMALL, blocked, fits
+from .blocks import kept as _kept
 from .cells import Cells
 from .chunked import axis_pass
 from .sums import _at, device_copy, full_like_axis, pad_axis
@@ -171,10 +171,10 @@ class MaxWindows(_PoolRoutes):
         order = tuple(2 * i for i in range(n)) + tuple(2 * i + 1 for i in range(n))
         return crop, split, order
 
-    def _tile_tables(self) -> tuple[np.ndarray, np.ndarray]:
-        """The flat plane index of window cell t relative to the window's first cell (K,), and of each
-        window's first cell (O_1, ..., O_n); kept only while small (``CACHE_CELLS``)."""
-        def make(which: int) -> np.ndarray:
+    def _tile_table(self, which: int) -> np.ndarray:
+        """The flat plane index of window cell t relative to the window's first cell (``which`` 0: (K,)), or of
+        each window's first cell (1: (O_1, ..., O_n))."""
+        def make() -> np.ndarray:
             table = np.zeros((), dtype=np.int64)
             for O, k, st in zip(self.out_spatial, self.kernel, self.plane_strides()):
                 table = np.add.outer(table, np.arange(k if which == 0 else O, dtype=np.int64) *
@@ -183,8 +183,8 @@ class MaxWindows(_PoolRoutes):
             table.setflags(write=False)
             return table
 
-        return (_kept(self, "_kept_tile_cell", math.prod(self.kernel), lambda: make(0)),
-                _kept(self, "_kept_tile_first", math.prod(self.out_spatial), lambda: make(1)))
+        size = math.prod(self.kernel if which == 0 else self.out_spatial)
+        return _kept(self, f"_kept_tile_{which}", size, make)
 
     def _tiled(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """The pool as a reduction over (..., O_1, ..., O_n, k_1 * ... * k_n) blocks, the window's cells in
@@ -204,15 +204,17 @@ class MaxWindows(_PoolRoutes):
 
     def _tile_index(self, xp: Any, pos: Any, dtype: Any) -> Any:
         """The flat plane index of window cell ``pos`` of each output: first[o] + cell[pos]."""
-        cell, first = self._tile_tables()
-        if is_dask_array(pos):  # a flat take would merge the chunks: the cell's offset by arithmetic instead
+        if is_dask_array(pos) or math.prod(self.kernel) > CACHE_CELLS:
+            # by arithmetic: a flat take would merge Dask's chunks, and a window's table of cells is as large
+            # as the window (a global pool's is the plane)
             pos = xp.astype(pos, dtype)
             offset = sum(((pos // math.prod(self.kernel[i + 1:])) % k) * st
                          for i, (k, st) in enumerate(zip(self.kernel, self.plane_strides())))
         else:
-            offset = take(xp, device_copy(self, "tile_cell", cell, pos, dtype), xp.reshape(pos, (-1,)), 0)
+            offset = take(xp, device_copy(self, "tile_cell", self._tile_table(0), pos, dtype),
+                          xp.reshape(pos, (-1,)), 0)
             offset = xp.reshape(offset, tuple(pos.shape))
-        return offset + device_copy(self, "tile_first", first, pos, dtype)
+        return offset + device_copy(self, "tile_first", self._tile_table(1), pos, dtype)
 
     def _tiled_route(self, xp: Any, g: Any, idx: Any) -> Any:
         """:meth:`route` for tiling windows: each input cell is in at most one window, so its gradient is its
@@ -821,17 +823,6 @@ class AdaptiveMaxWindows(_PoolRoutes):
         return out
 
 
-def _kept(owner: Any, name: str, size: int, make: Any) -> Any:
-    """``make()``, kept on ``owner`` (a windows object, itself cached per shape) when it has at most
-    ``CACHE_CELLS`` entries: larger tables are made per call rather than outlive it."""
-    got = owner.__dict__.get(name)
-    if got is None:
-        got = make()
-        if size <= CACHE_CELLS:
-            owner.__dict__[name] = got
-    return got
-
-
 def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> np.ndarray:
     """The flat plane index of every cell the tiling windows cover, shaped (O_1, k_1, ..., O_n, k_n)."""
     cells = np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial)
@@ -919,9 +910,6 @@ def _outer_index(tables: list[np.ndarray], spatial: tuple[int, ...]) -> tuple[np
     return read, flat
 
 
-_COVER_TABLES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...],
                 owner: Any) -> Any:
     """The walk of :func:`gathered_route` as one gather of the cotangent and one of the winners from the
@@ -932,12 +920,8 @@ def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_s
     head = tuple(work.shape[:lead])
     out_spatial = tuple(work.shape[lead:])
     P, Q = math.prod(in_spatial), math.prod(out_spatial)
-    tables = _COVER_TABLES.get(owner)
-    if tables is None:  # the windows' own tables: built once per windows object, kept while small
-        tables = _cover_tables(tuple(covers), out_spatial)
-        if tables[0].size <= CACHE_CELLS:
-            _COVER_TABLES[owner] = tables
-    read, cell = tables
+    read, cell = _kept(owner, "_kept_cover_tables", math.prod(c.shape[0] for c in covers) * math.prod(in_spatial),
+                       lambda: _cover_tables(tuple(covers), out_spatial))
     C = read.shape[0] // P
     gf = pad_axis(xp, xp.reshape(work, head + (Q,)), lead, 0, 1, 0)
     wf = pad_axis(xp, xp.reshape(winners, head + (Q,)), lead, 0, 1, -1)

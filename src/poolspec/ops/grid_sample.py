@@ -31,7 +31,7 @@ from .._compat import (
     to_compute,
     to_namespace,
 )
-from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled
+from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
 from ..kernels.cells import Cells
 from ..spec import card
 from ._common import _typed
@@ -285,16 +285,17 @@ def _chunk_sample(plan: _Plan, flat: Any, pts: Any) -> Any:
     return xp.sum(xp.reshape(vals, (N, C, m, T)) * weights, axis=-1)
 
 
-def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any) -> tuple[Any, Any]:
+def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any = None) -> tuple[Any, Any]:
     """The input gradient (N, C, P) of the points (N, 1, m, n) for their cotangent (N, C, m), and theirs
-    (N, m, n); None for nearest, whose grid gradient is zero."""
+    (N, m, n); None for nearest, whose grid gradient is zero. ``into``: where no autodiff follows, the input
+    gradient so far, to which this chunk's is added in place (only the cells the chunk reads are touched)."""
     xp = namespace(flat)
     N, C, P = flat.shape
     m, T, n = pts.shape[2], plan.taps, plan.n
     cells = Cells(P, T * m)
     idx, weights, dweights, mult = _taps(xp, pts, plan, True)
     spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
-    part = max_backward(cells, spread, idx, primal=x)
+    part = cells.route(spread, idx, into=into) if into is not None else max_backward(cells, spread, idx, primal=x)
     if plan.mode == "nearest":
         return part, None
     vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
@@ -365,10 +366,12 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
                                      (_jax_chunks(pts, step, 2), _jax_chunks(gf, step, 2)))
         grad_grid = None if plan.mode == "nearest" else _jax_unchunk(parts, 1, M)
     else:
-        grad_x, parts = None, []
-        for a in range(0, M, step):  # chunks add in order: a function of the shapes
-            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x)
-            grad_x = part if grad_x is None else grad_x + part
+        # chunks add in order (a function of the shapes); in place where no autodiff follows
+        into = xp.zeros((N, C, P), dtype=x.dtype, device=device(x)) if untracked(x, grid, g) else None
+        grad_x, parts = into, []
+        for a in range(0, M, step):
+            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x, into)
+            grad_x = part if grad_x is None or into is not None else grad_x + part
             parts.append(gg)
         grad_grid = None if plan.mode == "nearest" else xp.concat(parts, axis=1)
     grad_x = xp.reshape(grad_x, tuple(x.shape))
