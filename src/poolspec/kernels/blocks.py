@@ -71,8 +71,9 @@ def allowance(arrays: tuple[Any, ...]) -> int:
 
 
 def splits(x: Any) -> bool:
-    """Whether :func:`blocked` computes a call on ``x`` in blocks where its intermediates would pass the
-    allowance (NumPy and torch on the CPU); elsewhere a kernel must choose a route that fits whole."""
+    """Whether :func:`blocked` (with ``tables=True``) computes a call on ``x`` in blocks where its
+    intermediates would pass the allowance (NumPy and torch on the CPU); elsewhere a kernel must choose a
+    route that fits whole."""
     mod = writable_module(x)
     return mod is not None and mod.__name__ != "cupy" and getattr(x.device, "type", "cpu") == "cpu"
 
@@ -85,13 +86,14 @@ def fits(arrays: tuple[Any, ...], table_entries: int, plane_entries: int) -> boo
 
 
 def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane_cells: int,
-            rows: Rows | None = None, cell_bytes: int = 4) -> Any:
+            rows: Rows | None = None, cell_bytes: int = 4, tables: bool = False) -> Any:
     """``fn(*arrays)`` (an array or a tuple of arrays) computed over blocks of the arrays' shared leading
     axes (all but the last ``spatial``). ``plane_cells`` is the size of the largest array one plane passes
     through, in cells of x's itemsize or ``cell_bytes`` if larger (half precision computes in float32,
     indices are int64). Where one plane alone exceeds the budget, ``rows = (fill, out_spatial)``, if
     given, fills one plane's output in bands of rows: ``fill(x, out, budget)`` returns False where it
-    cannot."""
+    cannot. ``tables``: ``plane_cells`` counts index tables and gathers many times the plane's size, which
+    are computed in blocks as soon as they would pass the call's :func:`allowance`."""
     x = arrays[0]
     mod = writable_module(x)
     n_lead = x.ndim - spatial
@@ -100,7 +102,8 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
         return fn(*arrays)
     plane_bytes = plane_cells * max(x.dtype.itemsize, cell_bytes)
     if (0 in x.shape or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy"
-            or math.prod(lead) * plane_bytes <= min(max(WHOLE_BYTES, 2 * BLOCK_BYTES), allowance(arrays))
+            or math.prod(lead) * plane_bytes <= min(max(WHOLE_BYTES, 2 * BLOCK_BYTES),
+                                                    allowance(arrays) if tables else 1 << 62)
             or any(writable_module(a) is not mod for a in arrays[1:])):
         return fn(*arrays)
     if rows is not None and plane_bytes > 2 * BLOCK_BYTES:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
-from .blocks import Rows, blocked
+from .blocks import Rows, blocked, kept
 from .chunked import as_table, axis_pass, groups, local_table
 from .sums import gather_sum, slice_sum, slice_sum_t
 
@@ -186,10 +186,13 @@ class Divisor:
     factors: tuple[np.ndarray, ...]
 
     def array(self) -> np.ndarray:
-        d = self.factors[0]
-        for f in self.factors[1:]:
-            d = np.multiply.outer(d, f)
-        return d
+        def make() -> np.ndarray:
+            d = self.factors[0]
+            for f in self.factors[1:]:
+                d = np.multiply.outer(d, f)
+            return d
+
+        return kept(self, "_kept_array", math.prod(f.size for f in self.factors), make)
 
     def chunked_like(self, y: Any) -> Any:
         """The same integers as a Dask array chunked like ``y``'s trailing axes, from the small factors."""

@@ -680,8 +680,9 @@ class AdaptiveMaxWindows(_PoolRoutes):
         if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
             if not with_index:
                 return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
-                               cell_bytes=8), None
-            return blocked(lambda a: self._dense(a, True), (x,), len(self.in_spatial), cells, cell_bytes=8)
+                               cell_bytes=8, tables=True), None
+            return blocked(lambda a: self._dense(a, True), (x,), len(self.in_spatial), cells, cell_bytes=8,
+                           tables=True)
         if not is_dask_array(x) and 0 not in x.shape:
             plane = max(math.prod(self.in_spatial), math.prod(self.out_spatial))
             if not with_index:
@@ -795,7 +796,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return blocked(lambda a, b: sorted_route(a, b, self.in_spatial), (g, idx), len(self.in_spatial),
                            max(math.prod(self.in_spatial), math.prod(self.out_spatial)), cell_bytes=8)
         return blocked(lambda a, b: gathered_route(a, b, covers, self.in_spatial, self), (g, idx), len(self.in_spatial),
-                       cells, cell_bytes=8)
+                       cells, cell_bytes=8, tables=True)
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route`."""
