@@ -1,7 +1,7 @@
 """Peak memory of adversarial but legal calls: every op's forward and backward stays within a fixed multiple
 of the arrays it is handed and gives back.
 
-    python -m poolspec.memory [--cases KEY,...] [--torch] [--repeat N] [--json FILE]
+    python -m poolspec.memory [--cases KEY;...] [--torch] [--repeat N] [--json FILE]
 
 Each case is one call per family that a table-per-(output, tap) or per-(input, covering window) formulation
 would blow up: large and dilated windows, global windows on large planes, stride-1 large windows, dense
@@ -381,7 +381,8 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m poolspec.memory", description=__doc__.split("\n\n")[0])
-    p.add_argument("--cases", help="comma-separated case keys (default: all)")
+    p.add_argument("--cases", help="case keys, separated by ';' (keys hold commas), or any part of a key that "
+                                   "picks cases out (default: all)")
     p.add_argument("--torch", action="store_true", help="also torch's own op and poolspec on torch tensors")
     p.add_argument("--repeat", type=int, default=3, help="warm calls timed per case (median)")
     p.add_argument("--json", help="write the rows here")
@@ -392,10 +393,13 @@ def main(argv: list[str] | None = None) -> int:
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_LIMIT, ADDRESS_LIMIT))
         print(json.dumps(run_case(a.one, a.backend, a.repeat)))
         return 0
-    keys = a.cases.split(",") if a.cases else [c.key for c in CASES]
-    unknown = [k for k in keys if k not in BY_KEY]
-    if unknown:
-        p.error(f"unknown case(s) {unknown}; known: {list(BY_KEY)}")
+    keys = [c.key for c in CASES]
+    if a.cases:
+        wanted = [w.strip() for w in a.cases.split(";") if w.strip()]
+        unknown = [w for w in wanted if not any(w in k for k in keys)]
+        if unknown:
+            p.error(f"no case matches {unknown}; known: {keys}")
+        keys = [k for k in keys if any(w == k or w in k for w in wanted)]
     rows = []
     for key in keys:
         for backend in ("numpy",) + (("poolspec-torch", "poolspec-autograd", "torch") if a.torch else ()):
