@@ -71,6 +71,7 @@ _DTYPE_NAMES: dict[tuple[str, Any], str] = {}
 
 def dtype_name(xp: Any, dtype: Any) -> str:
     """A backend-neutral name for ``dtype`` (``'float32'``, ``'bfloat16'``, ...)."""
+    key: tuple[Any, Any] | None
     try:
         key = (xp.__name__, dtype)
         name = _DTYPE_NAMES.get(key)
@@ -231,7 +232,7 @@ def index_dtype(xp: Any, like: Any) -> Any:
     if is_jax_array(like):
         import jax
 
-        if not jax.config.jax_enable_x64:
+        if not jax.config.read("jax_enable_x64"):
             return xp.int32
     return xp.int64
 

@@ -24,6 +24,7 @@ nothing here asserts a speed.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import json
@@ -279,7 +280,7 @@ def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str,
                 mine, peer = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
             gy = torch.ones_like(peer(x, **case.args))
             (fwd_mine, bwd_mine), (fwd_peer, bwd_peer) = (
-                _torch_calls(torch, lambda t, f=f, a=case.args: f(t, **a), x, gy) for f in (mine, peer))
+                _torch_calls(torch, functools.partial(f, **case.args), x, gy) for f in (mine, peer))
             if suite == "tiny":
                 times = [_per_call(f, tiny_calls) for f in (fwd_mine, fwd_peer, bwd_mine, bwd_peer)]
             else:
@@ -513,7 +514,7 @@ class NumpyRunner:
         a, n = case.args, len(case.shape) - 2
         if case.op.startswith(("max_pool", "avg_pool")):
             k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
-            attrs = dict(kernel_shape=[k] * n, strides=[s] * n, pads=[p] * (2 * n))
+            attrs: dict[str, Any] = dict(kernel_shape=[k] * n, strides=[s] * n, pads=[p] * (2 * n))
             if case.op.startswith("avg"):
                 node = helper.make_node("AveragePool", ["x"], ["y"], **attrs,
                                         count_include_pad=int(a.get("count_include_pad", True)))
@@ -527,12 +528,15 @@ class NumpyRunner:
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
         session = ReferenceEvaluator(model)
-        return lambda x: session.run(None, {"x": x})[0]
+        def call(x: Any) -> Any:
+            return session.run(None, {"x": x})[0]  # type: ignore[index]  # one output
+
+        return call
 
     def _block_reduce(self, case: BenchCase) -> Callable[..., Any] | None:
         if not self.skimage:
             return None
-        from skimage.measure import block_reduce
+        from skimage.measure import block_reduce  # type: ignore[import-not-found]  # optional peer
 
         a, n = case.args, len(case.shape) - 2
         tiles = case.op.startswith("avg_pool") and (a.get("stride") in (None, a["kernel_size"])) and \
@@ -575,7 +579,8 @@ class NumpyRunner:
         return out
 
 
-RUNNERS = {"torch": TorchRunner, "jax": JaxRunner, "numpy": NumpyRunner, "torch-compile": TorchCompileRunner}
+RUNNERS: dict[str, Any] = {"torch": TorchRunner, "jax": JaxRunner, "numpy": NumpyRunner,
+                           "torch-compile": TorchCompileRunner}
 
 
 def _slope(sizes: list[int], times: list[float]) -> float:
@@ -761,7 +766,7 @@ def main(argv: list[str] | None = None) -> int:
               else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
     env = environment()
     print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    results = {"environment": env} if a.memory_only else run(
+    results: dict[str, Any] = {"environment": env} if a.memory_only else run(
         wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only, grid_only=a.grid_sample_only)
     if a.memory or a.memory_only:
         results["memory"] = memory_suite(torch="torch" in wanted and importlib.util.find_spec("torch") is not None,

@@ -14,7 +14,7 @@ import numpy as np
 from . import spec
 from .conformance.backends import NAMES as BACKEND_NAMES
 
-_SELFCHECK = [
+_SELFCHECK: list[tuple[str, tuple[int, ...], dict[str, Any]]] = [
     ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
     ("avg_pool2d", (2, 3, 9, 8), dict(kernel_size=(3, 2), stride=2, padding=1, count_include_pad=False)),
     ("avg_pool2d", (3, 7, 7), dict(kernel_size=2, stride=3, ceil_mode=True, divisor_override=3)),

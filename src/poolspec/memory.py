@@ -265,7 +265,10 @@ def measure_jax(case: MemoryCase) -> dict[str, Any]:
     out = jax.eval_shape(both, *arrays.values())
     y, idx = out[0], out[1]
     base = sum(_nbytes(a) for a in arrays.values()) + _nbytes(y) + (0 if idx is None else _nbytes(idx))
-    temp = compiled.memory_analysis().temp_size_in_bytes
+    analysis = compiled.memory_analysis()
+    if analysis is None:
+        raise RuntimeError("this JAX backend reports no memory analysis of compiled programs")
+    temp = analysis.temp_size_in_bytes
     return dict(key=case.key, backend="jax", base=base, limit=limit(base), peak=temp)
 
 

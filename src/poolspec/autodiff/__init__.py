@@ -17,18 +17,25 @@ from ..kernels.linear import SeparableLinear
 
 
 class Routes(Protocol):
-    """What the max family's kernels provide (``kernels.maxes``, ``kernels.unpool``): ``route`` is linear in
-    its first argument given integer winners, ``select`` is its transpose; ``forward`` (pools only) gives
-    values and winners; ``routed`` and ``selected`` are the spatial shapes route and select produce."""
+    """What the max family's kernels provide (``kernels.maxes``, ``kernels.unpool``, ``kernels.cells``):
+    ``route`` is linear in its first argument given integer winners, ``select`` is its transpose; ``routed``
+    and ``selected`` are the spatial shapes route and select produce."""
 
-    routed: tuple[int, ...]
-    selected: tuple[int, ...]
+    @property
+    def routed(self) -> tuple[int, ...]: ...
 
-    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]: ...
+    @property
+    def selected(self) -> tuple[int, ...]: ...
 
     def route(self, g: Any, idx: Any) -> Any: ...
 
     def select(self, gg: Any, idx: Any) -> Any: ...
+
+
+class PoolRoutes(Routes, Protocol):
+    """A pool's routes, whose ``forward`` gives values and winners."""
+
+    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]: ...
 
 
 def untracked(*arrays: Any) -> bool:
@@ -114,7 +121,7 @@ def anchor(value: Any, primal: Any) -> Any:
     return value
 
 
-def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
+def max_pool(windows: PoolRoutes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     """(values, flat indices) of a max pool; differentiable on torch and JAX, the gradient a gather."""
     if is_torch_array(x):
         from .torch import max_pool as torch_max_pool
@@ -129,7 +136,7 @@ def max_pool(windows: Routes, x: Any, *, with_index: bool) -> tuple[Any, Any]:
     return windows.forward(x, with_index=with_index)
 
 
-def max_indices(windows: Routes, x: Any) -> Any:
+def max_indices(windows: PoolRoutes, x: Any) -> Any:
     """The winners of a max pool only (no gradient is tracked); on JAX the cached jitted forward program."""
     if is_jax_array(x):
         from .jax import max_pool as jax_max_pool

@@ -79,7 +79,7 @@ def _route_jvp(primals: Any, tangents: Any, *, windows: Any, select: bool) -> tu
     g, idx = primals
     out = _route_p.bind(g, idx, windows=windows, select=select)
     if type(tangents[0]) is ad.Zero:
-        return out, ad.Zero.from_primal_value(out)
+        return out, ad.Zero.from_primal_value(out)  # type: ignore[attr-defined]  # not in jax's stubs
     return out, _route_p.bind(tangents[0], idx, windows=windows, select=select)
 
 

@@ -128,7 +128,7 @@ class _Linear(torch.autograd.Function):
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, op: SeparableLinear,
-             transpose: bool) -> tuple[torch.Tensor, int]:
+             transpose: bool) -> tuple[torch.Tensor, int | None]:
         return _call(_Linear, _front(x, in_dims[0]), op, transpose), 0
 
 
@@ -194,7 +194,7 @@ class _MaxRoute(torch.autograd.Function):
 
     @staticmethod
     def vmap(info: Any, in_dims: tuple[Any, ...], g: torch.Tensor, idx: torch.Tensor, windows: Any,
-             select: bool) -> tuple[torch.Tensor, int]:
+             select: bool) -> tuple[torch.Tensor, int | None]:
         if in_dims[0] is None and in_dims[1] is None:
             return _call(_MaxRoute, g, idx, windows, select), None
         g, idx = _batched(g, in_dims[0], info.batch_size), _batched(idx, in_dims[1], info.batch_size)

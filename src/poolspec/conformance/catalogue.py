@@ -293,7 +293,8 @@ def interp_grid() -> list[Case]:
             shape = (1, 2) + spatial
             corners = (None, False, True) if mode in _INTERPOLATING else (None,)
             for direction, (sfs, size_of) in directions.items():
-                specs = [("size", dict(size=tuple(size_of(L, i) for i, L in enumerate(spatial)))),
+                sized = tuple(size_of(L, i) for i, L in enumerate(spatial))
+                specs: list[tuple[str, dict[str, Any]]] = [("size", dict(size=sized)),
                          ("scale", dict(scale_factor=sfs[:n])),
                          ("scale_recompute", dict(scale_factor=sfs[:n], recompute_scale_factor=True)),
                          ("scale_no_recompute", dict(scale_factor=sfs[:n], recompute_scale_factor=False))]
@@ -304,7 +305,7 @@ def interp_grid() -> list[Case]:
                             args["antialias"] = True
                         if ac is not None:
                             args["align_corners"] = ac
-                        flags = (mode + ("_antialias" if aa else ""), direction, spec_name)
+                        flags: tuple[str, ...] = (mode + ("_antialias" if aa else ""), direction, spec_name)
                         flags += (("align_corners",) if ac else ())
                         out.append(Case("interpolate", shape, args, flags))
     # a 1-element axis, N = 0, one channel
@@ -320,7 +321,7 @@ def interp_grid() -> list[Case]:
 def interp_random(count: int, seed: int = 5) -> list[Case]:
     """Seeded random interpolate calls, some invalid on purpose (torch decides which)."""
     rng = random.Random(seed)
-    out = []
+    out: list[Case] = []
     while len(out) < count:
         mode, aa, ranks = rng.choice(INTERP_MODES)
         rank = rng.choice(ranks) if rng.random() < 0.9 else rng.choice((3, 4, 5))
@@ -367,7 +368,8 @@ def interp_quirks(shape: tuple[int, ...], args: dict[str, Any]) -> dict[str, set
     fwd: set[str] = set()
     bwd: set[str] = set()
 
-    def shortcut_differs(L: int, O: int, sf: float) -> bool:
+    def shortcut_differs(L: int, O: int, sf: float | None) -> bool:
+        assert sf is not None  # an axis reached by the shortcut has its scale
         generic = [min(math.floor(float(np.float32(i) * np.float32(1.0 / sf))), L - 1) for i in range(O)]
         short = list(range(O)) if O == L else [i >> 1 for i in range(O)]
         return generic != short
@@ -554,9 +556,9 @@ def _max_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndar
     dtype = case.dtype
     if dtype.startswith(("int", "uint")):
         info = np.iinfo(np.dtype(dtype))
-        x = rng.integers(max(info.min, -6), min(info.max, 6) + 1, case.shape)
-        x[rng.random(case.shape) < 0.1] = info.min  # the padding value itself
-        return {"input": x.astype(dtype)}
+        ints = rng.integers(max(info.min, -6), min(info.max, 6) + 1, case.shape)
+        ints[rng.random(case.shape) < 0.1] = info.min  # the padding value itself
+        return {"input": ints.astype(dtype)}
     x = np.round(rng.standard_normal(case.shape) * 2) / 2  # many ties
     if case.seed % 3:  # two cases in three also hold NaN and -inf
         x[rng.random(case.shape) < 0.08] = np.nan

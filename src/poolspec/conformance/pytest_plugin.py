@@ -228,7 +228,7 @@ class _Summary:
             return
         for key, value in report.user_properties:
             if key == _KEY:
-                record = json.loads(value)
+                record = json.loads(str(value))
                 if hasattr(report, "wasxfail") and report.skipped:
                     record["status"] = "xfail"
                 self.records.append(record)

@@ -41,7 +41,7 @@ def grid_sample_grid() -> list[Case]:
     for n, mode, pad, align in _MODES:
         x = (2, 2, 4, 5) if n == 2 else (1, 2, 3, 4, 3)
         grid = (2, 3, 4, 2) if n == 2 else (1, 2, 3, 2, 3)
-        flags = ("ties", "out_of_range", {"zeros": "zeros_padding", "border": "border_clip",
+        flags: tuple[str, ...] = ("ties", "out_of_range", {"zeros": "zeros_padding", "border": "border_clip",
                                           "reflection": "reflection_fold"}[pad])
         flags += ("align_corners",) if align else ()
         out.append(Case("grid_sample", x, dict(mode=mode, padding_mode=pad, align_corners=align), flags,
@@ -68,7 +68,7 @@ def grid_sample_random(count: int = 30, seed: int = 107) -> list[Case]:
 
 def _grid_sample_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
     x = np.round(rng.standard_normal(case.shape) * 4) / 4
-    kinds = ("ties", "out_of_range") if "random" in case.flags or "ties" in case.flags else ()
+    kinds: tuple[str, ...] = ("ties", "out_of_range") if "random" in case.flags or "ties" in case.flags else ()
     kinds += ("out_of_range",) if {"border_clip", "reflection_fold"} & set(case.flags) else ()
     grid = _grid_values(rng, case.ports["grid"], kinds)
     return {"input": _as(x, case.dtype), "grid": _as(grid, case.dtype)}
@@ -92,7 +92,7 @@ def affine_grid_grid() -> list[Case]:
     for size, align in itertools.product([(2, 3, 4, 5), (1, 1, 1, 7), (3, 2, 1, 1), (2, 1, 3, 4, 5),
                                           (1, 2, 1, 6, 1), (1, 1, 33, 2)], (False, True)):
         n = len(size) - 2
-        flags = ("align_corners",) if align else ()
+        flags: tuple[str, ...] = ("align_corners",) if align else ()
         flags += ("size_1_axis",) if 1 in size[2:] else ()
         out.append(Case("affine_grid", (size[0], n, n + 1), dict(size=size, align_corners=align), flags))
     return out

@@ -96,7 +96,8 @@ def export(out: str | Path, ops: list[str] | None = None, fmt: str = "npz", dtyp
     for case in cases:
         arrays = {_RENAME.get(k, k): v for k, v in case.arrays().items()}
         arguments, size_only = size_arguments(case, tuple(arrays["input"].shape))
-        entry = {"id": case.name, "op": case.op, "arguments": {k: encode(v) for k, v in arguments.items()},
+        entry: dict[str, Any] = {"id": case.name, "op": case.op,
+                                 "arguments": {k: encode(v) for k, v in arguments.items()},
                  "torch_arguments": {k: encode(v) for k, v in case.arguments.items()},
                  "size_equivalent": size_only, "dtype": case.dtype, "rtol": case.rtol, "atol": case.atol,
                  "cotangent": case.cotangent, "flags": list(case.flags), "reference": case.reference,

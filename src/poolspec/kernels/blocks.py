@@ -129,6 +129,7 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
                 outs = tuple(buffer(mod, lead + tuple(y.shape[n_lead:]), y.dtype, x) for y in ys)
             for o, y in zip(outs, ys):
                 o[at] = y
+    assert outs is not None  # lead is not empty: at least one block ran
     return outs[0] if single else outs
 
 

@@ -92,10 +92,9 @@ def _apply(block: np.ndarray, table: GatherPlan, axis: int, reduce: str, fill: f
     if reduce == "sum":
         return gather_sum(xp, block, axis, table)
     padded = pad_axis(xp, block, axis, 0, 1, fill) if table.uses_padding_cell else block
-    out = None
-    for t in range(table.taps):
-        v = np.take(padded, table.index[t], axis=axis)
-        out = v if out is None else np.maximum(out, v, out=out)
+    out = np.take(padded, table.index[0], axis=axis)
+    for t in range(1, table.taps):
+        np.maximum(out, np.take(padded, table.index[t], axis=axis), out=out)
     return out
 
 

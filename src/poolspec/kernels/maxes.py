@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,7 +346,7 @@ class MaxWindows(_PoolRoutes):
         floating = isinstance(lowest, float)
         n = len(self.in_spatial)
         lead = x.ndim - n
-        values, choices = x, {}
+        values, choices = x, dict[int, Any]()
         for i in reversed(range(n)):
             axis = lead + i
             k, O = self.kernel[i], self.out_spatial[i]
@@ -892,7 +892,7 @@ def _cover_tables(covers: tuple[np.ndarray, ...], out_spatial: tuple[int, ...]) 
     return read, cell
 
 
-def _outer_index(tables: list[np.ndarray], spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+def _outer_index(tables: Sequence[np.ndarray], spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Per axis i a (A_i, B_i) table of coordinates into ``spatial[i]``, combined over every (a_1, ..., a_n,
     b_1, ..., b_n) into flat indices of the ``spatial`` plane: the flattened table with one past the plane
     wherever some axis's coordinate lies outside it (a padding cell), and, unflattened, the same with those

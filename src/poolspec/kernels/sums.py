@@ -127,7 +127,7 @@ def _run_taps(xp: Any, x: Any, axis: int, run: Run, r: int) -> Any:
     span = run.step * (run.count - 1) + 1
     for t, s in enumerate(run.first[r]):
         part = x[_at(axis, slice(s, s + span, run.step))]
-        w = None if run.weights is None else float(host.type(run.weights[r][t]))  # rounded as take's
+        w = None if run.weights is None or host is None else float(host.type(run.weights[r][t]))  # rounded as take's
         yield part, w
 
 
@@ -197,7 +197,7 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
 def _taps(plan: GatherPlan, x: Any, mod: Any, trailing: int) -> list[tuple[Any, Any]]:
     """(index, weight or None) of every tap in x's namespace, device and dtype (weights shaped to broadcast
     along ``trailing`` axes): one cache lookup per call on NumPy, CuPy and torch, fresh constants elsewhere."""
-    key = None
+    key, copies = None, None
     if mod is not None:
         copies = _DEVICE_COPIES.get(plan)
         if copies is None:
@@ -212,7 +212,7 @@ def _taps(plan: GatherPlan, x: Any, mod: Any, trailing: int) -> list[tuple[Any, 
              None if plan.weight is None else
              to_namespace(plan.weight[t].reshape((-1,) + (1,) * trailing), xp, x, dtype=x.dtype))
             for t in range(plan.taps)]
-    if key is not None:
+    if copies is not None:
         copies[key] = taps
     return taps
 

@@ -217,7 +217,9 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
         inside.append(ok)
         cells.append(xp.astype(xp.where(ok, tc, 0.0), itype) * stride)
     J = len(taps)
-    idx, weights, dweights = None, None, [None] * n
+    idx: list[Any] = []
+    weights: list[Any] = []
+    dweights: list[list[Any]] = [[] for _ in range(n)]
     for combo in itertools.product(range(J), repeat=n):  # combo[0] indexes the outermost coordinate (k = n - 1)
         flat = ok = weight = None
         for depth, j in enumerate(combo):
@@ -228,11 +230,12 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
             if w is not None:
                 weight = w[j][..., kk] if weight is None else weight * w[j][..., kk]
         tap_idx = xp.where(ok, flat, P)
-        idx = [tap_idx] if idx is None else idx + [tap_idx]
+        idx.append(tap_idx)
         if w is None:
             continue
-        weights = [weight] if weights is None else weights + [weight]
+        weights.append(weight)
         if grads:
+            assert dw is not None  # modes with weights have their derivatives
             for kk in range(n):
                 d = None
                 for depth, j in enumerate(combo):
@@ -240,15 +243,15 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
                     factor = (dw[j] if isinstance(dw[j], float) else dw[j][..., kk]) if other == kk \
                         else w[j][..., other]
                     d = factor if d is None else d * factor
-                dweights[kk] = [d] if dweights[kk] is None else dweights[kk] + [d]
-    T = len(idx)
-    idx = xp.reshape(xp.stack(idx, axis=-1), (N, 1, M * T))
-    if weights is not None:
-        weights = xp.stack(weights, axis=-1)  # (N, 1, M, T)
+                dweights[kk].append(d)
+    flat_idx = xp.reshape(xp.stack(idx, axis=-1), (N, 1, M * len(idx)))
+    stacked, dstacked = None, [None] * n
+    if w is not None:
+        stacked = xp.stack(weights, axis=-1)  # (N, 1, M, T)
         if grads:
-            dweights = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype), tuple(weights.shape[:-1]))
+            dstacked = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype), tuple(stacked.shape[:-1]))
                                   if isinstance(d, float) else d for d in ds], axis=-1) for ds in dweights]
-    return idx, weights, dweights, mult
+    return flat_idx, stacked, dstacked, mult
 
 
 # --- the op, written once: select/route dispatch to the autodiff bindings ------------------------------
@@ -484,7 +487,7 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     >>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
     array([[[[1.5]]]])
     """
-    args = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
     if in_graph(x):
         return graph_node("grid_sample", args, x, grid)
     xp, dtype, plan = _resolve(x, grid, args)
@@ -511,7 +514,7 @@ def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilin
     >>> gx.ravel().tolist(), gg.ravel().tolist()
     ([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
     """
-    args = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
     if in_graph(x):
         return graph_node("grid_sample_backward", args, grad_output, x, grid)
     op = "grid_sample_backward"

@@ -60,7 +60,8 @@ def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> Any:
         # Unpool); an empty output plane has nothing to place, as torch
         return indices
     if is_dask_array(indices):
-        return indices.map_blocks(_checked_block, op, out_spatial, dtype=indices.dtype)
+        lazy: Any = indices  # not the TypeGuard's dask type, whose map_blocks stub takes no function
+        return lazy.map_blocks(_checked_block, op, out_spatial, dtype=indices.dtype)
     if is_jax_array(indices):
         # concrete, but any jnp operation inside a jit trace would be staged: read it on the host
         host = np.asarray(indices)

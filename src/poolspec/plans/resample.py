@@ -57,7 +57,7 @@ def ratio(length: int, out: int, align_corners: bool, scale: float | None, ctype
 
 def _source(r: np.floating, out: int, align_corners: bool, cubic: bool, ctype: type) -> np.ndarray:
     """torch's ``area_pixel_compute_source_index`` for every output index, in the compute type."""
-    i = np.arange(out, dtype=np.int64).astype(ctype)
+    i: np.ndarray = np.arange(out, dtype=np.int64).astype(ctype)
     if align_corners:
         return r * i
     x = r * (i + ctype(0.5)) - ctype(0.5)
@@ -172,14 +172,14 @@ def antialias(length: int, out: int, scale: float | None, align_corners: bool, m
     taps = int(math.ceil(float(support))) * 2 + 1
     inv = ctype(1.0 / float(r)) if r >= 1 else ctype(1)
     i = np.arange(out, dtype=np.int64)
-    center = (float(r) * (i + 0.5)).astype(ctype)
+    center: np.ndarray = (float(r) * (i + 0.5)).astype(ctype)
     lo = np.maximum(np.trunc((center - support).astype(np.float64) + 0.5).astype(np.int64), 0)
     hi = np.minimum(np.trunc((center + support).astype(np.float64) + 0.5).astype(np.int64), length)
     count = np.clip(hi - lo, 0, taps)
     j = np.arange(taps, dtype=np.int64)[:, None]
     arg = (((j + lo[None, :]).astype(ctype) - center[None, :]).astype(np.float64) + 0.5) * float(inv)
-    w = np.where(j < count[None, :], fn(arg.astype(ctype), ctype), ctype(0)).astype(ctype)
-    total = np.zeros(out, dtype=ctype)
+    w: np.ndarray = np.where(j < count[None, :], fn(arg.astype(ctype), ctype), ctype(0)).astype(ctype)
+    total: np.ndarray = np.zeros(out, dtype=ctype)
     for t in range(taps):  # torch accumulates the total tap by tap in the compute type
         total = (total + w[t]).astype(ctype)
     w = np.where(total != 0, w / np.where(total != 0, total, ctype(1)), w).astype(ctype)
