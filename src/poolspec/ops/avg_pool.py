@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from .._types import Array
 from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear, outer_product
 from ..plans import windows
@@ -77,9 +78,9 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
     return linear(plan, grad_output, transpose=True, primal=x)
 
 
-def avg_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Any:
+               divisor_override: int | None = None) -> Array:
     """1-d average pooling of ``x`` shaped (N, C, L) or (C, L), as ``torch.nn.functional.avg_pool1d``
     (plus ``divisor_override``).
 
@@ -91,9 +92,9 @@ def avg_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
-def avg_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Any:
+               divisor_override: int | None = None) -> Array:
     """2-d average pooling of ``x`` shaped (N, C, H, W) or (C, H, W), as ``torch.nn.functional.avg_pool2d``.
 
     >>> import numpy as np, poolspec
@@ -104,9 +105,9 @@ def avg_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
-def avg_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Any:
+               divisor_override: int | None = None) -> Array:
     """3-d average pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W), as
     ``torch.nn.functional.avg_pool3d``.
 
@@ -118,9 +119,9 @@ def avg_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
-def avg_pool1d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Any:
+                        divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool1d` w.r.t. ``x`` for cotangent ``grad_output`` (x's shape and dtype).
 
     >>> import numpy as np, poolspec
@@ -132,9 +133,9 @@ def avg_pool1d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
                    grad_output)
 
 
-def avg_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Any:
+                        divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool2d` w.r.t. ``x`` for cotangent ``grad_output``.
 
     >>> import numpy as np, poolspec
@@ -147,9 +148,9 @@ def avg_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
                    grad_output)
 
 
-def avg_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Any:
+                        divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool3d` w.r.t. ``x`` for cotangent ``grad_output``.
 
     >>> import numpy as np, poolspec
@@ -161,7 +162,7 @@ def avg_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
                    grad_output)
 
 
-def adaptive_avg_pool1d(x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
     """1-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool1d``.
 
     >>> import numpy as np, poolspec
@@ -171,7 +172,7 @@ def adaptive_avg_pool1d(x: Any, output_size: OutputSize) -> Any:
     return _adaptive_op(1, x, output_size)
 
 
-def adaptive_avg_pool2d(x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
     """2-d adaptive average pooling to ``output_size`` (an int, or per-axis ints or None).
 
     >>> import numpy as np, poolspec
@@ -181,7 +182,7 @@ def adaptive_avg_pool2d(x: Any, output_size: OutputSize) -> Any:
     return _adaptive_op(2, x, output_size)
 
 
-def adaptive_avg_pool3d(x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
     """3-d adaptive average pooling to ``output_size``.
 
     >>> import numpy as np, poolspec
@@ -191,7 +192,7 @@ def adaptive_avg_pool3d(x: Any, output_size: OutputSize) -> Any:
     return _adaptive_op(3, x, output_size)
 
 
-def adaptive_avg_pool1d_backward(grad_output: Any, x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
     """The gradient of :func:`adaptive_avg_pool1d` w.r.t. ``x``: each cell gathers g/count from the
     windows that contain it.
 
@@ -202,7 +203,7 @@ def adaptive_avg_pool1d_backward(grad_output: Any, x: Any, output_size: OutputSi
     return _adaptive_op(1, x, output_size, grad_output)
 
 
-def adaptive_avg_pool2d_backward(grad_output: Any, x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
     """The gradient of :func:`adaptive_avg_pool2d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
@@ -213,7 +214,7 @@ def adaptive_avg_pool2d_backward(grad_output: Any, x: Any, output_size: OutputSi
     return _adaptive_op(2, x, output_size, grad_output)
 
 
-def adaptive_avg_pool3d_backward(grad_output: Any, x: Any, output_size: OutputSize) -> Any:
+def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
     """The gradient of :func:`adaptive_avg_pool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec

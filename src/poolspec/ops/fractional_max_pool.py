@@ -10,7 +10,7 @@ device); the reads and the scatter-free routing of the gradient are ``kernels.ce
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from .._compat import (
     namespace,
     to_namespace,
 )
+from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
 from ..spec import card
@@ -233,6 +234,24 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
     return xp.reshape(grad, tuple(x.shape))
 
 
+@overload
+def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., return_indices: Literal[False] = ...,
+                          _random_samples: Any = ..., *, rng: Any = ...) -> Array: ...
+
+
+@overload
+def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., *, return_indices: Literal[True],
+                          _random_samples: Any = ..., rng: Any = ...) -> tuple[Array, Array]: ...
+
+
+@overload
+def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., return_indices: bool = ...,
+                          _random_samples: Any = ..., *, rng: Any = ...) -> Array | tuple[Array, Array]: ...
+
+
 def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
                           _random_samples: Any = None, *, rng: Any = None) -> Any:
@@ -250,6 +269,24 @@ def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = 
                                return_indices=return_indices), _random_samples, rng)
 
 
+@overload
+def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., return_indices: Literal[False] = ...,
+                          _random_samples: Any = ..., *, rng: Any = ...) -> Array: ...
+
+
+@overload
+def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., *, return_indices: Literal[True],
+                          _random_samples: Any = ..., rng: Any = ...) -> tuple[Array, Array]: ...
+
+
+@overload
+def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
+                          output_ratio: float | tuple[float, ...] | None = ..., return_indices: bool = ...,
+                          _random_samples: Any = ..., *, rng: Any = ...) -> Array | tuple[Array, Array]: ...
+
+
 def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
                           _random_samples: Any = None, *, rng: Any = None) -> Any:
@@ -264,10 +301,10 @@ def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = 
                                return_indices=return_indices), _random_samples, rng)
 
 
-def fractional_max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, output_size: Size | None = None,
+def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
-                                   indices: Any = None) -> Any:
+                                   indices: Any = None) -> Array:
     """The gradient of :func:`fractional_max_pool2d` w.r.t. ``x``, for the forward's ``_random_samples`` (or
     its ``indices``): each window's gradient at its winner, shared winners summed without a scatter.
 
@@ -282,10 +319,10 @@ def fractional_max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, 
                                              output_ratio=output_ratio), _random_samples, indices)
 
 
-def fractional_max_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, output_size: Size | None = None,
+def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
-                                   indices: Any = None) -> Any:
+                                   indices: Any = None) -> Array:
     """The gradient of :func:`fractional_max_pool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec

@@ -31,6 +31,7 @@ from .._compat import (
     to_compute,
     to_namespace,
 )
+from .._types import Array
 from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
 from ..kernels.cells import Cells
 from ..spec import card
@@ -477,8 +478,8 @@ def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out
                         meta=np.empty((0,) * len(index), dtype=x.dtype))
 
 
-def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool | None = None) -> Any:
+def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool | None = None) -> Array:
     """``x`` (N, C, *S) sampled at ``grid`` (N, *O, n), as ``torch.nn.functional.grid_sample``; the input
     gradient is a sort and segmented sum (deterministic on every backend), not a scatter.
 
@@ -504,8 +505,8 @@ def grid_sample(x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 
-def grid_sample_backward(grad_output: Any, x: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",
-                         align_corners: bool | None = None) -> tuple[Any, Any]:
+def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
+                         align_corners: bool | None = None) -> tuple[Array, Array]:
     """(grad_x, grad_grid) of :func:`grid_sample` for ``grad_output``; differentiable again on torch and JAX.
 
     >>> import numpy as np, poolspec
@@ -581,7 +582,7 @@ def _affine(xp: Any, theta: Any, size: tuple[int, ...], align: bool, dtype: str)
     return xp.reshape(out, (theta.shape[0],) + tuple(size[2:]) + (n,))
 
 
-def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool | None = None) -> Any:
+def affine_grid(theta: Array, size: tuple[int, ...], align_corners: bool | None = None) -> Array:
     """The grid of affine maps ``theta`` (N, n, n + 1) for an image of ``size``, as
     ``torch.nn.functional.affine_grid``.
 
@@ -597,7 +598,8 @@ def affine_grid(theta: Any, size: tuple[int, ...], align_corners: bool | None = 
     return _affine(xp, theta, r.params["size"], r.params["align_corners"], dtype)
 
 
-def affine_grid_backward(grad_grid: Any, theta: Any, size: tuple[int, ...], align_corners: bool | None = None) -> Any:
+def affine_grid_backward(grad_grid: Array, theta: Array, size: tuple[int, ...],
+                         align_corners: bool | None = None) -> Array:
     """The gradient of :func:`affine_grid` w.r.t. ``theta``: sum over points of grad_grid (x) base.
 
     >>> import numpy as np, poolspec

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from .._compat import compute_dtype_name
+from .._types import Array
 from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear
 from ..plans import resample
@@ -68,9 +69,9 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     return keep_layout(layout_op("interpolate", r), x, linear(plan, x))
 
 
-def interpolate(x: Any, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",
+def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Any:
+                antialias: bool = False) -> Array:
     """Resample ``x`` shaped (N, C, *spatial) to ``size`` or by ``scale_factor``, as
     ``torch.nn.functional.interpolate`` (modes nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
     area, lanczos; ``antialias`` for bilinear, bicubic and lanczos). ``mode="lanczos"`` with
@@ -85,9 +86,9 @@ def interpolate(x: Any, size: Size | None = None, scale_factor: Scale | None = N
                         recompute_scale_factor=recompute_scale_factor, antialias=antialias))
 
 
-def interpolate_backward(grad_output: Any, x: Any, size: Size | None = None, scale_factor: Scale | None = None,
+def interpolate_backward(grad_output: Array, x: Array, size: Size | None = None, scale_factor: Scale | None = None,
                          mode: str = "nearest", align_corners: bool | None = None,
-                         recompute_scale_factor: bool | None = None, antialias: bool = False) -> Any:
+                         recompute_scale_factor: bool | None = None, antialias: bool = False) -> Array:
     """The gradient of :func:`interpolate` w.r.t. ``x`` for cotangent ``grad_output``: each input cell gathers
     the weighted cotangents of the outputs that read it.
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import namespace, to_compute
+from .._types import Array
 from ..autodiff import compose, graph_op, in_graph, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
 from ..kernels.maxes import MaxWindows
@@ -145,8 +146,8 @@ def _args(norm_type: float, kernel_size: Size, stride: Size | None, ceil_mode: b
     return dict(norm_type=norm_type, kernel_size=kernel_size, stride=stride, ceil_mode=ceil_mode)
 
 
-def lp_pool1d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Any:
+def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Array:
     """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d`` (a 1-tuple kernel is accepted).
 
     >>> import numpy as np, poolspec
@@ -156,8 +157,8 @@ def lp_pool1d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None =
     return _forward(1, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
-def lp_pool2d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Any:
+def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Array:
     """2-d power-average pooling of (N, C, H, W) or (C, H, W), as ``torch.nn.functional.lp_pool2d``.
 
     >>> import numpy as np, poolspec
@@ -167,8 +168,8 @@ def lp_pool2d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None =
     return _forward(2, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
-def lp_pool3d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Any:
+def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+              ceil_mode: bool = False) -> Array:
     """3-d power-average pooling of (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.lp_pool3d``.
 
     >>> import numpy as np, poolspec
@@ -178,8 +179,8 @@ def lp_pool3d(x: Any, norm_type: float, kernel_size: Size, stride: Size | None =
     return _forward(3, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
-def lp_pool1d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Any:
+def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Array:
     """The gradient of :func:`lp_pool1d` w.r.t. ``x`` (0 where a window's sum of powers is 0).
 
     >>> import numpy as np, poolspec
@@ -189,8 +190,8 @@ def lp_pool1d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: 
     return _backward(1, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
-def lp_pool2d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Any:
+def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Array:
     """The gradient of :func:`lp_pool2d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
@@ -201,8 +202,8 @@ def lp_pool2d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: 
     return _backward(2, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
-def lp_pool3d_backward(grad_output: Any, x: Any, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Any:
+def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
+                       ceil_mode: bool = False) -> Array:
     """The gradient of :func:`lp_pool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec

@@ -11,9 +11,10 @@ adaptive windows, by ``take``; evenly dividing axes use ``MaxWindows``); the aut
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal, overload
 
 from .._compat import dtype_name, namespace
+from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import keep_layout, resolve, resolve_backward
@@ -63,6 +64,21 @@ def _check_indices(op: str, indices: Any, x: Any, shape: tuple[int, ...]) -> Non
                          f"shape {tuple(shape)}")
 
 
+@overload
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+
+
 def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """1-d max pooling of ``x`` shaped (N, C, L) or (C, L), as ``torch.nn.functional.max_pool1d``.
@@ -73,6 +89,21 @@ def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
     """
     return _forward(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
                                ceil_mode=ceil_mode, return_indices=return_indices))
+
+
+@overload
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
 
 
 def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
@@ -89,6 +120,21 @@ def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
                                ceil_mode=ceil_mode, return_indices=return_indices))
 
 
+@overload
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+
+
 def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-d max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.max_pool3d``.
@@ -101,9 +147,9 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
                                ceil_mode=ceil_mode, return_indices=return_indices))
 
 
-def max_pool1d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Any:
+                        return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool1d` w.r.t. ``x``: ``grad_output`` routed to the winners by gathering.
     ``indices=`` (from ``return_indices=True``) skips recomputing them.
 
@@ -116,9 +162,9 @@ def max_pool1d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
                                              return_indices=return_indices), indices)
 
 
-def max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Any:
+                        return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool2d` w.r.t. ``x`` (overlapping windows accumulate on shared winners).
 
     >>> import numpy as np, poolspec
@@ -132,9 +178,9 @@ def max_pool2d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Siz
                                              return_indices=return_indices), indices)
 
 
-def max_pool3d_backward(grad_output: Any, x: Any, kernel_size: Size, stride: Size | None = None,
+def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Any:
+                        return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
@@ -176,6 +222,19 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
     return max_backward(windows, grad_output, indices, primal=x)
 
 
+@overload
+def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def adaptive_max_pool1d(x: Array, output_size: OutputSize,
+                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+
+
 def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
     """1-d adaptive max pooling of ``x`` shaped (N, C, L) or (C, L), as
     ``torch.nn.functional.adaptive_max_pool1d``: window i is [floor(i*L/O), ceil((i+1)*L/O)).
@@ -185,6 +244,19 @@ def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = 
     (array([[5., 5., 4.]]), array([[1, 1, 3]]))
     """
     return _adaptive_forward(1, x, output_size, return_indices)
+
+
+@overload
+def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def adaptive_max_pool2d(x: Array, output_size: OutputSize,
+                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
 
 
 def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
@@ -198,6 +270,19 @@ def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = 
     return _adaptive_forward(2, x, output_size, return_indices)
 
 
+@overload
+def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+
+
+@overload
+def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+
+
+@overload
+def adaptive_max_pool3d(x: Array, output_size: OutputSize,
+                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+
+
 def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
     """3-d adaptive max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W).
 
@@ -208,8 +293,8 @@ def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = 
     return _adaptive_forward(3, x, output_size, return_indices)
 
 
-def adaptive_max_pool1d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Any:
+def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Array:
     """The gradient of :func:`adaptive_max_pool1d` w.r.t. ``x``, by gathering (overlapping windows add up on
     a shared winner).
 
@@ -220,8 +305,8 @@ def adaptive_max_pool1d_backward(grad_output: Any, x: Any, output_size: OutputSi
     return _adaptive_backward(1, grad_output, x, output_size, return_indices, indices)
 
 
-def adaptive_max_pool2d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Any:
+def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Array:
     """The gradient of :func:`adaptive_max_pool2d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
@@ -232,8 +317,8 @@ def adaptive_max_pool2d_backward(grad_output: Any, x: Any, output_size: OutputSi
     return _adaptive_backward(2, grad_output, x, output_size, return_indices, indices)
 
 
-def adaptive_max_pool3d_backward(grad_output: Any, x: Any, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Any:
+def adaptive_max_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
+                                 *, indices: Any = None) -> Array:
     """The gradient of :func:`adaptive_max_pool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import dtype_name, is_dask_array, is_jax_array, is_traced, namespace
+from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
 from ._common import keep_layout, resolve, resolve_backward
@@ -100,8 +101,8 @@ def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, An
     return max_select(kernel, grad_output, indices, primal=x)
 
 
-def max_unpool1d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool1d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Array:
     """1-d max unpooling, as ``torch.nn.functional.max_unpool1d``: zeros except ``x`` at ``indices``; of
     duplicate indices the last in row-major order wins.
 
@@ -113,8 +114,8 @@ def max_unpool1d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = 
                                         output_size=output_size))
 
 
-def max_unpool2d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool2d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Array:
     """2-d max unpooling of (N, C, H, W) or (C, H, W), indices flat in the output plane.
 
     >>> import numpy as np, poolspec
@@ -126,8 +127,8 @@ def max_unpool2d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = 
                                         output_size=output_size))
 
 
-def max_unpool3d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool3d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+                 output_size: tuple[int, ...] | None = None) -> Array:
     """3-d max unpooling of (N, C, D, H, W) or (C, D, H, W).
 
     >>> import numpy as np, poolspec
@@ -138,8 +139,8 @@ def max_unpool3d(x: Any, indices: Any, kernel_size: Size, stride: Size | None = 
                                         output_size=output_size))
 
 
-def max_unpool1d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool1d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
     """The gradient of :func:`max_unpool1d` w.r.t. ``x``: ``grad_output`` gathered at the indices (a losing
     duplicate gets 0, as it does not reach the output).
 
@@ -151,8 +152,8 @@ def max_unpool1d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: S
                                                       output_size=output_size))
 
 
-def max_unpool2d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool2d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
     """The gradient of :func:`max_unpool2d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
@@ -163,8 +164,8 @@ def max_unpool2d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: S
                                                       output_size=output_size))
 
 
-def max_unpool3d_backward(grad_output: Any, x: Any, indices: Any, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Any:
+def max_unpool3d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
     """The gradient of :func:`max_unpool3d` w.r.t. ``x``.
 
     >>> import numpy as np, poolspec
