@@ -28,13 +28,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..registry import op as record
 from ..spec import card
 
-# of an op's derivatives: a linear op's backward is linear in grad_output, with the op itself as its VJP;
-# the max family's backward routes grad_output to the winners, whose VJP gathers at them
-_LINEAR = ("avg_pool", "adaptive_avg_pool", "interpolate", "max_unpool")
-# (fractional_max_pool: its winners always travel with its backward, the samples are not needed again)
-_MAXES = ("max_pool", "adaptive_max_pool", "fractional_max_pool")
 _NAMES = {"inf": math.inf, "nan": math.nan}
 
 
@@ -84,10 +80,6 @@ def _filled(spec: str, sizes: tuple[int, ...]) -> dict[str, Any]:
     return {k: fill(v) for k, v in kw.items()}
 
 
-def _family(op: str) -> str:
-    return op.rstrip("123d").rstrip("_") if op != "interpolate" else op
-
-
 def _function(name: str) -> Any:
     import poolspec  # the public ops; imported here, as poolspec imports this module's package
 
@@ -104,14 +96,14 @@ def _fresh(out: torch.Tensor, *inputs: torch.Tensor | None) -> torch.Tensor:
 
 def _eager(op: str, x: torch.Tensor, indices: torch.Tensor | None, kw: dict[str, Any]) -> Any:
     fn = _function(op)
-    return fn(x, indices, **kw) if _family(op) == "max_unpool" else fn(x, **kw)
+    return fn(x, indices, **kw) if record(op).takes_indices else fn(x, **kw)
 
 
 @torch.library.custom_op("poolspec::pool", mutates_args=())
 def pool(x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str, sizes: list[int]) -> torch.Tensor:
     """``poolspec.<op>(x, **arguments(spec, sizes))`` (max_unpool: ``(x, indices, ...)``)."""
     kw = arguments(spec, sizes)
-    if _family(op) in _MAXES:
+    if record(op).indexed:
         kw = {**kw, "return_indices": False}
     return _fresh(_eager(op, x, indices, kw), x, indices)
 
@@ -127,11 +119,10 @@ def max_pool(x: torch.Tensor, op: str, spec: str, sizes: list[int]) -> tuple[tor
 def pool_backward(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str,
                   sizes: list[int]) -> torch.Tensor:
     """``poolspec.<op>_backward(grad_output, x, ...)``, given the winners where the op has them."""
-    fn, kw = _function(f"{op}_backward"), arguments(spec, sizes)
-    family = _family(op)
-    if family == "max_unpool":
+    fn, kw, rec = _function(f"{op}_backward"), arguments(spec, sizes), record(op)
+    if rec.takes_indices:
         out = fn(grad_output, x, indices, **kw)
-    elif family in _MAXES:
+    elif rec.indexed:  # the winners, where the forward gave them
         out = fn(grad_output, x, **kw, indices=indices)
     else:
         out = fn(grad_output, x, **kw)
@@ -147,7 +138,7 @@ def _dtype(t: torch.Tensor) -> str:
 def _resolved(op: str, x: torch.Tensor, kw: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
     """The output shape (leading dimensions kept symbolic) and the card's resolution. Spatial sizes are
     specialised: plans depend on them, batch and channel sizes stay dynamic."""
-    n = x.dim() - 2 if op == "interpolate" else int(op[-2])
+    n = record(op).spatial_rank(x.dim())
     lead = tuple(x.shape[:-n])
     spatial = tuple(int(s) for s in x.shape[-n:])
     r = card(op).resolve((1,) * len(lead) + spatial, _dtype(x), **kw)
@@ -213,13 +204,14 @@ def _backward_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 def _backward_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     """Linear in grad_output, constant in x (whose derivative is zero, returned as None)."""
     x, indices = ctx.saved_tensors
-    family, rest = _family(ctx.op), (None,) * 5
-    if family in _LINEAR:  # the transpose of a transpose: the op itself
+    rec, rest = record(ctx.op), (None,) * 5
+    if rec.kind == "linear":  # the transpose of a transpose: the op itself
         return (pool(grad, indices, ctx.op, ctx.spec, ctx.sizes), *rest)
-    if family in _MAXES:  # routing to the winners transposes to gathering at them
+    if rec.kind == "routed":  # routing to the winners transposes to gathering at them
+        # (fractional_max_pool: its winners always travel with its backward)
         if indices is None:
             indices = max_pool(x, ctx.op, ctx.spec, ctx.sizes)[1]
-        n = int(ctx.op[-2])
+        n = rec.spatial_rank(x.dim())
         picked = grad.flatten(-n).gather(-1, indices.flatten(-n))
         return (picked.view(indices.shape), *rest)
     raise NotImplementedError(f"{ctx.op}: the derivative of its backward is not available in a captured graph "
@@ -233,18 +225,11 @@ torch.library.register_autograd("poolspec::pool_backward", _backward_vjp, setup_
 
 # --- vmap: the vmapped dimension joins the batch -------------------------------------------------------
 
-def _batched(op: str, rank: int) -> bool:
-    """Whether an input of ``rank`` dimensions has a batch axis (else it is (C, *spatial))."""
-    if op in ("grid_sample", "affine_grid"):
-        return True
-    return rank >= 3 if op == "interpolate" else rank == int(op[-2]) + 2
-
-
 def _fronts(info: Any, in_dims: tuple[Any, ...], op: str, *tensors: torch.Tensor | None) -> tuple[Any, ...]:
     """Each tensor with the vmapped dimension first (expanded where it is not vmapped), folded into the
     batch axis where the op's input has one: (B, N, C, ...) -> (B*N, C, ...); (B, C, ...) stays."""
     rank = next(t.dim() - (d is not None) for t, d in zip(tensors, in_dims) if t is not None)
-    fold = _batched(op, rank)
+    fold = record(op).has_batch(rank)
     out = []
     for t, d in zip(tensors, in_dims):
         if t is not None:
@@ -314,7 +299,7 @@ def call(op: str, args: dict[str, Any], x: torch.Tensor, grad_output: torch.Tens
     spec, sizes = _encode(args)
     if grad_output is not None:
         return pool_backward(grad_output, x, indices, op, spec, sizes)
-    if _family(op) in _MAXES and (args.get("return_indices") or (torch.is_grad_enabled() and x.requires_grad)):
+    if record(op).indexed and (args.get("return_indices") or (torch.is_grad_enabled() and x.requires_grad)):
         values, idx = max_pool(x, op, spec, sizes)  # the winners serve the backward, no second search
         return (values, idx) if args.get("return_indices") else values
     return pool(x, indices, op, spec, sizes)  # inference: values only
@@ -433,7 +418,7 @@ def _(grad_grid: torch.Tensor, theta: torch.Tensor, spec: str, sizes: list[int])
 def _(x: torch.Tensor, samples: torch.Tensor, op: str, spec: str,
       sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     shape, r = _resolved(op, x, arguments(spec, sizes))
-    n = int(op[-2])
+    n = record(op).spatial_rank(x.dim())
     if samples.dtype != x.dtype:
         raise TypeError(f"{op}: _random_samples.dtype={_dtype(samples)!r}: must equal x.dtype {_dtype(x)!r}")
     want = (x.shape[0] if r.batched else 1, x.shape[-n - 1], n)
@@ -571,31 +556,31 @@ torch.library.register_vmap("poolspec::affine_grid_backward", _affine_backward_v
 torch.library.register_vmap("poolspec::fractional_max_pool", _fractional_vmap)
 
 
-def sampling(op: str, args: dict[str, Any], *tensors: Any) -> Any:
-    """grid_sample, affine_grid, fractional_max_pool2d/3d or their backward functions as graph nodes;
-    ``tensors`` as the public function takes them, ``args`` its other arguments (Python literals)."""
-    if op in ("grid_sample", "grid_sample_backward"):
-        node = grid_sample if op == "grid_sample" else grid_sample_backward
-        return node(*tensors, *_encode(args))
-    if op in ("affine_grid", "affine_grid_backward"):
-        theta = tensors[-1]
-        size = tuple(args["size"]) if isinstance(args["size"], (tuple, list)) else args["size"]
-        spatial: tuple[Any, ...] = ()
-        if isinstance(size, tuple) and len(size) in (4, 5):
-            _same(size[0], theta.shape[0], lambda: f"{op}: theta.shape={tuple(theta.shape)}: its batch dimension "
-                                                   f"must equal size[0] ({size[0]})")
-            if size[1] <= 0:
-                raise ValueError(f"{op}: size={size}: every entry must be > 0")
-            spatial = size[2:]
-        else:  # the card's error, at trace time
-            card("affine_grid").resolve(("N", 2, 3), _dtype(theta), size=size, align_corners=args["align_corners"])
-        spec, sizes = _encode({"spatial": spatial, "align_corners": args["align_corners"]})
-        node = affine_grid if op == "affine_grid" else affine_grid_backward
-        return node(*tensors, spec, sizes)
-    # fractional_max_pool{n}d[_backward]: the winners, then (backward) the routing at them
-    n, backward = int(op[len("fractional_max_pool")]), op.endswith("_backward")
-    name = f"fractional_max_pool{n}d"
+def _grid_node(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
+    return (grid_sample_backward if backward else grid_sample)(*tensors, *_encode(args))
+
+
+def _affine_node(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
+    theta = tensors[-1]
+    size = tuple(args["size"]) if isinstance(args["size"], (tuple, list)) else args["size"]
+    spatial: tuple[Any, ...] = ()
+    if isinstance(size, tuple) and len(size) in (4, 5):
+        _same(size[0], theta.shape[0], lambda: f"{op}: theta.shape={tuple(theta.shape)}: its batch dimension "
+                                               f"must equal size[0] ({size[0]})")
+        if size[1] <= 0:
+            raise ValueError(f"{op}: size={size}: every entry must be > 0")
+        spatial = size[2:]
+    else:  # the card's error, at trace time
+        card(record(op).name).resolve(("N", 2, 3), _dtype(theta), size=size, align_corners=args["align_corners"])
+    spec, sizes = _encode({"spatial": spatial, "align_corners": args["align_corners"]})
+    return (affine_grid_backward if backward else affine_grid)(*tensors, spec, sizes)
+
+
+def _fractional_node(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
+    """The winners, then (backward) the routing at them."""
+    rec = record(op)
     x = tensors[1] if backward else tensors[0]
+    n, name = rec.spatial_rank(x.dim()), rec.name
     args = dict(args)
     samples, rng, indices = args.pop("_random_samples", None), args.pop("rng", None), args.pop("indices", None)
     ret = args.pop("return_indices", False)
@@ -616,3 +601,13 @@ def sampling(op: str, args: dict[str, Any], *tensors: Any) -> Any:
         return pool_backward(tensors[0], x, indices, name, spec, sizes)
     values, idx = fractional_max_pool(x, samples, name, spec, sizes)
     return (values, idx) if ret else values
+
+
+# the families with nodes of their own: the binding of each
+_SAMPLING_NODES = {"grid_sample": _grid_node, "affine_grid": _affine_node, "fractional_max_pool": _fractional_node}
+
+
+def sampling(op: str, args: dict[str, Any], *tensors: Any) -> Any:
+    """grid_sample, affine_grid, fractional_max_pool2d/3d or their backward functions as graph nodes;
+    ``tensors`` as the public function takes them, ``args`` its other arguments (Python literals)."""
+    return _SAMPLING_NODES[record(op).family](op, op.endswith("_backward"), args, tensors)
