@@ -13,6 +13,7 @@ import numpy as np
 
 from . import spec
 from .conformance.backends import NAMES as BACKEND_NAMES
+from .registry import op as record
 
 _SELFCHECK: list[tuple[str, tuple[int, ...], dict[str, Any]]] = [
     ("avg_pool1d", (2, 3, 11), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
@@ -61,13 +62,13 @@ def selfcheck(backend: str) -> int:
     for op, shape, args in _SELFCHECK:
         x = rng.standard_normal(shape)
         operands: tuple[Any, ...] = ()
-        if op.startswith("max_unpool"):
+        if record(op).takes_indices:
             # unique indices per plane into the output (distinct values pooled would give them too)
             out_spatial = spec.output_shape(op, shape, **args)[2:]
             size, m = int(np.prod(out_spatial)), int(np.prod(shape[2:]))
             idx = np.stack([rng.permutation(size)[:m] for _ in range(shape[0] * shape[1])]).reshape(shape)
             operands = (make(idx),)
-        if op.startswith("lp_pool"):
+        if "norm_type" in args:
             x = np.abs(x) + 0.1  # powers of negative sums are NaN for fractional p
         out_shape = spec.output_shape(op, shape, **args)
         g = rng.standard_normal(out_shape)
@@ -84,7 +85,7 @@ def selfcheck(backend: str) -> int:
         ok = all(checks.values())
         failures += not ok
         status = "ok" if ok else "FAIL " + ",".join(k for k, v in checks.items() if not v)
-        label = op if op != "interpolate" else f"interpolate {args['mode']}{' aa' if args.get('antialias') else ''}"
+        label = f"{op} {args['mode']}{' aa' if args.get('antialias') else ''}" if "mode" in args else op
         print(f"{label:<26} {str(shape):<18} <op(x),g>-<x,vjp(g)> = {lhs - rhs:+.1e}  {status}")
     print(f"{len(_SELFCHECK) - failures} passed, {failures} failed")
     return 1 if failures else 0

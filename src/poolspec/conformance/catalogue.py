@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from ..registry import op as record
+from ..registry import ops as registry_ops
+
 
 @dataclass(frozen=True)
 class Case:
@@ -446,9 +449,7 @@ def _error_cases() -> list[GoldenCase]:
 def has_empty_window(case: Case) -> bool:
     """Whether dilation and padding leave some max_pool window without an input cell (torch: -inf and an
     out-of-range index; poolspec: ValueError, deviation max_pool_empty_window). Integer arithmetic only."""
-    if not case.op.startswith("max_pool"):
-        return False
-    n = int(case.op[-2])
+    n = _rank(case.op)
 
     def tup(v: Any, default: Any) -> tuple[int, ...]:
         v = default if v is None or v == () else v
@@ -472,25 +473,44 @@ def has_empty_window(case: Case) -> bool:
                for L, kk, ss, pp, dd, out in axes for o in range(out))
 
 
-def _deviation_flags(case: Case) -> tuple[str, ...]:
-    """The recorded deviations a numeric case touches (besides the dtype rules, added per dtype)."""
-    out: list[str] = []
-    if has_empty_window(case):
-        out.append("max_pool_empty_window")
-    if case.op == "interpolate":
-        q = interp_quirks(case.shape, case.args)
-        out += sorted(q["forward"] | q["backward"])
-        if case.args["mode"] == "lanczos" and not case.args.get("antialias"):
-            out.append("interpolate_lanczos_without_antialias")
-    if case.op == "lp_pool1d" and isinstance(case.args.get("kernel_size"), tuple):
-        out.append("lp_pool1d_tuple_kernel")
-    if case.op == "avg_pool1d" and case.args.get("divisor_override") is not None:
-        out.append("avg_pool1d_divisor_override")
-    if case.op.startswith("max_unpool") and case.args.get("indices") == "duplicates":
-        out.append("max_unpool_duplicate_indices")
-    if case.op.startswith("adaptive") and len(case.shape) == int(case.op[-2]) + 2 and case.shape[1] == 0:
-        out.append("adaptive_pool3d_empty_channels")
+def _rank(op: str) -> int:
+    """The spatial rank of a fixed-rank op (from its record, never from its name)."""
+    rank = record(op).rank
+    assert rank is not None, op
+    return rank
+
+
+# the recorded deviations a numeric case of each family touches (besides the dtype rules, added per dtype)
+
+def _max_flags(case: Case) -> tuple[str, ...]:
+    return ("max_pool_empty_window",) if has_empty_window(case) else ()
+
+
+def _interp_flags(case: Case) -> tuple[str, ...]:
+    q = interp_quirks(case.shape, case.args)
+    out = sorted(q["forward"] | q["backward"])
+    if case.args["mode"] == "lanczos" and not case.args.get("antialias"):
+        out.append("interpolate_lanczos_without_antialias")
     return tuple(out)
+
+
+def _lp_flags(case: Case) -> tuple[str, ...]:
+    tuple_kernel = _rank(case.op) == 1 and isinstance(case.args.get("kernel_size"), tuple)
+    return ("lp_pool1d_tuple_kernel",) if tuple_kernel else ()
+
+
+def _avg_flags(case: Case) -> tuple[str, ...]:
+    divisor = _rank(case.op) == 1 and case.args.get("divisor_override") is not None
+    return ("avg_pool1d_divisor_override",) if divisor else ()
+
+
+def _unpool_flags(case: Case) -> tuple[str, ...]:
+    return ("max_unpool_duplicate_indices",) if case.args.get("indices") == "duplicates" else ()
+
+
+def _adaptive_flags(case: Case) -> tuple[str, ...]:
+    empty = len(case.shape) == _rank(case.op) + 2 and case.shape[1] == 0
+    return ("adaptive_pool3d_empty_channels",) if empty else ()
 
 
 def golden_cases(ops: list[str] | None = None) -> list[GoldenCase]:
@@ -612,7 +632,7 @@ def unpool_indices(rng: np.random.Generator, kind: str, planes: int, m: int, siz
 def _unpool_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Values shaped as max_pool's output on the case's shape and int64 indices into the unpool output: from a
     max pool of tie-free data ("pool"), distinct per plane ("permutation"), or with duplicates."""
-    n = int(case.op[-2])
+    n = _rank(case.op)
     args = {k: v for k, v in case.args.items() if k != "indices"}
 
     def tup(v: Any, default: Any) -> tuple[int, ...]:
@@ -649,15 +669,15 @@ def _errors_of(*ops: str) -> Any:
 
 
 def _ops(family: str) -> tuple[str, ...]:
-    return tuple(f"{family}{n}d" for n in (1, 2, 3))
+    return tuple(d.name for d in registry_ops(family))
 
 
 def _avg_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
-    return (("avg_pool3d_half",) if case.op == "avg_pool3d" and dtype in ("float16", "bfloat16") else ()), None
+    return (("avg_pool3d_half",) if _rank(case.op) == 3 and dtype in ("float16", "bfloat16") else ()), None
 
 
 def _max_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
-    integer = case.op == "max_pool1d" and dtype.startswith(("int", "uint"))
+    integer = _rank(case.op) == 1 and dtype.startswith(("int", "uint"))
     return (("max_pool1d_integer_values",) if integer else ()), None
 
 
@@ -680,28 +700,28 @@ def _records() -> list[Any]:
     return [
         Family("avg_pool", _ops("avg_pool"), avg_grid, lambda: avg_random(60, seed=100), _plain_inputs,
                dtypes=(("float32", 4), ("float16", 9), ("bfloat16", 13), ("int64", 9)), half_flags=half,
-               deviation_flags=_deviation_flags, dtype_rule=_avg_dtype_rule, errors=_errors_of(*_ops("avg_pool"))),
+               deviation_flags=_avg_flags, dtype_rule=_avg_dtype_rule, errors=_errors_of(*_ops("avg_pool"))),
         Family("adaptive_avg_pool", _ops("adaptive_avg_pool"), lambda: adaptive_grid("avg"),
                lambda: adaptive_random(40, seed=101), _plain_inputs,
                dtypes=(("float32", 3), ("float16", 5), ("bfloat16", 7)), half_flags=half,
-               deviation_flags=_deviation_flags, errors=_errors_of(*_ops("adaptive_avg_pool"))),
+               deviation_flags=_adaptive_flags, errors=_errors_of(*_ops("adaptive_avg_pool"))),
         Family("max_pool", _ops("max_pool"), max_grid, lambda: max_random(60, seed=102), _max_inputs, indexed=True,
                dtypes=(("float32", 4), ("int32", 5), ("uint8", 7), ("float16", 9)), half_flags=half,
-               deviation_flags=_deviation_flags, dtype_rule=_max_dtype_rule, errors=_errors_of(*_ops("max_pool"))),
+               deviation_flags=_max_flags, dtype_rule=_max_dtype_rule, errors=_errors_of(*_ops("max_pool"))),
         Family("adaptive_max_pool", _ops("adaptive_max_pool"), lambda: adaptive_grid("max"),
                lambda: adaptive_random(40, seed=103, kind="max"), _max_inputs, indexed=True,
-               dtypes=(("float32", 3), ("float16", 7)), half_flags=half, deviation_flags=_deviation_flags,
+               dtypes=(("float32", 3), ("float16", 7)), half_flags=half, deviation_flags=_adaptive_flags,
                errors=_errors_of(*_ops("adaptive_max_pool"))),
         Family("max_unpool", _ops("max_unpool"), unpool_grid, lambda: unpool_random(40, seed=104), _unpool_inputs,
-               ports=("input", "indices"), dtypes=(("float32", 3), ("int64", 5)), deviation_flags=_deviation_flags,
+               ports=("input", "indices"), dtypes=(("float32", 3), ("int64", 5)), deviation_flags=_unpool_flags,
                errors=_errors_of(*_ops("max_unpool")), reference="max_unpool", call_backward=_unpool_backward),
         Family("lp_pool", _ops("lp_pool"), lp_grid, lambda: lp_random(60, seed=105), _lp_inputs,
                dtypes=(("float32", 3), ("float16", 7)), half_flags=("lp_pool_half_precision",),
-               deviation_flags=_deviation_flags, errors=_errors_of(*_ops("lp_pool")), second_order=("input",),
+               deviation_flags=_lp_flags, errors=_errors_of(*_ops("lp_pool")), second_order=("input",),
                reference="lp_pool"),
         Family("interpolate", ("interpolate",), interp_grid, lambda: interp_random(100, seed=106), _plain_inputs,
                dtypes=(("float32", 3), ("float16", 11), ("bfloat16", 13), ("uint8", 5)), half_flags=half,
-               deviation_flags=_deviation_flags, dtype_rule=_interp_dtype_rule, errors=_errors_of("interpolate"),
+               deviation_flags=_interp_flags, dtype_rule=_interp_dtype_rule, errors=_errors_of("interpolate"),
                reference="interpolate"),
     ]
 

@@ -45,7 +45,7 @@ def size_arguments(case: golden.Golden, input_shape: tuple[int, ...]) -> tuple[d
     reach the kernel (recompute_scale_factor, area, align_corners) or its reciprocal is L/O in the kernel's
     compute type on every axis. Returns (arguments, whether they are size-only)."""
     args = dict(case.arguments)
-    if case.op != "interpolate" or args.get("scale_factor") is None:
+    if args.get("scale_factor") is None:  # (interpolate's; no other op has a scale)
         return args, True
     n = len(input_shape) - 2
     sf = args["scale_factor"]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..conformance import golden
+from ..registry import op as record
 
 MAX_ELEMENTS = 600  # input + output: keeps the literals readable
 _MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
@@ -24,6 +25,12 @@ _PADDING = {"zeros": "Zeros", "border": "Border", "reflection": "Reflection"}
 _NO_AUTODIFF = {"grid_sample": "burn#4723: grid_sample_2d has no autodiff backward yet"}
 
 
+def _rank(op: str) -> int:
+    """The spatial rank of a Burn test: the op's, 2 where the input decides (Burn's interpolate and
+    grid_sample are 2-d)."""
+    return record(op).rank or 2
+
+
 def _eligible(case: golden.Golden) -> bool:
     from . import size_arguments
 
@@ -31,7 +38,7 @@ def _eligible(case: golden.Golden) -> bool:
         return False
     a = case.arrays()
     x, y = a["input"], a["output"]
-    n = 2 if case.op in ("interpolate", "grid_sample") else int(case.op[-2])
+    n = _rank(case.op)
     if x.ndim != n + 2 or 0 in x.shape or 0 in y.shape or x.size + y.size > MAX_ELEMENTS:
         return False
     if any(not np.isfinite(v).all() for v in a.values() if v.dtype.kind == "f"):
@@ -80,7 +87,7 @@ def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: boo
     from . import size_arguments
 
     op, args = case.op, case.arguments
-    n = 2 if op in ("interpolate", "grid_sample") else int(op[-2])
+    n = _rank(op)
 
     def arr(v: Any) -> str:
         t = _tuple(v, n)
