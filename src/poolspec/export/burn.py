@@ -7,6 +7,8 @@ literal ``TestTensor::from_floats`` arrays and a ``Tolerance``. ``TestTensor``, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,6 @@ from ..registry import op as record
 
 MAX_ELEMENTS = 600  # input + output: keeps the literals readable
 _MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
-OPS = ("avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-       "interpolate", "grid_sample")
 _PADDING = {"zeros": "Zeros", "border": "Border", "reflection": "Reflection"}
 # Burn's grid_sample_2d has no autodiff (burn#4723): its backward tests are emitted ignored, with the vectors a
 # porter needs to implement it
@@ -32,29 +32,17 @@ def _rank(op: str) -> int:
 
 
 def _eligible(case: golden.Golden) -> bool:
-    from . import size_arguments
-
-    if case.op not in OPS or case.error is not None or not case.dtype.startswith("float"):
+    rule = _BURN.get(record(case.op).family)
+    n = _rank(case.op)
+    if rule is None or n not in rule.ranks or case.error is not None or not case.dtype.startswith("float"):
         return False
     a = case.arrays()
     x, y = a["input"], a["output"]
-    n = _rank(case.op)
     if x.ndim != n + 2 or 0 in x.shape or 0 in y.shape or x.size + y.size > MAX_ELEMENTS:
         return False
     if any(not np.isfinite(v).all() for v in a.values() if v.dtype.kind == "f"):
         return False
-    args = case.arguments
-    if case.op.startswith("avg_pool") and args.get("divisor_override") is not None:
-        return False
-    if case.op.startswith("adaptive") and any(v is None for v in _tuple(args["output_size"], n)):
-        return False
-    if case.op == "interpolate":
-        if args.get("antialias") or args["mode"] not in _MODES:
-            return False
-        return size_arguments(case, tuple(x.shape))[1]
-    if case.op == "grid_sample":  # the modes Burn has
-        return args["mode"] in ("bilinear", "nearest") and a["grid"].size + x.size + y.size <= MAX_ELEMENTS
-    return True
+    return rule.eligible(case, a, n)
 
 
 def burn_cases(cases: list[golden.Golden]) -> list[golden.Golden]:
@@ -83,39 +71,110 @@ def _literal(a: np.ndarray, dtype: str, indent: int = 8) -> str:
     return "[\n" + inner + ",\n" + pad + "]"
 
 
-def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool = False) -> str:
-    from . import size_arguments
+def _arr(v: Any, n: int) -> str:
+    t = _tuple(v, n)
+    return str(t[0]) if n == 1 else "[" + ", ".join(str(i) for i in t) + "]"
 
-    op, args = case.op, case.arguments
-    n = _rank(op)
 
-    def arr(v: Any) -> str:
-        t = _tuple(v, n)
-        return str(t[0]) if n == 1 else "[" + ", ".join(str(i) for i in t) + "]"
+def _flag(v: Any) -> str:
+    return "true" if v else "false"
 
-    def flag(v: Any) -> str:
-        return "true" if v else "false"
 
+def _window(args: dict[str, Any], n: int) -> tuple[str, str, str]:
     k = args.get("kernel_size")
     s = args.get("stride") if args.get("stride") not in (None, ()) else k
-    if op.startswith("avg_pool"):
-        return (f"{op}({x}, {arr(k)}, {arr(s)}, {arr(args.get('padding', 0))}, "
-                f"{flag(args.get('count_include_pad', True))}, {flag(args.get('ceil_mode', False))})")
-    if op.startswith("max_pool"):
-        name = op + ("_with_indices" if with_indices else "")
-        return (f"{name}({x}, {arr(k)}, {arr(s)}, {arr(args.get('padding', 0))}, {arr(args.get('dilation', 1))}, "
-                f"{flag(args.get('ceil_mode', False))})")
-    if op.startswith("adaptive_avg_pool"):
-        return f"{op}({x}, {arr(args['output_size'])})"
-    if op == "grid_sample":
-        grid = "grid" if x == "x" else "grid.clone()"
-        return (f"{x}.grid_sample_2d({grid}, GridSampleOptions::new(InterpolateMode::{_MODES[args['mode']]})"
-                f".with_padding_mode(GridSamplePaddingMode::{_PADDING[args['padding_mode']]})"
-                f".with_align_corners({flag(args.get('align_corners'))}))")
+    return _arr(k, n), _arr(s, n), _arr(args.get("padding", 0), n)
+
+
+def _avg_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
+    args = case.arguments
+    k, s, p = _window(args, n)
+    return (f"{case.op}({x}, {k}, {s}, {p}, {_flag(args.get('count_include_pad', True))}, "
+            f"{_flag(args.get('ceil_mode', False))})")
+
+
+def _max_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
+    args = case.arguments
+    k, s, p = _window(args, n)
+    name = case.op + ("_with_indices" if with_indices else "")
+    return f"{name}({x}, {k}, {s}, {p}, {_arr(args.get('dilation', 1), n)}, {_flag(args.get('ceil_mode', False))})"
+
+
+def _adaptive_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
+    return f"{case.op}({x}, {_arr(case.arguments['output_size'], n)})"
+
+
+def _grid_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
+    args = case.arguments
+    grid = "grid" if x == "x" else "grid.clone()"
+    return (f"{x}.grid_sample_2d({grid}, GridSampleOptions::new(InterpolateMode::{_MODES[args['mode']]})"
+            f".with_padding_mode(GridSamplePaddingMode::{_PADDING[args['padding_mode']]})"
+            f".with_align_corners({_flag(args.get('align_corners'))}))")
+
+
+def _interpolate_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
+    from . import size_arguments
+
+    args = case.arguments
     size = size_arguments(case, shape)[0]["size"]
     options = (f"InterpolateOptions::new(InterpolateMode::{_MODES[args['mode']]})"
-               f".with_align_corners({flag(args.get('align_corners'))})")
-    return f"interpolate({x}, {arr(size)}, {options})"
+               f".with_align_corners({_flag(args.get('align_corners'))})")
+    return f"interpolate({x}, {_arr(size, n)}, {options})"
+
+
+def _always(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
+    return True
+
+
+def _avg_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
+    return case.arguments.get("divisor_override") is None
+
+
+def _adaptive_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
+    return not any(v is None for v in _tuple(case.arguments["output_size"], n))
+
+
+def _interpolate_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
+    from . import size_arguments
+
+    args = case.arguments
+    if args.get("antialias") or args["mode"] not in _MODES:
+        return False
+    return size_arguments(case, tuple(a["input"].shape))[1]
+
+
+def _grid_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:  # the modes Burn has
+    return (case.arguments["mode"] in ("bilinear", "nearest")
+            and a["grid"].size + a["input"].size + a["output"].size <= MAX_ELEMENTS)
+
+
+@dataclass(frozen=True)
+class _BurnOp:
+    """How a family's cases become Burn calls: which are expressible, the call, the imports."""
+
+    call: Callable[[golden.Golden, str, tuple[int, ...], bool, int], str]
+    eligible: Callable[[golden.Golden, dict[str, np.ndarray], int], bool] = _always
+    ranks: tuple[int, ...] = (1, 2)  # the spatial ranks Burn has
+    module_fn: bool = True  # a burn_tensor::module function (else a Tensor method)
+    with_indices: bool = False  # also <op>_with_indices
+    uses: tuple[str, ...] = ()  # more burn_tensor::ops imports
+
+
+# the families Burn has, keyed by the registry's family of an op
+_BURN: dict[str, _BurnOp] = {
+    "avg_pool": _BurnOp(_avg_call, _avg_eligible),
+    "max_pool": _BurnOp(_max_call, with_indices=True),
+    "adaptive_avg_pool": _BurnOp(_adaptive_call, _adaptive_eligible),
+    "interpolate": _BurnOp(_interpolate_call, _interpolate_eligible, ranks=(2,),
+                           uses=("use burn_tensor::ops::{InterpolateMode, InterpolateOptions};",)),
+    "grid_sample": _BurnOp(_grid_call, _grid_eligible, ranks=(2,), module_fn=False,
+                           uses=("use burn_tensor::ops::{GridSampleOptions, GridSamplePaddingMode, "
+                                 "InterpolateMode};",)),
+}
+
+
+def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool = False) -> str:
+    return _BURN[record(case.op).family].call(case, x, shape, with_indices, _rank(case.op))
 
 
 def _tolerance(case: golden.Golden) -> str:
@@ -146,7 +205,8 @@ def _tests(case: golden.Golden) -> str:
                   "    indices.into_data().assert_eq(&expected_indices.into_data(), false);"]
     lines.append("}")
     if "grad_input" in a:
-        ignored = [f'#[ignore = "{_NO_AUTODIFF[case.op]}"]'] if case.op in _NO_AUTODIFF else []
+        reason = _NO_AUTODIFF.get(record(case.op).family)
+        ignored = [f'#[ignore = "{reason}"]'] if reason else []
         lines += ["", f"/// {case.name}: the gradient for the cotangent grad_output (torch's autograd)",
                   "#[test]", *ignored, f"fn {fn}_backward() {{", "    let device = Default::default();",
                   f"    let x = TestAutodiffTensor::<{d}>::from_floats({_literal(x, case.dtype, 4)}, &device)"
@@ -184,17 +244,15 @@ def write_burn(out: Path, cases: list[golden.Golden], entries: list[dict[str, An
     files = {}
     torch_version = golden.manifest()["torch_version"]
     for op, group in by_op.items():
-        uses = sorted({op} | ({op + "_with_indices"} if op.startswith("max_pool") else set()))
+        rule = _BURN[record(op).family]
+        uses = sorted({op} | ({op + "_with_indices"} if rule.with_indices else set()))
         head = [f"// Generated by poolspec {__version__} from torch {torch_version} reference vectors; do not edit.",
                 f"// Regenerate: poolspec export --ops {op} --format burn --dtype {group[0].dtype} --out DIR",
                 "use super::*;"]
-        if op != "grid_sample":  # a Tensor method in Burn, not a module function
+        if rule.module_fn:
             head.append(f"use burn_tensor::module::{{{', '.join(uses)}}};")
         head.append("use burn_tensor::Tolerance;")
-        if op == "interpolate":
-            head.append("use burn_tensor::ops::{InterpolateMode, InterpolateOptions};")
-        if op == "grid_sample":
-            head.append("use burn_tensor::ops::{GridSampleOptions, GridSamplePaddingMode, InterpolateMode};")
+        head += rule.uses
         body = "\n\n".join(_tests(case) for case in group)
         (folder / f"{op}.rs").write_text("\n".join(head) + "\n\n" + body + "\n", encoding="utf-8")
         files[op] = f"burn/{op}.rs"
