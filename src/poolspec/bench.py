@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from .registry import op as record
+
 
 @dataclass(frozen=True)
 class BenchCase:
@@ -272,10 +274,12 @@ def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str,
         torch.set_num_threads(1 if suite == "tiny" else 2)
         for case in cases:
             x = torch.from_numpy(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
-            if case.op == "max_unpool2d":  # unpool the values and indices of a max pool of x
-                x, idx = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
-                mine = lambda t, i=idx, **a: poolspec.max_unpool2d(t, i, **a)  # noqa: E731
-                peer = lambda t, i=idx, **a: torch.nn.functional.max_unpool2d(t, i, **a)  # noqa: E731
+            if record(case.op).takes_indices:  # unpool the values and indices of a max pool of x
+                pool = getattr(torch.nn.functional, f"max_pool{record(case.op).rank}d")
+                x, idx = pool(x, 2, return_indices=True)
+                ours, theirs = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
+                mine = lambda t, i=idx, f=ours, **a: f(t, i, **a)  # noqa: E731
+                peer = lambda t, i=idx, f=theirs, **a: f(t, i, **a)  # noqa: E731
             else:
                 mine, peer = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
             gy = torch.ones_like(peer(x, **case.args))
@@ -348,7 +352,7 @@ def _median_times(fns: tuple[Callable[[], Any], ...], repeat: int, budget: float
 
 def _scaled(case: BenchCase, shape: tuple[int, ...]) -> BenchCase:
     args = dict(case.args)
-    if case.op == "interpolate" and "size" in args:
+    if "size" in args:  # a resize to twice the input's size
         args["size"] = tuple(2 * s for s in shape[2:])
     return BenchCase(case.key, case.op, shape, args)
 
@@ -425,6 +429,55 @@ class TorchCompileRunner(TorchRunner):
 
 # ------------------------------------------------------------------------------------------------------ JAX
 
+def _reduce_window(case: BenchCase) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
+    a, n = case.args, len(case.shape) - 2
+    k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
+    return (1, 1) + (k,) * n, (1, 1) + (s,) * n, ((0, 0), (0, 0)) + ((p, p),) * n
+
+
+def _jax_max_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+    jnp, lax = jax.numpy, jax.lax
+    dims, strides, pads = _reduce_window(case)
+    return "lax.reduce_window(max)", lambda x: lax.reduce_window(x, -jnp.inf, lax.max, dims, strides, pads)
+
+
+def _jax_avg_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+    jnp, lax = jax.numpy, jax.lax
+    dims, strides, pads = _reduce_window(case)
+    if case.args.get("count_include_pad", True):
+        count = math.prod(dims)
+        return "lax.reduce_window(add) / k^n", lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads) / count
+    return ("lax.reduce_window(add) / window count (flax avg_pool, count_include_pad=False)",
+            lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads)
+            / lax.reduce_window(jnp.ones(x.shape[2:], x.dtype), 0.0, lax.add, dims[2:], strides[2:], pads[2:]))
+
+
+def _jax_adaptive_avg_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+    jnp, o, axes = jax.numpy, case.args["output_size"], tuple(range(2, len(case.shape)))
+    if o == 1:
+        names = ("D", "H", "W")[3 - len(axes):] if len(axes) > 1 else ("L",)
+        return f"jnp.mean over {', '.join(names)}", lambda x: jnp.mean(x, axis=axes, keepdims=True)
+    return ("jax.image.resize linear antialias (nearest equivalent: JAX has no adaptive pool)",
+            lambda x: jax.image.resize(x, x.shape[:2] + (o,) * len(axes), "linear", antialias=True))
+
+
+def _jax_resize(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
+    a = case.args
+    size = a.get("size") or tuple(int(s * a["scale_factor"]) for s in case.shape[2:])
+    method = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}[a["mode"]]
+    aa = bool(a.get("antialias"))
+    note = "" if a["mode"] != "nearest" else " (rounds half up: nearest-exact, the nearest equivalent)"
+    return (f"jax.image.resize {method}{' antialias' if aa else ''}{note}",
+            lambda x: jax.image.resize(x, x.shape[:2] + tuple(size), method, antialias=aa))
+
+
+# JAX's nearest equivalent of each family that has one, keyed by the registry's family
+_JAX_PEERS: dict[str, Callable[[Any, BenchCase], tuple[str, Callable[..., Any]]]] = {
+    "max_pool": _jax_max_pool, "avg_pool": _jax_avg_pool, "adaptive_avg_pool": _jax_adaptive_avg_pool,
+    "interpolate": _jax_resize,
+}
+
+
 class JaxRunner:
     name = "jax"
 
@@ -433,39 +486,10 @@ class JaxRunner:
         self.jnp = importlib.import_module("jax.numpy")
 
     def peer(self, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-        jax, jnp, lax = self.jax, self.jnp, self.jax.lax
-        a = case.args
-        n = len(case.shape) - 2
-        if case.op in ("max_pool1d", "max_pool2d"):
-            k, s, p = a["kernel_size"], a.get("stride", a["kernel_size"]), a.get("padding", 0)
-            dims, strides = (1, 1) + (k,) * n, (1, 1) + (s,) * n
-            pads = ((0, 0), (0, 0)) + ((p, p),) * n
-            return "lax.reduce_window(max)", lambda x: lax.reduce_window(x, -jnp.inf, lax.max, dims, strides, pads)
-        if case.op in ("avg_pool2d", "avg_pool3d"):
-            k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
-            dims, strides = (1, 1) + (k,) * n, (1, 1) + (s,) * n
-            pads = ((0, 0), (0, 0)) + ((p, p),) * n
-            if a.get("count_include_pad", True):
-                return ("lax.reduce_window(add) / k^n",
-                        lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads) / k ** n)
-            return ("lax.reduce_window(add) / window count (flax avg_pool, count_include_pad=False)",
-                    lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads)
-                    / lax.reduce_window(jnp.ones(x.shape[2:], x.dtype), 0.0, lax.add, dims[2:], strides[2:],
-                                        pads[2:]))
-        if case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
-            return "jnp.mean over H, W", lambda x: jnp.mean(x, axis=(2, 3), keepdims=True)
-        if case.op == "adaptive_avg_pool2d":
-            o = a["output_size"]
-            return ("jax.image.resize linear antialias (nearest equivalent: JAX has no adaptive pool)",
-                    lambda x: jax.image.resize(x, x.shape[:2] + (o, o), "linear", antialias=True))
-        if case.op == "interpolate":
-            size = a.get("size") or tuple(int(s * a["scale_factor"]) for s in case.shape[2:])
-            method = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}[a["mode"]]
-            aa = bool(a.get("antialias"))
-            note = "" if a["mode"] != "nearest" else " (rounds half up: nearest-exact, the nearest equivalent)"
-            return (f"jax.image.resize {method}{' antialias' if aa else ''}{note}",
-                    lambda x: jax.image.resize(x, x.shape[:2] + tuple(size), method, antialias=aa))
-        raise KeyError(case.op)
+        make = _JAX_PEERS.get(record(case.op).family)
+        if make is None:
+            raise KeyError(case.op)
+        return make(self.jax, case)
 
     def timings(self, case: BenchCase, repeat: int) -> dict[str, float]:
         import poolspec
@@ -498,6 +522,13 @@ class JaxRunner:
 
 # ---------------------------------------------------------------------------------------------------- NumPy
 
+# ONNX's operators for the families it has, keyed by the registry's family
+# (operator, whether it takes count_include_pad)
+_ONNX_POOLS = {"max_pool": ("MaxPool", False), "avg_pool": ("AveragePool", True)}
+_GLOBAL_MEANS = ("adaptive_avg_pool",)  # a mean over the whole plane at output size 1
+_BLOCK_MEANS = ("avg_pool",)  # skimage's block_reduce(np.mean) where the windows tile the plane
+
+
 class NumpyRunner:
     name = "numpy"
 
@@ -511,16 +542,15 @@ class NumpyRunner:
         from onnx import TensorProto, helper
         from onnx.reference import ReferenceEvaluator
 
-        a, n = case.args, len(case.shape) - 2
-        if case.op.startswith(("max_pool", "avg_pool")):
+        a, n, family = case.args, len(case.shape) - 2, record(case.op).family
+        if family in _ONNX_POOLS:
             k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
             attrs: dict[str, Any] = dict(kernel_shape=[k] * n, strides=[s] * n, pads=[p] * (2 * n))
-            if case.op.startswith("avg"):
-                node = helper.make_node("AveragePool", ["x"], ["y"], **attrs,
-                                        count_include_pad=int(a.get("count_include_pad", True)))
-            else:
-                node = helper.make_node("MaxPool", ["x"], ["y"], **attrs)
-        elif case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
+            name, counts = _ONNX_POOLS[family]
+            if counts:
+                attrs["count_include_pad"] = int(a.get("count_include_pad", True))
+            node = helper.make_node(name, ["x"], ["y"], **attrs)
+        elif family in _GLOBAL_MEANS and a["output_size"] == 1:
             node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
         else:
             return None
@@ -538,13 +568,13 @@ class NumpyRunner:
             return None
         from skimage.measure import block_reduce  # type: ignore[import-not-found]  # optional peer
 
-        a, n = case.args, len(case.shape) - 2
-        tiles = case.op.startswith("avg_pool") and (a.get("stride") in (None, a["kernel_size"])) and \
+        a, n, family = case.args, len(case.shape) - 2, record(case.op).family
+        tiles = family in _BLOCK_MEANS and (a.get("stride") in (None, a["kernel_size"])) and \
             not a.get("padding") and all(L % a["kernel_size"] == 0 for L in case.shape[2:])
         if tiles:
             block = (1, 1) + (a["kernel_size"],) * n
             return lambda x: block_reduce(x, block, np.mean)
-        if case.op == "adaptive_avg_pool2d" and a["output_size"] == 1:
+        if family in _GLOBAL_MEANS and a["output_size"] == 1:
             return lambda x: block_reduce(x, (1, 1) + case.shape[2:], np.mean)
         return None
 
