@@ -43,6 +43,7 @@ import poolspec  # noqa: E402
 from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs, interp_axes, interp_quirks  # noqa: E402
 from poolspec.conformance.families import Family, family, grad_name  # noqa: E402
 from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
+from poolspec.registry import op as record  # noqa: E402
 
 import oracle  # noqa: E402  the test suite's torch oracle (no poolspec inside)
 
@@ -54,7 +55,13 @@ TORCH_DTYPE = {"float64": torch.float64, "float32": torch.float32, "float16": to
 
 def _arguments(case: GoldenCase) -> dict[str, Any]:
     """The keyword arguments of the poolspec (and torch.nn.functional) call."""
-    return {k: v for k, v in case.args.items() if not (case.op.startswith("max_unpool") and k == "indices")}
+    return {k: v for k, v in case.args.items() if k not in record(case.op).arrays}
+
+
+def _rank(case: GoldenCase) -> int:
+    rank = record(case.op).rank
+    assert rank is not None, case.op
+    return rank
 
 
 def _half(dtype: str) -> bool:
@@ -72,9 +79,9 @@ def _storage(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _call(case: GoldenCase, args: dict[str, Any], x: torch.Tensor, idx: torch.Tensor | None) -> Any:
-    if case.op.startswith("max_unpool"):
+    if record(case.op).takes_indices:
         return getattr(F, case.op)(x, idx, **args)
-    if case.op.startswith(("max_pool", "adaptive_max_pool")):
+    if record(case.op).indexed:
         return getattr(F, case.op)(x, **args, return_indices=True)
     return oracle.torch_fn(case.op, args)(x)
 
@@ -104,7 +111,7 @@ def _torch_refuses(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.
 def _window_sums(case: GoldenCase, args: dict[str, Any], powers: torch.Tensor) -> torch.Tensor:
     """torch's S / prod(k) of lp_pool: avg_pool of x^p with padding 0 and count_include_pad (ceil windows averaged
     over their n cells, torch's quirk)."""
-    n = int(case.op[-2])
+    n = _rank(case)
     pool = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[n - 1]
     k = args["kernel_size"]
     k = k[0] if n == 1 and isinstance(k, tuple) else k
@@ -157,19 +164,20 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
             raise AssertionError(f"{case.name}: torch accepts a call the catalogue calls an error")
         return "torch" if not deviation else "deviation", out
     # validity is torch's, asked in float64 (a dtype torch lacks is a dtype rule, handled below)
-    probe = dict(args, antialias=True) if case.op == "interpolate" and args["mode"] == "lanczos" else args
+    probe = dict(args, antialias=True) if args.get("mode") == "lanczos" else args  # (interpolate's mode)
     as64 = {k: (v.astype(np.float64) if k != "indices" else v) for k, v in arrays.items()}
-    if not case.op.startswith("adaptive") and _torch_refuses(replace(case, dtype="float64"), probe, as64):
+    adaptive = record(case.op).card.category == "adaptive_pooling"
+    if not adaptive and _torch_refuses(replace(case, dtype="float64"), probe, as64):
         return "torch-refuses", out
     if fam.reference == "torch-autograd":
         return _by_autograd(case, fam, args, arrays)
     dtype, floating = case.dtype, case.dtype.startswith(("float", "bfloat"))
-    if fam.reference == "interpolate":
+    if fam.reference == "torch+quirk-matrices":
         q = interp_quirks(case.shape, args)
         lanczos = args["mode"] == "lanczos" and not args.get("antialias")
         if lanczos or q["forward"] or q["backward"]:
             return _by_matrices(case, args, arrays, "jax.image" if lanczos else "torch-generic")
-    if fam.reference == "max_unpool" and (_duplicated(arrays["indices"], int(case.op[-2]))
+    if fam.reference == "torch+unpool-rule" and (_duplicated(arrays["indices"], _rank(case))
                                    or not case.dtype.startswith("float")):
         # torch's winner among duplicates is unspecified, and its CPU max_unpool has no integer kernels
         return _by_rule(case, args, arrays)
@@ -218,7 +226,7 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
     wrt = (gt, x) if fam.second_order == ("input",) else (gt,)
     second = torch.autograd.grad(inner, wrt, allow_unused=True, retain_graph=True)
     out["grad_grad_output"] = _round(second[0], dtype)
-    if fam.reference == "lp_pool":
+    if fam.reference == "torch+lp-forward-mode":
         p = float(args["norm_type"])
         if math.isfinite(p):
             # grad_input is linear in grad_output, so d<grad_input, v>/d(grad_output) = J v with J torch's first
@@ -299,7 +307,7 @@ def _by_matrices(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.nd
 
 
 def _by_rule(case: GoldenCase, args: dict[str, Any], arrays: dict[str, np.ndarray]) -> tuple[str, dict[str, Any]]:
-    n = int(case.op[-2])
+    n = _rank(case)
     x, idx = arrays["input"], arrays["indices"]
     y = torch.zeros(tuple(getattr(F, case.op)(torch.zeros(x.shape, dtype=torch.float64),
                                               torch.zeros(idx.shape, dtype=torch.int64), **args).shape))
@@ -320,7 +328,7 @@ def tolerance(case: GoldenCase, kind: str) -> tuple[float, float]:
     if not case.dtype.startswith(("float", "bfloat")):
         return 0.0, 0.0
     rtol, atol = family(case.op).tolerance.get(case.dtype, TOL[case.dtype])
-    if case.dtype == "float64" and case.op.startswith("lp_pool"):
+    if case.dtype == "float64" and family(case.op).reference == "torch+lp-forward-mode":
         rtol, atol = 1e-11, 1e-12  # powers and roots, and their second derivatives
     if kind == "jax.image" and case.dtype == "float64":
         # jax's kernel is 1 for 0 < |x| <= 1e-3, off the exact sinc product by up to 2e-6
@@ -343,7 +351,7 @@ def generate(out_dir: Path, ops: list[str] | None = None) -> dict[str, Any]:
         if kind.endswith("+zero-sum"):
             kind = kind[: -len("+zero-sum")]
             flags.append("lp_pool_double_backward_at_zero_sum")
-        if kind == "rule" and "indices" in arrays and _duplicated(arrays["indices"], int(case.op[-2])):
+        if kind == "rule" and "indices" in arrays and _duplicated(arrays["indices"], _rank(case)):
             flags += [] if "max_unpool_duplicate_indices" in flags else ["max_unpool_duplicate_indices"]
         if kind == "rule" and not case.dtype.startswith("float"):
             flags.append("max_unpool_integer_values")

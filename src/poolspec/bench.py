@@ -683,9 +683,9 @@ def run(backends: list[str], repeat: int = 11, quick: bool = False, scale: bool 
             print(f"{name} extras: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items() if "_" in k
                                                  and k.split("_")[0] in ("tiny", "global", "ordinary")), flush=True)
             results["grid_sample"] = grid_rows = grid_sample_suite(repeat)
-            summary.update(_grid_summary(grid_rows))
-            print(f"{name} grid_sample: " + ", ".join(f"{k} = {v:.3g}" for k, v in summary.items()
-                                                     if k.startswith("grid_sample_")), flush=True)
+            grid_summary = _grid_summary(grid_rows)
+            summary.update(grid_summary)
+            print(f"{name} grid_sample: " + ", ".join(f"{k} = {v:.3g}" for k, v in grid_summary.items()), flush=True)
         if scale and not quick and name in ("torch", "jax", "numpy"):
             for key, shapes in SCALE_CASES.items():
                 case = next(c for c in CASES if c.key.startswith(key + " "))

@@ -714,15 +714,15 @@ def _records() -> list[Any]:
                errors=_errors_of(*_ops("adaptive_max_pool"))),
         Family("max_unpool", _ops("max_unpool"), unpool_grid, lambda: unpool_random(40, seed=104), _unpool_inputs,
                ports=("input", "indices"), dtypes=(("float32", 3), ("int64", 5)), deviation_flags=_unpool_flags,
-               errors=_errors_of(*_ops("max_unpool")), reference="max_unpool", call_backward=_unpool_backward),
+               errors=_errors_of(*_ops("max_unpool")), reference="torch+unpool-rule", call_backward=_unpool_backward),
         Family("lp_pool", _ops("lp_pool"), lp_grid, lambda: lp_random(60, seed=105), _lp_inputs,
                dtypes=(("float32", 3), ("float16", 7)), half_flags=("lp_pool_half_precision",),
                deviation_flags=_lp_flags, errors=_errors_of(*_ops("lp_pool")), second_order=("input",),
-               reference="lp_pool"),
+               reference="torch+lp-forward-mode"),
         Family("interpolate", ("interpolate",), interp_grid, lambda: interp_random(100, seed=106), _plain_inputs,
                dtypes=(("float32", 3), ("float16", 11), ("bfloat16", 13), ("uint8", 5)), half_flags=half,
                deviation_flags=_interp_flags, dtype_rule=_interp_dtype_rule, errors=_errors_of("interpolate"),
-               reference="interpolate"),
+               reference="torch+quirk-matrices", store_by_mode=True),
     ]
 
 

@@ -73,11 +73,13 @@ class Family:
     # ports w.r.t. which the second order d<grads, v>/d(port) is stored (besides d/d(grad_output))
     second_order: tuple[str, ...] = ()
     # how the generator gets torch's reference: "torch" (the same call on torch.nn.functional, autograd for the
-    # gradients) or the name of a special path of scripts/generate_golden.py
+    # gradients), "torch-autograd" (through the family's call on torch) or "torch+<path>", torch's call plus a
+    # special path of scripts/generate_golden.py (quirk-matrices, unpool-rule, lp-forward-mode)
     reference: str = "torch"
     # (rtol, atol) per dtype where the family's sums cancel more than the defaults allow (grid_sample's grid
     # gradient is a difference of products, whose rounding scales with the products, not the result)
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)
+    store_by_mode: bool = False  # one golden store per mode (and antialias), else one per op
     call: Callable[..., tuple[Any, Any]] = _call_default
     call_backward: Callable[..., tuple[Any, ...]] = _backward_default
 

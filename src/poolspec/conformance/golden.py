@@ -48,10 +48,13 @@ class Golden:
 
 
 def store_name(op: str, arguments: dict[str, Any]) -> str:
-    """The file holding a case's arrays: one per op, and one per mode for interpolate (files stay small)."""
-    if op != "interpolate":
+    """The file holding a case's arrays: one per op, and one per mode where the family's record splits its
+    store (interpolate's: files stay small)."""
+    from .families import family
+
+    if not family(op).store_by_mode:
         return f"{op}.npz"
-    return f"interpolate-{arguments['mode']}{'-antialias' if arguments.get('antialias') else ''}.npz"
+    return f"{op}-{arguments['mode']}{'-antialias' if arguments.get('antialias') else ''}.npz"
 
 
 def encode(value: Any) -> Any:

@@ -1,0 +1,81 @@
+"""The op registry: one record per op, consistent with its card and its functions, and the only place that
+tells ops apart by name."""
+
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec import registry, spec
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_every_card_has_a_record_and_every_public_op_a_card():
+    assert [d.name for d in registry.ops()] == [c.name for c in spec.cards()]
+    public = {n.removesuffix("_backward") for n in poolspec.__all__ if callable(getattr(poolspec, n))
+              and n not in ("output_shape", "infer_arguments")}
+    assert public == set(registry.OPS)
+
+
+@pytest.mark.parametrize("name", list(registry.OPS))
+def test_record_agrees_with_card_and_functions(name):
+    d, c = registry.op(name), spec.card(name)
+    assert d.forward is getattr(poolspec, name)
+    assert d.backward is getattr(poolspec, f"{name}_backward")
+    assert registry.op(f"{name}_backward") is d
+    assert d.family in name
+    assert (d.rank,) == c.spatial_dims or (d.rank is None and len(c.spatial_dims) > 1)
+    assert d.arrays == tuple(a.name for a in c.arguments if a.is_array)
+    assert d.indexed == ("indices" in [p.name for p in c.outputs])
+    for r in c.input_ranks:
+        # the unbatched form (C, *spatial) exactly where the card accepts one rank fewer than batched
+        assert d.has_batch(r) == (d.rank is None or r == max(c.input_ranks))
+
+
+def test_unknown_op():
+    with pytest.raises(ValueError, match="unknown op 'avg_pool4d'"):
+        registry.op("avg_pool4d")
+
+
+# one call per family whose backward is a function of grad_output alone (linear) or also of x (the others)
+_CALLS = {
+    "avg_pool2d": dict(kernel_size=2),
+    "adaptive_avg_pool2d": dict(output_size=3),
+    "interpolate": dict(scale_factor=2, mode="bilinear"),
+    "max_pool2d": dict(kernel_size=2),
+    "adaptive_max_pool2d": dict(output_size=3),
+    "lp_pool2d": dict(norm_type=2, kernel_size=2),
+}
+
+
+@pytest.mark.parametrize("name", list(_CALLS))
+def test_kind_decides_whether_backward_reads_x(name):
+    """The kind picks the derivative of a backward in captured graphs: a linear op's backward must not depend
+    on x, a routed or composed one's must."""
+    d, args = registry.op(name), _CALLS[name]
+    rng = np.random.default_rng(0)
+    x1, x2 = rng.standard_normal((1, 2, 6, 6)), rng.standard_normal((1, 2, 6, 6))
+    g = rng.standard_normal(poolspec.output_shape(name, x1.shape, **args))
+    same = np.array_equal(d.backward(g, x1, **args), d.backward(g, x2, **args))
+    assert same == (d.kind == "linear")
+
+
+_NAMES = "|".join(sorted({*registry.OPS, *(d.family for d in registry.ops())}, key=len, reverse=True))
+_DISPATCH = re.compile(
+    rf"startswith\(\(?\"(?:adaptive|avg|max|lp|fractional|{_NAMES})"
+    rf"|(?:op|name)\[-2\]|\[:-2\]|rstrip\(\"123d\"\)"
+    rf"|[=!]= \"(?:{_NAMES})(?:_backward)?\""
+    rf"|in \(\"(?:{_NAMES})(?:_backward)?\",")
+
+
+def test_no_op_name_dispatch_outside_the_registry():
+    """Layers ask the registry (family, rank, kind, ports), never parse or compare op names; the ops' own
+    definitions (ops/, spec/) and the registry are exempt."""
+    sources = [p for p in (ROOT / "src" / "poolspec").rglob("*.py") if p.parent.name not in ("ops", "spec")
+               and p.name != "registry.py"] + list((ROOT / "scripts").glob("*.py"))
+    hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in sources
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if _DISPATCH.search(line)]
+    assert not hits, "\n".join(hits)
