@@ -358,16 +358,21 @@ def _same(a: Any, b: Any, message: Any) -> None:
         raise ValueError(message())
 
 
+def _like(op: str, name: str, t: torch.Tensor, x: torch.Tensor) -> None:
+    """The eager ops' cross-port rule (``ops._common.check_like``) at trace time."""
+    from .._compat import namespace
+    from ..ops._common import check_like
+
+    check_like(op, namespace(x), name, t, "x", x)
+
+
 def _grid_resolved(x: torch.Tensor, grid: torch.Tensor, kw: dict[str, Any], op: str) -> tuple[Any, ...]:
     """grid_sample's output shape by its card, x's batch and channels kept symbolic; the eager checks of
     dtype, device and batch."""
     xs = tuple(_symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
     gs = tuple(_symbol(s, "N") if i == 0 else int(s) for i, s in enumerate(grid.shape))
     r = card("grid_sample").resolve(xs, _dtype(x), grid=gs, **kw)
-    if grid.dtype != x.dtype:
-        raise TypeError(f"{op}: grid.dtype={_dtype(grid)!r}: must equal x.dtype {_dtype(x)!r}")
-    if grid.device != x.device:
-        raise ValueError(f"{op}: grid is on {grid.device} but x is on {x.device}")
+    _like(op, "grid", grid, x)
     _same(grid.shape[0], x.shape[0], lambda: f"{op}: grid.shape={tuple(grid.shape)}: the batch dimension must "
                                              f"equal x's ({x.shape[0]})")
     return (x.shape[0], x.shape[1]) + tuple(r.output_shape[2:])
@@ -382,8 +387,8 @@ def _check_grad(op: str, grad: torch.Tensor, shape: tuple[Any, ...], name: str =
                 like: torch.Tensor | None = None) -> None:
     if len(shape) != grad.dim() or any(a != b for a, b in zip(shape, grad.shape)):
         raise ValueError(f"{op}: {name}.shape={tuple(grad.shape)}: must equal the output shape {tuple(shape)}")
-    if like is not None and grad.dtype != like.dtype:
-        raise TypeError(f"{op}: {name}.dtype={_dtype(grad)!r}: must equal x.dtype {_dtype(like)!r}")
+    if like is not None:
+        _like(op, name, grad, like)
 
 
 @grid_sample_backward.register_fake
@@ -419,8 +424,7 @@ def _(x: torch.Tensor, samples: torch.Tensor, op: str, spec: str,
       sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     shape, r = _resolved(op, x, arguments(spec, sizes))
     n = record(op).spatial_rank(x.dim())
-    if samples.dtype != x.dtype:
-        raise TypeError(f"{op}: _random_samples.dtype={_dtype(samples)!r}: must equal x.dtype {_dtype(x)!r}")
+    _like(op, "_random_samples", samples, x)
     want = (x.shape[0] if r.batched else 1, x.shape[-n - 1], n)
     def message() -> str:
         return f"{op}: _random_samples.shape={tuple(samples.shape)}: must be (N, C, {n}) = {tuple(want)} (N = 1 " \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from .._compat import device, dtype_name, is_torch_array, namespace
@@ -23,37 +24,77 @@ _RESOLVED: dict[Any, tuple[Any, str, Resolved]] = {}
 _RESOLVED_MAX = 4096
 
 
-def resolve(op: str, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
+def resolve(op: str, x: Any, ports: Mapping[str, Any] | None = None, **arguments: Any) -> tuple[Any, str, Resolved]:
+    """The namespace, x's dtype name and the card's resolution of a call on ``x`` and the op's other array
+    ``ports`` (by name; None where not given): one namespace and device for all, each port that the card
+    says is ``like`` x of x's dtype, the ports' shapes passed to the shape rule. Cached per (array types,
+    dtypes, shapes, devices, arguments)."""
+    given = {k: v for k, v in (ports or {}).items() if v is not None}
     try:
-        key: Any = (op, type(x), x.dtype, tuple(x.shape), tuple((k, _typed(v)) for k, v in arguments.items()))
+        key: Any = (op, type(x), x.dtype, tuple(x.shape),
+                    tuple((k, type(a), a.dtype, tuple(a.shape), str(device(a))) for k, a in given.items()),
+                    str(device(x)) if given else None, tuple((k, _typed(v)) for k, v in arguments.items()))
         hit = _RESOLVED.get(key)
     except (TypeError, AttributeError):  # not an array, an unhashable argument or a symbolic shape
         key = hit = None
     if hit is not None:
         return hit
-    xp = namespace(x, op=op)
+    c = card(op.removesuffix("_backward"))
+    xp = namespace(x, *given.values(), names=("x", *given), op=op)
     dtype = dtype_name(xp, x.dtype)
-    out = xp, dtype, card(op).resolve(tuple(x.shape), dtype, **arguments)
+    shapes = {a.name: tuple(given[a.name].shape) if a.name in given else None for a in c.arguments if a.like}
+    out = xp, dtype, c.resolve(tuple(x.shape), dtype, **shapes, **arguments)
+    for a in c.arguments:
+        if a.like and a.name in given:
+            check_like(op, xp, a.name, given[a.name], a.like, x)
     if key is not None and len(_RESOLVED) < _RESOLVED_MAX:
         _RESOLVED[key] = out
     return out
 
 
-def resolve_backward(op: str, grad_output: Any, x: Any, **arguments: Any) -> tuple[Any, str, Resolved]:
+def check_like(op: str, xp: Any, name: str, a: Any, like_name: str, like: Any) -> None:
+    """``a`` (port ``name``) has the dtype and device of ``like`` (port ``like_name``)."""
+    got, want = dtype_name(xp, a.dtype), dtype_name(xp, like.dtype)
+    if got != want:
+        raise TypeError(f"{op}: {name}.dtype={got!r}: must equal {like_name}.dtype {want!r}")
+    # a JAX tracer has no device (None): only concrete devices are compared
+    if None not in (device(a), device(like)) and device(a) != device(like):
+        raise ValueError(f"{op}: {name} is on {device(a)} but {like_name} is on {device(like)}")
+
+
+def check_shape(op: str, name: str, a: Any, want: tuple[Any, ...], what: str = "the output shape") -> None:
+    """``a`` (port ``name``) has shape ``want`` (``what`` says whose)."""
+    if tuple(a.shape) != tuple(want):
+        raise ValueError(f"{op}: {name}.shape={tuple(a.shape)}: must equal {what} {tuple(want)}")
+
+
+def check_indices(op: str, indices: Any, x: Any, shape: tuple[Any, ...], what: str = "the output shape",
+                  unsigned: bool = False) -> Any:
+    """Winners ``indices`` of x's namespace: an integer dtype (``unsigned`` ones too) and shape ``shape``.
+    Returns the namespace."""
+    xp = namespace(indices, x, names=("indices", "x"), op=op)
+    name = dtype_name(xp, indices.dtype)
+    if not name.startswith(("int", "uint") if unsigned else "int"):
+        raise TypeError(f"{op}: indices.dtype={name!r}: must be an integer dtype"
+                        + (" (int64 from max_pool)" if unsigned else ""))
+    check_shape(op, "indices", indices, shape, what)
+    return xp
+
+
+def check_cotangent(op: str, xp: Any, g: Any, x: Any, shape: tuple[Any, ...], name: str = "grad_output") -> None:
+    """A cotangent ``g`` of the output: the output's shape, x's dtype and device."""
+    check_shape(op, name, g, shape)
+    check_like(op, xp, name, g, "x", x)
+
+
+def resolve_backward(op: str, grad_output: Any, x: Any, ports: Mapping[str, Any] | None = None,
+                     **arguments: Any) -> tuple[Any, str, Resolved]:
     """Resolve the forward's arguments and check that ``grad_output`` is a cotangent of its output."""
     namespace(grad_output, x, names=("grad_output", "x"), op=f"{op}_backward")
-    xp, dtype, r = resolve(op, x, **arguments)
+    xp, dtype, r = resolve(op, x, ports, **arguments)
     if not dtype.startswith(("float", "bfloat")):
         raise TypeError(f"{op}_backward: x.dtype={dtype!r}: gradients need a floating dtype")
-    if tuple(grad_output.shape) != tuple(r.output_shape):
-        raise ValueError(f"{op}_backward: grad_output.shape={tuple(grad_output.shape)}: must equal the "
-                         f"output shape {tuple(r.output_shape)}")
-    g_dtype = dtype_name(xp, grad_output.dtype)
-    if g_dtype != dtype:
-        raise TypeError(f"{op}_backward: grad_output.dtype={g_dtype!r}: must equal x.dtype {dtype!r}")
-    # a JAX tracer has no device (None): only concrete devices are compared
-    if None not in (device(grad_output), device(x)) and device(grad_output) != device(x):
-        raise ValueError(f"{op}_backward: grad_output is on {device(grad_output)} but x is on {device(x)}")
+    check_cotangent(f"{op}_backward", xp, grad_output, x, tuple(r.output_shape))
     return xp, dtype, r
 
 

@@ -28,7 +28,7 @@ from .._compat import (
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
-from ..spec import card
+from ._common import check_cotangent, check_shape, resolve
 
 Size = int | tuple[int, ...]
 
@@ -52,10 +52,8 @@ def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
     return to_namespace(host, xp, x, x.dtype)
 
 
-def _check_samples(op: str, xp: Any, x: Any, samples: Any) -> None:
-    name, want = dtype_name(xp, samples.dtype), dtype_name(xp, x.dtype)
-    if name != want:
-        raise TypeError(f"{op}: _random_samples.dtype={name!r}: must equal x.dtype {want!r}")
+def _check_samples(op: str, xp: Any, samples: Any) -> None:
+    """Samples in [0, 1] (their dtype and shape are the card's rules, checked by ``resolve``)."""
     if is_traced(samples) or is_dask_array(samples) or math.prod(samples.shape) == 0:
         return
     if is_jax_array(samples):  # concrete, but a jnp reduction inside a trace would be staged
@@ -140,14 +138,10 @@ def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
 
 def _prepare(n: int, op: str, x: Any, args: dict[str, Any], samples: Any, rng: Any,
              need_samples: bool = True) -> tuple[Any, Any, Any, Any]:
-    xp = namespace(x, op=op)
+    xp, _, r = resolve(op, x, {"_random_samples": samples}, **args)
     shape = tuple(x.shape)
-    r = card(f"fractional_max_pool{n}d").resolve(
-        shape, dtype_name(xp, x.dtype), **args,
-        _random_samples=None if samples is None else tuple(samples.shape))
     if samples is not None:
-        namespace(x, samples, names=("x", "_random_samples"), op=op)
-        _check_samples(op, xp, x, samples)
+        _check_samples(op, xp, samples)
     lead = (shape[0] if r.batched else 1, shape[-n - 1])
     xb = x if r.batched else xp.reshape(x, lead + shape[-n:])
     if samples is None and need_samples:
@@ -207,11 +201,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
     xp, r, xb, samples = _prepare(n, op, x, {**args, "return_indices": False}, samples, None,
                                   need_samples=indices is None)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
-    if tuple(grad_output.shape) != tuple(r.output_shape):
-        raise ValueError(f"{op}: grad_output.shape={tuple(grad_output.shape)}: must equal the output shape "
-                         f"{tuple(r.output_shape)}")
-    if dtype_name(xp, grad_output.dtype) != dtype_name(xp, x.dtype):
-        raise TypeError(f"{op}: grad_output.dtype must equal x.dtype {dtype_name(xp, x.dtype)!r}")
+    check_cotangent(op, xp, grad_output, x, tuple(r.output_shape))
     p = r.params
     P, M = math.prod(p["in_spatial"]), math.prod(p["output_size"])
     lead = tuple(xb.shape[:2])
@@ -220,9 +210,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
         winner = _dask(static, xb, samples)[1] if is_dask_array(x) else \
             compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
     else:
-        if tuple(indices.shape) != tuple(r.output_shape):
-            raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal the output shape "
-                             f"{tuple(r.output_shape)}")
+        check_shape(op, "indices", indices, tuple(r.output_shape))
         winner = xp.reshape(indices, lead + (M,))
     g = xp.reshape(grad_output, lead + (M,))
     if is_dask_array(g):

@@ -35,7 +35,7 @@ from .._types import Array
 from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
 from ..kernels.cells import Cells
 from ..spec import card
-from ._common import _typed
+from ._common import check_cotangent, resolve
 
 _A = -0.75  # torch's cubic convolution constant
 
@@ -432,33 +432,16 @@ class _Rules:
 
 # --- dispatch ------------------------------------------------------------------------------------------
 
-_RESOLVED: dict[Any, tuple[Any, str, _Plan]] = {}
-
-
 def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -> tuple[Any, str, _Plan]:
-    """Checks and the plan, once per (array types, dtypes, shapes, devices, arguments): they depend on
-    nothing else (a bounded cache; symbolic shapes and unhashable arguments skip it)."""
-    try:
-        key: Any = (op, type(x), x.dtype, tuple(x.shape), type(grid), grid.dtype, tuple(grid.shape),
-                    str(device(x)), str(device(grid)), tuple((k, _typed(v)) for k, v in args.items()))
-        hit = _RESOLVED.get(key)
-    except (TypeError, AttributeError):
-        key = hit = None
-    if hit is not None:
-        return hit
-    xp = namespace(x, grid, names=("x", "grid"), op=op)
-    dtype = dtype_name(xp, x.dtype)
-    r = card("grid_sample").resolve(tuple(x.shape), dtype, grid=tuple(grid.shape), **args)
-    g_dtype = dtype_name(xp, grid.dtype)
-    if g_dtype != dtype:
-        raise TypeError(f"{op}: grid.dtype={g_dtype!r}: must equal x.dtype {dtype!r}")
-    if None not in (device(x), device(grid)) and device(x) != device(grid):
-        raise ValueError(f"{op}: grid is on {device(grid)} but x is on {device(x)}")
+    """Checks (the card's, grid like x) and the plan."""
+    xp, dtype, r = resolve(op, x, {"grid": grid}, **args)
     p = r.params
-    out = xp, dtype, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"], p["align_corners"])
-    if key is not None and len(_RESOLVED) < 4096:
-        _RESOLVED[key] = out
-    return out
+    return xp, dtype, _plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"], p["align_corners"])
+
+
+@lru_cache(maxsize=512)
+def _plan(*fields: Any) -> _Plan:
+    return _Plan(*fields)
 
 
 def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out: str) -> Any:
@@ -521,12 +504,7 @@ def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = 
     op = "grid_sample_backward"
     xp, dtype, plan = _resolve(x, grid, args, op)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
-    want = (x.shape[0], x.shape[1]) + plan.out_spatial
-    if tuple(grad_output.shape) != want:
-        raise ValueError(f"{op}: grad_output.shape={tuple(grad_output.shape)}: must equal the output shape {want}")
-    if dtype_name(xp, grad_output.dtype) != dtype:
-        raise TypeError(f"{op}: grad_output.dtype={dtype_name(xp, grad_output.dtype)!r}: must equal x.dtype "
-                        f"{dtype!r}")
+    check_cotangent(op, xp, grad_output, x, (x.shape[0], x.shape[1]) + plan.out_spatial)
     if is_dask_array(x):
         def gx(gb: np.ndarray, xb: np.ndarray, grb: np.ndarray) -> np.ndarray:
             return grid_sample_backward(gb, xb, grb, **args)[0]

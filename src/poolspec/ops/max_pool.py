@@ -13,11 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Literal, overload
 
-from .._compat import dtype_name, namespace
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
-from ._common import keep_layout, resolve, resolve_backward
+from ._common import check_indices, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 OutputSize = int | None | tuple[int | None, ...]
@@ -51,17 +50,8 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
     if indices is None:
         indices = max_indices(windows, x)
     else:
-        _check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
+        check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
     return max_backward(windows, grad_output, indices, primal=x)
-
-
-def _check_indices(op: str, indices: Any, x: Any, shape: tuple[int, ...]) -> None:
-    xp = namespace(indices, x, names=("indices", "x"), op=op)
-    if not dtype_name(xp, indices.dtype).startswith("int"):
-        raise TypeError(f"{op}: indices.dtype={dtype_name(xp, indices.dtype)!r}: must be an integer dtype")
-    if tuple(indices.shape) != tuple(shape):
-        raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal the output "
-                         f"shape {tuple(shape)}")
 
 
 @overload
@@ -218,7 +208,7 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
     if indices is None:
         indices = max_indices(windows, x)
     else:
-        _check_indices(f"{op}_backward", indices, x, r.output_shape)
+        check_indices(f"{op}_backward", indices, x, r.output_shape)
     return max_backward(windows, grad_output, indices, primal=x)
 
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import dtype_name, is_dask_array, is_jax_array, is_traced, namespace
+from .._compat import is_dask_array, is_jax_array, is_traced
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
-from ._common import keep_layout, resolve, resolve_backward
+from ._common import check_indices, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -49,12 +49,7 @@ def _checked_block(block: np.ndarray, op: str, out_spatial: tuple[int, ...]) -> 
 def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> Any:
     """``indices``, checked: now where the values are at hand, inside the graph on Dask (the graph stays lazy
     and the error is raised at compute time)."""
-    xp = namespace(x, indices, names=("x", "indices"), op=op)
-    name = dtype_name(xp, indices.dtype)
-    if not name.startswith(("int", "uint")):
-        raise TypeError(f"{op}: indices.dtype={name!r}: must be an integer dtype (int64 from max_pool)")
-    if tuple(indices.shape) != tuple(x.shape):
-        raise ValueError(f"{op}: indices.shape={tuple(indices.shape)}: must equal x.shape {tuple(x.shape)}")
+    xp = check_indices(op, indices, x, tuple(x.shape), "x.shape", unsigned=True)
     meta = getattr(getattr(indices, "device", None), "type", None) == "meta"
     if is_traced(indices) or meta or math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
         # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see

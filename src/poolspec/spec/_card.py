@@ -19,6 +19,9 @@ class Argument:
     default: Any = REQUIRED
     constraints: tuple[str, ...] = ()
     description: str = ""
+    # an array port that must share the named port's dtype and device (grid and _random_samples: "x"); its
+    # shape enters the shape rule as a keyword
+    like: str | None = None
 
     @property
     def required(self) -> bool:
@@ -38,7 +41,7 @@ class Argument:
             "default": None if self.required else _jsonable(default),
             "constraints": list(self.constraints),
             "description": self.description,
-        }
+        } | ({"like": self.like} if self.like else {})
 
 
 @dataclass(frozen=True)

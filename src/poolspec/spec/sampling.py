@@ -174,7 +174,7 @@ def _fractional_cards() -> list[Card]:
             Argument("return_indices", "bool", False, (), "also return int64 flat indices into the input plane"),
             Argument("_random_samples", "array | None", None,
                      (f"(N, C, {n}) in [0, 1], x's dtype (N = 1 unbatched)",),
-                     f"one sample per plane and axis, axis order {order} as torch; drawn when None"),
+                     f"one sample per plane and axis, axis order {order} as torch; drawn when None", like="x"),
         )
         cards.append(Card(
             name=f"fractional_max_pool{n}d", version=1, category="pooling",
@@ -220,7 +220,7 @@ def sampling_cards() -> list[Card]:
                  description="the image (values are read from it)"),
         Argument("grid", "array", constraints=("(N, *O, n) with n spatial dimensions of x",
                                                "x's batch size, dtype and device"),
-                 description="sampling positions, normalised to [-1, 1] per axis (x, y[, z] order)"),
+                 description="sampling positions, normalised to [-1, 1] per axis (x, y[, z] order)", like="x"),
         Argument("mode", "str", "bilinear", (f"one of {', '.join(SAMPLE_MODES)}", "bicubic: 4-D only"),
                  "the interpolation kernel"),
         Argument("padding_mode", "str", "zeros", (f"one of {', '.join(PADDING_MODES)}",),
