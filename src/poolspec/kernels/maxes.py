@@ -393,12 +393,15 @@ class MaxWindows(_PoolRoutes):
 
     # -- the gradient, routed to the winners by gathering ---------------------------------------------
 
-    def _targets(self, xp: Any, like: Any) -> Iterator[tuple[tuple[int, ...], Any]]:
+    def _targets(self, xp: Any, like: Any, descending: bool = False) -> Iterator[tuple[tuple[int, ...], Any]]:
         """For every tap tuple, the flat input index each output reads there (negative in padding); one at a
-        time (there are prod(kernel) of them, each of the output's size)."""
+        time (there are prod(kernel) of them, each of the output's size). ``descending``: last tap tuple
+        first, so that summed into the input every cell receives its outputs in ascending order (torch's,
+        and :meth:`_route_writable`'s)."""
         n = len(self.in_spatial)
         parts: dict[tuple[int, int], Any] = {}
-        for taps in itertools.product(*(range(k) for k in self.kernel)):
+        order = itertools.product(*(range(k) for k in self.kernel))
+        for taps in (reversed(list(order)) if descending else order):
             target = None
             for i, t in enumerate(taps):
                 part = parts.get((i, t))
@@ -461,7 +464,7 @@ class MaxWindows(_PoolRoutes):
             out = self._route_writable(mod, xp, work, idx)
             return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
         terms = ((offs, xp.where(idx == target, work, xp.zeros_like(work)))
-                 for offs, target in self._targets(xp, g))
+                 for offs, target in self._targets(xp, g, descending=True))
         out = embed_sum(xp, terms, self.plans, g.ndim - len(self.plans))
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
