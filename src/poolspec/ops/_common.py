@@ -29,16 +29,17 @@ def resolve(op: str, x: Any, ports: Mapping[str, Any] | None = None, **arguments
     ``ports`` (by name; None where not given): one namespace and device for all, each port that the card
     says is ``like`` x of x's dtype, the ports' shapes passed to the shape rule. Cached per (array types,
     dtypes, shapes, devices, arguments)."""
-    given = {k: v for k, v in (ports or {}).items() if v is not None}
     try:
-        key: Any = (op, type(x), x.dtype, tuple(x.shape),
-                    tuple((k, type(a), a.dtype, tuple(a.shape), str(device(a))) for k, a in given.items()),
-                    str(device(x)) if given else None, tuple((k, _typed(v)) for k, v in arguments.items()))
+        key: Any = (op, type(x), x.dtype, tuple(x.shape), tuple((k, _typed(v)) for k, v in arguments.items()))
+        if ports:
+            key += (str(device(x)), tuple((k, type(a), a.dtype, tuple(a.shape), str(device(a)))
+                                          for k, a in ports.items() if a is not None))
         hit = _RESOLVED.get(key)
     except (TypeError, AttributeError):  # not an array, an unhashable argument or a symbolic shape
         key = hit = None
     if hit is not None:
         return hit
+    given = {k: v for k, v in (ports or {}).items() if v is not None}
     c = card(op.removesuffix("_backward"))
     xp = namespace(x, *given.values(), names=("x", *given), op=op)
     dtype = dtype_name(xp, x.dtype)

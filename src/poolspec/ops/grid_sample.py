@@ -433,15 +433,19 @@ class _Rules:
 # --- dispatch ------------------------------------------------------------------------------------------
 
 def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -> tuple[Any, str, _Plan]:
-    """Checks (the card's, grid like x) and the plan."""
+    """Checks (the card's, grid like x) and the plan, kept beside the cached resolution it is made from."""
     xp, dtype, r = resolve(op, x, {"grid": grid}, **args)
-    p = r.params
-    return xp, dtype, _plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"], p["align_corners"])
+    kept = _PLANS.get(id(r))
+    if kept is None or kept[0] is not r:
+        p = r.params
+        kept = _PLANS[id(r)] = (r, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"],
+                                         p["align_corners"]))
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+    return xp, dtype, kept[1]
 
 
-@lru_cache(maxsize=512)
-def _plan(*fields: Any) -> _Plan:
-    return _Plan(*fields)
+_PLANS: dict[int, tuple[Any, _Plan]] = {}
 
 
 def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out: str) -> Any:
