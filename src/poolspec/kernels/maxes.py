@@ -6,10 +6,9 @@ tap inside the input. Reducing the innermost axis first and applying the same ru
 the same values and flat indices: ties go to the first maximum, a NaN wins (the last NaN's index).
 
 Where a pass per tap would cost too much, whole windows are reduced at once with the same rule
-(:func:`_reduce_cells`): tiling windows as reshaped blocks, ragged adaptive windows through one gather of
-their cells. Gradients then stay O(input) whatever the window: a select over the blocks, or a gather over
-the windows that cover each cell (:func:`gathered_route`; on JAX a ``fori_loop``, so the compiled program
-does not grow with the window). No path scatters.
+(``max_routes._reduce_cells``): tiling windows as reshaped blocks, ragged adaptive windows through one
+gather of their cells. Gradients then stay O(input) whatever the window: a select over the blocks, a gather
+over the windows that cover each cell or a sort of the winners (``max_routes``). No path scatters.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +25,6 @@ import numpy as np
 from .._compat import (
     buffer,
     device,
-    dtype_name,
     index_dtype,
     is_dask_array,
     is_jax_array,
@@ -40,25 +38,28 @@ from ..plans import windows
 from ..plans.windows import SlicePlan
 from .blocks import CACHE_CELLS, SMALL, blocked, fits
 from .blocks import kept as _kept
-from .cells import Cells
 from .chunked import axis_pass
+from .max_routes import (
+    _UNROLL,
+    _ZERO,
+    _lowest,
+    _outer_index,
+    _reduce_cells,
+    _tile_cells,
+    _walk,
+    embed_sum,
+    gathered_route,
+    sorted_route,
+    take_last,
+    take_winners,
+)
 from .sums import _at, device_copy, full_like_axis, pad_axis
 
 # the tap passes' work (prod(kernel) x output) past which sorting the winners routes the gradient instead
 _SORT_RATIO = 16
-_UNROLL = 16
 # covering windows per cell past which JAX routes by sorting the winners rather than looping over them
 _JAX_GATHERS = 64  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
-_ZERO = np.zeros(())
-_ZERO.setflags(write=False)
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
-
-
-def _lowest(xp: Any, x: Any) -> float | int:
-    name = dtype_name(xp, x.dtype)
-    if name.startswith(("float", "bfloat")):
-        return -math.inf
-    return int(np.iinfo(np.dtype(name)).min)
 
 
 def _device_kw(x: Any) -> dict[str, Any]:
@@ -571,72 +572,6 @@ class MaxWindows(_PoolRoutes):
         return out
 
 
-def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
-                  branch_free: bool = False) -> tuple[Any, Any]:
-    """Max and torch's winner over the last axis of ``cells`` (each window's cells in row-major order, the
-    scan order): the first maximum wins; where a window holds a NaN the value is NaN and the winner the last
-    NaN. ``index_of(pos, dtype)`` turns winning positions into flat plane indices. ``branch_free``: no
-    host-side test of the values (torch.func's vmap forbids data-dependent control flow)."""
-    K = cells.shape[-1]
-    values = xp.max(cells, axis=-1)
-    mod = None if branch_free else writable_module(x)
-    floating = isinstance(_lowest(xp, x), float)
-    if floating and mod is None:
-        # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
-        values = xp.where(xp.any(xp.isnan(cells), axis=-1), xp.asarray(math.nan, dtype=values.dtype), values)
-    if not with_index:
-        return values, None
-    pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
-    if floating and (mod is None or bool(mod.isnan(values).any())):
-        last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
-        pos = xp.where(xp.isnan(values), last_nan, pos)
-    return values, index_of(pos, index_dtype(xp, values))
-
-
-def take_last(xp: Any, x: Any, index: Any) -> Any:
-    """``take`` along the last axis with a 1-d index; torch's index_select there is several times slower
-    than gather with a broadcast index."""
-    mod = writable_module(x)
-    if mod is not None and mod.__name__ == "torch" and x.ndim > 1:
-        return mod.gather(x, -1, index.expand(tuple(x.shape[:-1]) + (index.shape[0],)))
-    return take(xp, x, index, x.ndim - 1)
-
-
-def embed_sum(xp: Any, terms: Any, plans: tuple[SlicePlan, ...], lead: int) -> Any:
-    """sum over (offsets, h) of h embedded at padded positions o*stride + offset along each axis, cropped
-    to the input: the transpose of strided slicing, computed with pads, slices, stack and reshape only.
-
-    Terms are grouped by their residue (offset mod stride) per axis; each group lives on the coarse grid of
-    one phase, and the phases are interleaved at the end, so the work is taps x output.
-    """
-    n = len(plans)
-    q = [-(-(p.pad_left + p.length) // p.stride) for p in plans]
-    phases: dict[tuple[int, ...], Any] = {}
-    for offs, h in terms:
-        residue = tuple(off % p.stride for off, p in zip(offs, plans))
-        for i, (off, p) in enumerate(zip(offs, plans)):
-            m = off // p.stride
-            h = pad_axis(xp, h, lead + i, m, max(0, q[i] - p.out - m))[_at(lead + i, slice(0, q[i]))]
-        phases[residue] = h if residue not in phases else phases[residue] + h
-    for i in reversed(range(n)):
-        axis, s = lead + i, plans[i].stride
-        merged: dict[tuple[int, ...], Any] = {}
-        for prefix in sorted({r[:i] for r in phases}):
-            parts = [phases.get(prefix + (r,)) for r in range(s)]
-            template = next(x for x in parts if x is not None)
-            parts = [xp.zeros_like(template) if x is None else x for x in parts]
-            if s == 1:
-                merged[prefix] = parts[0]
-                continue
-            y = xp.stack(parts, axis=axis + 1)
-            merged[prefix] = xp.reshape(y, tuple(y.shape[:axis]) + (q[i] * s,) + tuple(y.shape[axis + 2:]))
-        phases = merged
-    out = phases[()]
-    for i, p in enumerate(plans):
-        out = out[_at(lead + i, slice(p.pad_left, p.pad_left + p.length))]
-    return out
-
-
 @dataclass(frozen=True, eq=False)
 class AdaptiveMaxWindows(_PoolRoutes):
     """Ragged adaptive max windows [floor(i*L/O), ceil((i+1)*L/O)) over the trailing axes, by ``take``.
@@ -825,156 +760,6 @@ class AdaptiveMaxWindows(_PoolRoutes):
             term = xp.where(idx == target, v, xp.zeros_like(v))
             out = term if out is None else out + term
         return out
-
-
-def _tile_cells(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> np.ndarray:
-    """The flat plane index of every cell the tiling windows cover, shaped (O_1, k_1, ..., O_n, k_n)."""
-    cells = np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial)
-    cells = cells[tuple(slice(0, O * k) for O, k in zip(out_spatial, kernel))]
-    cells = np.ascontiguousarray(cells).reshape(tuple(v for O, k in zip(out_spatial, kernel) for v in (O, k)))
-    cells.setflags(write=False)
-    return cells
-
-
-def _walk(xp: Any, arrays: tuple[Any, ...], tables: list[np.ndarray], lead: int, axis: int = 0) -> Any:
-    """Every combination of one row per axis of ``tables``, taken from each of ``arrays``."""
-    if axis == len(tables):
-        yield (), arrays
-        return
-    for t, row in enumerate(tables[axis]):
-        where = to_namespace(row, xp, arrays[0])
-        taken = tuple(take(xp, a, where, lead + axis) for a in arrays)
-        for rest, out in _walk(xp, taken, tables, lead, axis + 1):
-            yield (t,) + rest, out
-
-
-def gathered_route(g: Any, idx: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...], owner: Any) -> Any:
-    """grad_x[j] = sum of g[o] over the outputs o whose winner is j: every input cell visits the outputs
-    whose window holds it (per axis a (C, L) table, ascending, the output count where a cell has fewer)
-    and keeps g where that output's winner is the cell. O(input x prod(C)) work in prod(C) gathers,
-    whatever the window's size; outputs arrive in ascending row-major order, torch's accumulation order."""
-    xp = namespace(g)
-    n = len(in_spatial)
-    lead = g.ndim - n
-    work, winners = to_compute(xp, g), idx
-    C = math.prod(c.shape[0] for c in covers)
-    table = C * math.prod(in_spatial)
-    if not is_jax_array(g) or (C <= _UNROLL and fits((g, idx), table * math.prod(g.shape[:lead]), table)):
-        out = _flat_route(xp, work, winners, covers, in_spatial, owner)
-        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
-    for i in range(n):  # the reader index O points at a padding output that never wins
-        work = pad_axis(xp, work, lead + i, 0, 1, 0)
-        winners = pad_axis(xp, winners, lead + i, 0, 1, -1)
-    cell = to_namespace(np.arange(math.prod(in_spatial), dtype=np.int64).reshape(in_spatial), xp, g)
-    out = _looped_route(xp, work, winners, cell, covers, lead)
-    return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
-
-
-def sorted_route(g: Any, idx: Any, in_spatial: tuple[int, ...]) -> Any:
-    """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by sorting each plane's winners
-    (:meth:`Cells.route`): O(output log output + input) work and O(input + output) memory whatever the
-    windows, the outputs of a cell added in ascending order (torch's) where it wins at most ``cells._RANKS``
-    of them."""
-    xp = namespace(g)
-    n = len(in_spatial)
-    lead = tuple(g.shape[:g.ndim - n])
-    M, P = math.prod(g.shape[g.ndim - n:]), math.prod(in_spatial)
-    work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
-    out = Cells(P, M).route(xp.reshape(work, lead + (M,)), xp.reshape(idx, lead + (M,)))
-    out = xp.reshape(out, lead + tuple(in_spatial))
-    return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
-
-
-def _cover_tables(covers: tuple[np.ndarray, ...], out_spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """(C * P,): for every combination of covering windows (row-major, so outputs ascend) and every plane
-    cell, the flat output index it reads, or one past the outputs (a zero cotangent, a winner of -1); and
-    (P,) the cells' own flat indices."""
-    read, _ = _outer_index(covers, out_spatial)
-    cell = np.arange(math.prod(c.shape[1] for c in covers), dtype=np.int64)
-    cell.setflags(write=False)
-    return read, cell
-
-
-def _outer_index(tables: Sequence[np.ndarray], spatial: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Per axis i a (A_i, B_i) table of coordinates into ``spatial[i]``, combined over every (a_1, ..., a_n,
-    b_1, ..., b_n) into flat indices of the ``spatial`` plane: the flattened table with one past the plane
-    wherever some axis's coordinate lies outside it (a padding cell), and, unflattened, the same with those
-    coordinates read as 0."""
-    n = len(tables)
-    shape = tuple(t.shape[0] for t in tables) + tuple(t.shape[1] for t in tables)
-    flat, outside = np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=bool)
-    for i, (t, size) in enumerate(zip(tables, spatial)):
-        at = [1] * (2 * n)
-        at[i], at[n + i] = t.shape
-        a = t.reshape(at)
-        flat = flat + np.where(a < size, a, 0) * math.prod(spatial[i + 1:])
-        outside = outside | (a >= size)
-    read = np.where(outside, math.prod(spatial), flat).reshape(-1)
-    read.setflags(write=False)
-    return read, flat
-
-
-def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_spatial: tuple[int, ...],
-                owner: Any) -> Any:
-    """The walk of :func:`gathered_route` as one gather of the cotangent and one of the winners from the
-    flattened output plane, for every combination of covering windows at once; the combinations' terms are
-    then added in ascending order, as the walk adds them."""
-    n = len(in_spatial)
-    lead = work.ndim - n
-    head = tuple(work.shape[:lead])
-    out_spatial = tuple(work.shape[lead:])
-    P, Q = math.prod(in_spatial), math.prod(out_spatial)
-    read, cell = _kept(owner, "_kept_cover_tables", math.prod(c.shape[0] for c in covers) * math.prod(in_spatial),
-                       lambda: _cover_tables(tuple(covers), out_spatial))
-    C = read.shape[0] // P
-    gf = pad_axis(xp, xp.reshape(work, head + (Q,)), lead, 0, 1, 0)
-    wf = pad_axis(xp, xp.reshape(winners, head + (Q,)), lead, 0, 1, -1)
-    at = device_copy(owner, "cover_read", read, gf)
-    gv = xp.reshape(take_last(xp, gf, at), head + (C, P))
-    iv = xp.reshape(take_last(xp, wf, at), head + (C, P))
-    zero = device_copy(owner, "zero", _ZERO, gv, gv.dtype)
-    terms = xp.where(iv == device_copy(owner, "cover_cell", cell, wf, wf.dtype), gv, zero)
-    out = terms[..., 0, :]
-    for c in range(1, C):
-        out = out + terms[..., c, :]
-    return xp.reshape(out, head + in_spatial)
-
-
-def _looped_route(xp: Any, work: Any, winners: Any, cell: Any, covers: list[np.ndarray], lead: int) -> Any:
-    """:func:`gathered_route`'s walk as one ``lax.fori_loop`` over the covering-window tuples (JAX): the
-    program, and so its compile time, no longer grows with the window, and the terms still add in
-    ascending row-major order of the outputs, one at a time, from zero (torch's order)."""
-    from jax import lax
-
-    counts = [c.shape[0] for c in covers]
-    tables = [to_namespace(np.ascontiguousarray(c), xp, work) for c in covers]
-    zero = xp.zeros((), dtype=work.dtype)
-
-    def body(u: Any, out: Any) -> Any:
-        rows, rest = [], u
-        for c in reversed(counts):  # row-major: the last axis's row varies fastest
-            rows.append(rest % c)
-            rest = rest // c
-        gv, iv = work, winners
-        for i, t in enumerate(reversed(rows)):
-            where = lax.dynamic_index_in_dim(tables[i], t, keepdims=False)
-            gv, iv = xp.take(gv, where, axis=lead + i), xp.take(iv, where, axis=lead + i)
-        return out + xp.where(iv == cell, gv, zero)
-
-    shape = tuple(work.shape[:lead]) + tuple(cell.shape)
-    return lax.fori_loop(0, math.prod(counts), body, xp.zeros(shape, dtype=work.dtype))
-
-
-def take_winners(xp: Any, gg: Any, idx: Any, n: int) -> Any:
-    """``gg`` read at each output's winner (a flat index into the plane) by one ``take_along_axis``: one
-    gather whatever the window, where the namespace has it (None otherwise, and for Dask, whose chunks
-    need the per-tap form)."""
-    if not hasattr(xp, "take_along_axis") or is_dask_array(gg):
-        return None
-    lead = tuple(gg.shape[:gg.ndim - n])
-    flat = xp.reshape(gg, lead + (-1,))
-    where = xp.reshape(xp.astype(idx, xp.int64), lead + (-1,))
-    return xp.reshape(xp.take_along_axis(flat, where, axis=-1), tuple(idx.shape))
 
 
 def adaptive_max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:
