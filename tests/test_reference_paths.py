@@ -7,7 +7,8 @@ the functional path too; every stored case of every op must then give the same b
 gradients. (The blocking test does the same for blocks of every size.)
 
 Known gap: the max family's in-place fold takes ``maximum``'s result, which among equal maxima of opposite
-zero sign is the backend's choice (NumPy's second operand, torch's first) and for NaN the backend's NaN,
+zero sign is the backend's choice (NumPy: the second operand; torch: the second on contiguous operands, the
+first on strided ones) and for NaN the backend's NaN,
 where the functional path, like torch's kernel, keeps the winning cell's bits; forward values of the routed
 ops are therefore compared with the sign of zeros and the payload of NaNs ignored (winners and gradients
 stay bitwise).
