@@ -275,7 +275,7 @@ def torch_extras(repeat: int, tiny_calls: int = 300) -> dict[str, list[dict[str,
         for case in cases:
             x = torch.from_numpy(np.random.default_rng(1).standard_normal(case.shape).astype(np.float32))
             if record(case.op).takes_indices:  # unpool the values and indices of a max pool of x
-                pool = getattr(torch.nn.functional, f"max_pool{record(case.op).rank}d")
+                pool = getattr(torch.nn.functional, f"max_pool{record(case.op).fixed_rank}d")
                 x, idx = pool(x, 2, return_indices=True)
                 ours, theirs = getattr(poolspec, case.op), getattr(torch.nn.functional, case.op)
                 mine = lambda t, i=idx, f=ours, **a: f(t, i, **a)  # noqa: E731

@@ -76,6 +76,13 @@ class OpDef:
 
         return getattr(poolspec, f"{self.name}_backward")
 
+    @property
+    def fixed_rank(self) -> int:
+        """The spatial rank of an op that fixes it (the pools); a ValueError for one whose input decides."""
+        if self.rank is None:
+            raise ValueError(f"{self.name}: the spatial rank follows the input's rank")
+        return self.rank
+
     def spatial_rank(self, input_rank: int) -> int:
         """The number of spatial axes of an input of ``input_rank`` dimensions."""
         return self.rank if self.rank is not None else input_rank - 2

@@ -474,10 +474,7 @@ def has_empty_window(case: Case) -> bool:
 
 
 def _rank(op: str) -> int:
-    """The spatial rank of a fixed-rank op (from its record, never from its name)."""
-    rank = record(op).rank
-    assert rank is not None, op
-    return rank
+    return record(op).fixed_rank
 
 
 # the recorded deviations a numeric case of each family touches (besides the dtype rules, added per dtype)
