@@ -66,6 +66,16 @@ def device(x: Any) -> Any:
     return _aac.device(x)
 
 
+def on(x: Any) -> dict[str, Any]:
+    """Keywords that create an array on ``x``'s device: ``xp.zeros(shape, dtype=t, **on(x))``. Empty where
+    the library has one device or places new arrays itself (NumPy, Dask, JAX, whose tracers have no device);
+    torch, CuPy and array-api-strict take the device, since a 0-d constant on the default device would mix
+    devices in the next operation (CUDA or CuPy: an error or a host round trip)."""
+    if _aac.is_numpy_array(x) or is_jax_array(x) or _aac.is_dask_array(x):
+        return {}
+    return {"device": device(x)}
+
+
 _DTYPE_NAMES: dict[tuple[str, Any], str] = {}
 
 
@@ -116,6 +126,20 @@ def to_compute(xp: Any, x: Any) -> Any:
     name = dtype_name(xp, x.dtype)
     compute = compute_dtype_name(name)
     return x if compute == name else xp.astype(x, dtype_of(xp, compute))
+
+
+def to_host(a: Any) -> np.ndarray:
+    """A small device array's values as NumPy (a host sync: for data-dependent sizes of a kernel's
+    schedule only)."""
+    if is_torch_array(a):
+        return a.detach().cpu().numpy()
+    if _aac.is_cupy_array(a):
+        return a.get()
+    if _aac.is_array_api_strict_namespace(namespace(a)):
+        import array_api_strict
+
+        a = a.to_device(array_api_strict.Device("CPU_DEVICE"))
+    return np.asarray(a)
 
 
 def to_namespace(host: np.ndarray, xp: Any, like: Any, dtype: Any = None) -> Any:
@@ -224,6 +248,50 @@ def is_traced(a: Any) -> bool:
     import jax
 
     return isinstance(a, jax.core.Tracer)
+
+
+def is_symbolic(a: Any) -> bool:
+    """No values to branch on: a JAX tracer, a torch meta or fake tensor."""
+    if is_jax_array(a):
+        return is_traced(a)
+    if not is_torch_array(a):
+        return False
+    if a.device.type == "meta":
+        return True
+    fake = getattr(getattr(sys.modules["torch"], "_subclasses", None), "FakeTensor", None)
+    return fake is not None and isinstance(a, fake)
+
+
+def extremes(xp: Any, a: Any) -> tuple[Any, Any] | None:
+    """(min, max) of a non-empty array as Python numbers, for an argument check before any computation;
+    None where the values cannot be read (a JAX tracer, a torch meta or fake tensor). Under torch.func
+    transforms the check reads the tensor they wrap (vmap of a per-sample index: every sample's values),
+    since ``.item()`` on a batched tensor is refused."""
+    if is_jax_array(a):
+        if is_traced(a):
+            return None
+        host = np.asarray(a)  # concrete, but a jnp reduction inside a jit trace would be staged
+        return host.min().item(), host.max().item()
+    if is_torch_array(a):
+        functorch = sys.modules["torch"]._C._functorch
+        while functorch.is_functorch_wrapped_tensor(a):
+            a = functorch.get_unwrapped(a)
+        if is_symbolic(a):
+            return None
+        a = a.detach()
+        return a.min().item(), a.max().item()
+    number = int if xp.isdtype(a.dtype, "integral") else float
+    return number(xp.min(a)), number(xp.max(a))
+
+
+def matmul(xp: Any, a: Any, b: Any) -> Any:
+    """``a @ b`` at full precision: JAX's default float32 matmul on NVIDIA GPUs (and TPUs) rounds its
+    operands to TF32 (bfloat16 on TPU), off by about 1e-3."""
+    if is_jax_array(a):
+        import jax
+
+        return jax.numpy.matmul(a, b, precision=jax.lax.Precision.HIGHEST)
+    return xp.matmul(a, b)
 
 
 def index_dtype(xp: Any, like: Any) -> Any:

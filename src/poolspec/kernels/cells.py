@@ -50,7 +50,18 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, device, is_jax_array, is_torch_array, is_traced, namespace, take, writable_module
+from .._compat import (
+    buffer,
+    device,
+    is_jax_array,
+    is_symbolic,
+    is_torch_array,
+    namespace,
+    on,
+    take,
+    to_host,
+    writable_module,
+)
 
 # Cells read at most this often are summed rank by rank (one in-place add per rank, in torch's order); those
 # read more often by the doubling scan (log2 of the run passes over all reads). A constant, so that how a
@@ -67,18 +78,6 @@ _RUNS = 1.0
 # From this many elements of x on, select first checks (on the host, CPU only) whether any read is outside,
 # and if none is, reads x itself rather than a copy with the zero cell appended.
 _LARGE = 1 << 16
-
-
-def _symbolic(a: Any) -> bool:
-    """No values to branch on: a JAX tracer, a torch meta or fake tensor."""
-    if is_jax_array(a):
-        return is_traced(a)
-    if not is_torch_array(a):
-        return False
-    if a.device.type == "meta":
-        return True
-    fake = getattr(getattr(sys.modules["torch"], "_subclasses", None), "FakeTensor", None)
-    return fake is not None and isinstance(a, fake)
 
 
 def _torch_gather(a: Any, i: Any, lead: tuple[int, ...]) -> Any:
@@ -122,7 +121,7 @@ def _np_gather(a: np.ndarray, i: np.ndarray, lead: tuple[int, ...]) -> np.ndarra
 
 def _pad_zero(xp: Any, a: Any) -> Any:
     """``a`` with one 0 appended along its last axis: the cell the sentinel reads."""
-    return xp.concat([a, xp.zeros(tuple(a.shape[:-1]) + (1,), dtype=a.dtype)], axis=-1)
+    return xp.concat([a, xp.zeros(tuple(a.shape[:-1]) + (1,), dtype=a.dtype, **on(a))], axis=-1)
 
 
 def _sort_rows(xp: Any, a: Any, lo: int, hi: int) -> tuple[Any, Any]:
@@ -201,16 +200,16 @@ class Cells:
             return _torch_gather(x, idx, lead)
         xp = namespace(x)
         if self.taps == 0 or math.prod(lead) == 0:
-            return xp.zeros(lead + (self.taps,), dtype=x.dtype)
+            return xp.zeros(lead + (self.taps,), dtype=x.dtype, **on(x))
         if isinstance(x, np.ndarray) and isinstance(idx, np.ndarray):
             if self.cells and x.size >= _LARGE and not (idx >= self.cells).any():
                 return _np_gather(x, idx, lead)
             return _np_gather(_pad_zero(xp, x), idx, lead)
         # elsewhere (JAX's compiler fuses these): read a safe cell, then zero the reads outside
         inside = idx < self.cells
-        safe = xp.where(inside, idx, xp.zeros((), dtype=idx.dtype))
+        safe = xp.where(inside, idx, xp.zeros((), dtype=idx.dtype, **on(idx)))
         out = _gather(xp, x, safe, lead)
-        return xp.where(inside, out, xp.zeros((), dtype=out.dtype))
+        return xp.where(inside, out, xp.zeros((), dtype=out.dtype, **on(out)))
 
     def route(self, g: Any, idx: Any, into: Any = None) -> Any:
         """The transpose of :meth:`select`: (..., K) -> (..., P), each cell the sum of what read it. ``into``
@@ -225,13 +224,13 @@ class Cells:
         rows_shape = tuple(idx.shape[:-1])
         rows = math.prod(rows_shape)
         if K == 0 or P == 0 or math.prod(lead) == 0:
-            return xp.zeros(lead + (P,), dtype=g.dtype)
+            return xp.zeros(lead + (P,), dtype=g.dtype, **on(g))
         if P * K <= _MATCH:
             cell = xp.reshape(xp.arange(P, dtype=idx.dtype, device=device(idx)), (P, 1))
             hit = idx[..., None, :] == cell  # (..., P, K)
-            return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype)), axis=-1)
+            return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype, **on(g))), axis=-1)
         keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
-        if _symbolic(idx) or _symbolic(g):  # no values to branch on
+        if is_symbolic(idx) or is_symbolic(g):  # no values to branch on
             bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)),
                                                        (1, P + 1)))
             end = bounds[:, 1:]
@@ -256,7 +255,7 @@ class Cells:
         rows_shape = tuple(idx.shape[:-1])
         if K == 0 or P == 0 or math.prod(lead) == 0:
             return into
-        if P * K <= _MATCH or K >= _RUNS * P or _symbolic(idx) or _symbolic(g):
+        if P * K <= _MATCH or K >= _RUNS * P or is_symbolic(idx) or is_symbolic(g):
             into += self.route(g, idx)
             return into
         keys, order = _sort_rows(xp, xp.reshape(idx, (math.prod(rows_shape), K)), 0, P)
@@ -290,7 +289,7 @@ def _sum_runs(xp: Any, g: Any, keys: Any, order: Any, start: Any, count: Any, in
     if longest > _RANKS:  # cells read often: the scan (only they take its values)
         out = _scan(xp, g, keys, order, start + count, count, longest, lead, rows_shape)
         many = count > _RANKS
-        count = xp.where(many, xp.zeros((), dtype=count.dtype), count)
+        count = xp.where(many, xp.zeros((), dtype=count.dtype, **on(count)), count)
         longest = int(xp.max(count))
         if longest == 0:
             return out
@@ -316,9 +315,9 @@ def _runs(xp: Any, keys: Any, P: int) -> tuple[Any, Any, Any, int]:
     start = _search_rows(xp, run, xp.reshape(xp.arange(1, U + 1, dtype=itype, device=dev), (1, U)))
     inside = _search_rows(xp, keys, xp.full((1, 1), P, dtype=itype, device=dev))  # (R, 1): reads below P
     end = xp.concat([start[:, 1:], xp.full((R, 1), K, dtype=itype, device=dev)], axis=-1)
-    count = xp.maximum(xp.minimum(end, inside) - start, xp.zeros((), dtype=itype))
-    at = _gather(xp, keys, xp.minimum(start, xp.full((), K - 1, dtype=itype)), (R,))
-    ukeys = xp.where(start < inside, at, xp.full((), P, dtype=itype))
+    count = xp.maximum(xp.minimum(end, inside) - start, xp.zeros((), dtype=itype, device=dev))
+    at = _gather(xp, keys, xp.minimum(start, xp.full((), K - 1, dtype=itype, device=dev)), (R,))
+    ukeys = xp.where(start < inside, at, xp.full((), P, dtype=itype, device=dev))
     return ukeys, start, count, int(xp.max(inside))
 
 
@@ -336,10 +335,10 @@ def _place(xp: Any, sums: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_s
         return xp.reshape(out, lead + (P,))
     u2 = xp.reshape(ukeys, (rows, U))
     cell = xp.reshape(xp.arange(P, dtype=ukeys.dtype, device=device(ukeys)), (1, P))
-    at = xp.minimum(_search_rows(xp, u2, cell), xp.full((), U - 1, dtype=ukeys.dtype))
+    at = xp.minimum(_search_rows(xp, u2, cell), xp.full((), U - 1, dtype=ukeys.dtype, **on(ukeys)))
     hit = xp.reshape(_gather(xp, u2, at, (rows,)) == cell, rows_shape + (P,))
     vals = _gather(xp, sums, xp.reshape(at, rows_shape + (P,)), lead)
-    return xp.where(hit, vals, xp.zeros((), dtype=vals.dtype))
+    return xp.where(hit, vals, xp.zeros((), dtype=vals.dtype, **on(vals)))
 
 
 def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, inside: int, lead: tuple[int, ...],
@@ -357,17 +356,18 @@ def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, in
     else:  # cells by decreasing count: rank j covers the cells read more than j times, a prefix
         neg, corder = _sort_rows(xp, -count, -longest, 0)
         per_row = _search_rows(xp, neg, xp.reshape(-xp.arange(longest, dtype=itype, device=dev), (1, longest)))
-        widths = [int(w) for w in _host(xp.max(per_row, axis=0))]  # the widest prefix of any row
-        lows = [int(w) for w in _host(xp.min(per_row, axis=0))]  # below: every row's cell is read
+        widths = [int(w) for w in to_host(xp.max(per_row, axis=0))]  # the widest prefix of any row
+        lows = [int(w) for w in to_host(xp.min(per_row, axis=0))]  # below: every row's cell is read
         rank = np.repeat(np.arange(longest), widths)
         slot = np.arange(rank.size) - np.repeat(np.cumsum(widths) - widths, widths)
         rank_a, slot_a = _to(xp, rank, order), _to(xp, slot, order)
         ok = rank_a < take(xp, -neg, slot_a, 1)
         pos = take(xp, _gather(xp, start, corder, (rows,)), slot_a, 1) + rank_a
         _, back = _sort_rows(xp, corder, 0, P - 1)  # the inverse permutation: cell p's place in corder
-        back = xp.where(back < widths[0], back, xp.zeros((), dtype=itype))  # cells nobody read: zeroed below
+        # cells nobody read: zeroed below
+        back = xp.where(back < widths[0], back, xp.zeros((), dtype=itype, **on(back)))
     # where in g each rank's reads are (a read past a cell's count reads g's first entry, then zeroed)
-    src = _gather(xp, order, xp.where(ok, pos, xp.zeros((), dtype=itype)), (rows,))
+    src = _gather(xp, order, xp.where(ok, pos, xp.zeros((), dtype=itype, **on(pos))), (rows,))
     src = xp.reshape(src, rows_shape + (src.shape[-1],))
     ok = xp.reshape(ok, rows_shape + (ok.shape[-1],))
     mod = writable_module(g)
@@ -383,7 +383,7 @@ def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, in
     if mod is not None:
         acc += 0.0  # +0 first, as torch's sums from a zero (no -0.0 left)
     else:
-        acc = acc + xp.zeros((), dtype=acc.dtype)
+        acc = acc + xp.zeros((), dtype=acc.dtype, **on(acc))
     at = first
     for w in widths[1:]:
         if mod is not None:
@@ -402,8 +402,8 @@ def _zero_outside(xp: Any, mod: Any, a: Any, ok: Any, lo: int, hi: int) -> Any:
     backend allows)."""
     if mod is None:
         if lo == 0 and hi == a.shape[-1]:
-            return xp.where(ok, a, xp.zeros((), dtype=a.dtype))
-        part = xp.where(ok[..., lo:hi], a[..., lo:hi], xp.zeros((), dtype=a.dtype))
+            return xp.where(ok, a, xp.zeros((), dtype=a.dtype, **on(a)))
+        part = xp.where(ok[..., lo:hi], a[..., lo:hi], xp.zeros((), dtype=a.dtype, **on(a)))
         return xp.concat([a[..., :lo], part, a[..., hi:]], axis=-1)
     part, keep = a[..., lo:hi], ok[..., lo:hi]
     if is_torch_array(a):
@@ -419,12 +419,6 @@ def _layout(longest: int, cells: int, inside: int) -> str:
     return "dense" if longest * cells <= 1.25 * (inside + cells) or longest == 1 else "by_count"
 
 
-def _host(a: Any) -> np.ndarray:
-    if is_torch_array(a):
-        return a.cpu().numpy()
-    return np.asarray(a)
-
-
 def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest: int | None,
           lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> Any:
     """Per cell, its reads summed by a segmented inclusive scan by doubling over the sorted reads (``longest``:
@@ -433,7 +427,7 @@ def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest:
     K = keys.shape[-1]
     keys = xp.reshape(keys, rows_shape + (K,))
     s = _gather(xp, g, xp.reshape(order, rows_shape + (K,)), lead)
-    zero = xp.zeros((), dtype=s.dtype)
+    zero = xp.zeros((), dtype=s.dtype, **on(s))
     mod = writable_module(s)
     if longest is None:  # inside jax.jit: as many steps as the longest run needs, found on the device
         s = _jax_doubling(s, keys, xp.max(count))
@@ -448,7 +442,7 @@ def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest:
             s = xp.concat([s[..., :d], s[..., d:] + add], axis=-1)
         d *= 2
     valid = count > 0
-    last = xp.where(valid, end - 1, xp.zeros((), dtype=end.dtype))
+    last = xp.where(valid, end - 1, xp.zeros((), dtype=end.dtype, **on(end)))
     out = _gather(xp, s, xp.reshape(last, rows_shape + (P,)), lead)
     return xp.where(xp.reshape(valid, rows_shape + (P,)), out, zero)
 

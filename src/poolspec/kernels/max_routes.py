@@ -19,6 +19,7 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     namespace,
+    on,
     take,
     to_compute,
     to_namespace,
@@ -56,7 +57,8 @@ def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
     floating = isinstance(_lowest(xp, x), float)
     if floating and mod is None:
         # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
-        values = xp.where(xp.any(xp.isnan(cells), axis=-1), xp.asarray(math.nan, dtype=values.dtype), values)
+        nan = xp.asarray(math.nan, dtype=values.dtype, **on(values))
+        values = xp.where(xp.any(xp.isnan(cells), axis=-1), nan, values)
     if not with_index:
         return values, None
     pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
@@ -231,7 +233,7 @@ def _looped_route(xp: Any, work: Any, winners: Any, cell: Any, covers: list[np.n
 
     counts = [c.shape[0] for c in covers]
     tables = [to_namespace(np.ascontiguousarray(c), xp, work) for c in covers]
-    zero = xp.zeros((), dtype=work.dtype)
+    zero = xp.zeros((), dtype=work.dtype, **on(work))
 
     def body(u: Any, out: Any) -> Any:
         rows, rest = [], u
@@ -245,7 +247,7 @@ def _looped_route(xp: Any, work: Any, winners: Any, cell: Any, covers: list[np.n
         return out + xp.where(iv == cell, gv, zero)
 
     shape = tuple(work.shape[:lead]) + tuple(cell.shape)
-    return lax.fori_loop(0, math.prod(counts), body, xp.zeros(shape, dtype=work.dtype))
+    return lax.fori_loop(0, math.prod(counts), body, xp.zeros(shape, dtype=work.dtype, **on(work)))
 
 
 def take_winners(xp: Any, gg: Any, idx: Any, n: int) -> Any:

@@ -17,12 +17,14 @@ import numpy as np
 from .._compat import (
     device,
     dtype_name,
+    extremes,
     index_dtype,
     is_dask_array,
     is_jax_array,
     is_torch_array,
     is_traced,
     namespace,
+    on,
     to_namespace,
 )
 from .._types import Array
@@ -54,13 +56,12 @@ def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
 
 def _check_samples(op: str, xp: Any, samples: Any) -> None:
     """Samples in [0, 1] (their dtype and shape are the card's rules, checked by ``resolve``)."""
-    if is_traced(samples) or is_dask_array(samples) or math.prod(samples.shape) == 0:
+    if is_dask_array(samples) or math.prod(samples.shape) == 0:
         return
-    if is_jax_array(samples):  # concrete, but a jnp reduction inside a trace would be staged
-        host = np.asarray(samples)
-        lo, hi = float(host.min()), float(host.max())
-    else:
-        lo, hi = float(xp.min(samples)), float(xp.max(samples))
+    found = extremes(xp, samples)
+    if found is None:
+        return
+    lo, hi = found
     if not (0 <= lo and hi <= 1):
         raise ValueError(f"{op}: _random_samples holds {lo if lo < 0 else hi}: samples must lie in [0, 1] "
                          "(windows would leave the input)")
@@ -68,11 +69,11 @@ def _check_samples(op: str, xp: Any, samples: Any) -> None:
 
 def _starts(xp: Any, u: Any, L: int, O: int, k: int, itype: Any) -> Any:
     """Window starts (..., O) of one axis for samples u (...), in u's dtype as torch computes them."""
-    last = xp.full(tuple(u.shape) + (1,), L - k, dtype=itype)
+    last = xp.full(tuple(u.shape) + (1,), L - k, dtype=itype, **on(u))
     if O <= 1:
         return last[..., :O]
-    alpha = xp.asarray(L - k, dtype=u.dtype) / xp.asarray(O - 1, dtype=u.dtype)
-    i = xp.astype(xp.arange(O - 1), u.dtype)
+    alpha = xp.asarray(L - k, dtype=u.dtype, **on(u)) / xp.asarray(O - 1, dtype=u.dtype, **on(u))
+    i = xp.astype(xp.arange(O - 1, **on(u)), u.dtype)
     u = u[..., None]
     seq = xp.astype(xp.floor((i + u) * alpha), itype) - xp.astype(xp.floor(u * alpha), itype)
     return xp.concat([seq, last], axis=-1)

@@ -27,7 +27,9 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     is_torch_array,
+    matmul,
     namespace,
+    on,
     to_compute,
     to_namespace,
 )
@@ -250,7 +252,8 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
     if w is not None:
         stacked = xp.stack(weights, axis=-1)  # (N, 1, M, T)
         if grads:
-            dstacked = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype), tuple(stacked.shape[:-1]))
+            lead = tuple(stacked.shape[:-1])
+            dstacked = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype, **on(grid)), lead)
                                   if isinstance(d, float) else d for d in ds], axis=-1) for ds in dweights]
     return flat_idx, stacked, dstacked, mult
 
@@ -364,9 +367,9 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
 
         def body(acc: Any, chunk: tuple[Any, Any]) -> tuple[Any, Any]:
             part, gg = _chunk_backward(plan, flat, chunk[0], chunk[1], x)
-            return acc + part, (xp.zeros((N, 0, plan.n), dtype=x.dtype) if gg is None else gg)
+            return acc + part, (xp.zeros((N, 0, plan.n), dtype=x.dtype, **on(x)) if gg is None else gg)
 
-        grad_x, parts = jax.lax.scan(body, xp.zeros((N, C, P), dtype=x.dtype),
+        grad_x, parts = jax.lax.scan(body, xp.zeros((N, C, P), dtype=x.dtype, **on(x)),
                                      (_jax_chunks(pts, step, 2), _jax_chunks(gf, step, 2)))
         grad_grid = None if plan.mode == "nearest" else _jax_unchunk(parts, 1, M)
     else:
@@ -560,7 +563,7 @@ def _base(size: tuple[int, ...], align: bool, dtype: str) -> np.ndarray:
 def _affine(xp: Any, theta: Any, size: tuple[int, ...], align: bool, dtype: str) -> Any:
     base = to_namespace(_base(size, align, dtype), xp, theta, theta.dtype)
     n = len(size) - 2
-    out = xp.matmul(base, xp.permute_dims(theta, (0, 2, 1)))  # (N, S, n): base rows times theta^T
+    out = matmul(xp, base, xp.permute_dims(theta, (0, 2, 1)))  # (N, S, n): base rows times theta^T
     return xp.reshape(out, (theta.shape[0],) + tuple(size[2:]) + (n,))
 
 
@@ -601,5 +604,5 @@ def affine_grid_backward(grad_grid: Array, theta: Array, size: tuple[int, ...],
     base = to_namespace(_base(size, r.params["align_corners"], dtype), xp, theta, theta.dtype)
     n = len(size) - 2
     g = xp.reshape(grad_grid, (theta.shape[0], math.prod(size[2:]), n))
-    out = xp.matmul(xp.permute_dims(g, (0, 2, 1)), base)  # (N, n, n + 1)
+    out = matmul(xp, xp.permute_dims(g, (0, 2, 1)), base)  # (N, n, n + 1)
     return anchor(out, theta) if is_torch_array(theta) else out

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import is_dask_array, is_jax_array, is_traced
+from .._compat import extremes, is_dask_array
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
@@ -50,20 +50,17 @@ def _check(op: str, x: Any, indices: Any, out_spatial: tuple[int, ...]) -> Any:
     """``indices``, checked: now where the values are at hand, inside the graph on Dask (the graph stays lazy
     and the error is raised at compute time)."""
     xp = check_indices(op, indices, x, tuple(x.shape), "x.shape", unsigned=True)
-    meta = getattr(getattr(indices, "device", None), "type", None) == "meta"
-    if is_traced(indices) or meta or math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
-        # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see
-        # Unpool); an empty output plane has nothing to place, as torch
-        return indices
+    if math.prod(indices.shape) == 0 or math.prod(out_spatial) == 0:
+        return indices  # an empty output plane has nothing to place, as torch
     if is_dask_array(indices):
         lazy: Any = indices  # not the TypeGuard's dask type, whose map_blocks stub takes no function
         return lazy.map_blocks(_checked_block, op, out_spatial, dtype=indices.dtype)
-    if is_jax_array(indices):
-        # concrete, but any jnp operation inside a jit trace would be staged: read it on the host
-        host = np.asarray(indices)
-        lo, hi = int(host.min()), int(host.max())
-    else:
-        lo, hi = int(xp.min(indices)), int(xp.max(indices))
+    found = extremes(xp, indices)
+    if found is None:
+        # a traced (or torch meta) index cannot be inspected (out-of-range entries are then dropped, see
+        # Unpool)
+        return indices
+    lo, hi = found
     error = _out_of_range(op, lo, hi, out_spatial)
     if error is not None:
         raise error
