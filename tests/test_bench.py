@@ -103,3 +103,22 @@ def test_grid_sample_suite_reports_every_ratio(monkeypatch) -> None:
         assert all(r[key] > 0 and math.isfinite(r[key]) for r in rows)
         assert results["summary"]["torch"][f"grid_sample_geomean_{key}"] > 0
     assert json.loads(json.dumps(results))["grid_sample"][0]["padding"] in ("zeros", "border")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_device_suite_runs_on_cpu(tmp_path) -> None:
+    """``poolspec bench --device cpu --small``: every call of the device suite (at toy sizes) runs on torch and
+    JAX, agrees with the native op, and its backward repeats bit for bit (timings are reported, not checked)."""
+    from poolspec import device_bench
+
+    toy = [device_bench.DeviceCase(c.key, c.op, tuple(c.shape[:2]) + (9,) * (len(c.shape) - 2),
+                                   dict(c.args, size=(5, 5)) if "size" in c.args else c.args, c.grid)
+           for c in device_bench.CASES]
+    rows = device_bench.torch_rows("cpu", toy, repeat=1)
+    assert [r["case"] for r in rows] == [c.key for c in device_bench.CASES]
+    for r in rows:
+        assert "error" not in r, r
+        assert r["max_abs_diff"] < 1e-5 and r["grad_max_abs_diff"] < 1e-4, r
+        assert r["poolspec_bwd_bit_identical_x5"] and r["poolspec_deterministic_mode"] == "runs", r
+    s = device_bench.summary(rows)
+    assert s["errors"] == [] and math.isfinite(s["geomean_fwd_bwd"])

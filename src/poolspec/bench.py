@@ -19,6 +19,7 @@ nothing here asserts a speed.
 
     python benchmarks/run.py --grid-sample-only [--json FILE]     (the grid_sample suite alone)
     python benchmarks/run.py --memory-only [--json FILE]          (the memory suite alone)
+    python benchmarks/run.py --device cuda [--json FILE]          (the device suite: poolspec.device_bench)
 """
 
 from __future__ import annotations
@@ -464,7 +465,8 @@ def _jax_adaptive_avg_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[...
 def _jax_resize(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
     a = case.args
     size = a.get("size") or tuple(int(s * a["scale_factor"]) for s in case.shape[2:])
-    method = {"bilinear": "linear", "nearest": "nearest", "bicubic": "cubic"}[a["mode"]]
+    method = {"linear": "linear", "bilinear": "linear", "trilinear": "linear", "nearest": "nearest",
+              "bicubic": "cubic"}[a["mode"]]
     aa = bool(a.get("antialias"))
     note = "" if a["mode"] != "nearest" else " (rounds half up: nearest-exact, the nearest equivalent)"
     return (f"jax.image.resize {method}{' antialias' if aa else ''}{note}",
@@ -789,9 +791,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="also the memory suite (poolspec.memory): peak and time per adversarial call, "
                              "torch beside it where installed")
     parser.add_argument("--memory-only", action="store_true", help="only the memory suite")
+    parser.add_argument("--device", default=None,
+                        help="the device suite instead (poolspec.device_bench): torch on this device (cuda, "
+                             "cuda:1, cpu) against its native kernels, with CuPy and JAX columns")
+    parser.add_argument("--small", action="store_true", help="with --device: 1/16 of the elements (a CPU check)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
+    if a.device is not None:
+        from . import device_bench
+
+        found = device_bench.run(a.device, repeat=max(3, a.repeat), reduced=a.small)
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as f:
+                json.dump(found, f, indent=1)
+        return 0
     wanted = (a.backends.split(",") if a.backends
               else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
     env = environment()
