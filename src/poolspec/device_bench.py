@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .registry import op as record
+
 
 @dataclass(frozen=True)
 class DeviceCase:
@@ -244,17 +246,38 @@ def _cupy_case(cupy: Any, ndi: Any, torch: Any, case: DeviceCase, repeat: int,
     return row
 
 
+def _cupyx_max(ndi: Any, case: DeviceCase) -> tuple[str, Callable[[Any], Any]] | None:
+    a, n = case.args, len(case.shape) - 2
+    k = a["kernel_size"]
+    if a.get("padding", 0) != 0 or k != a.get("stride") or not isinstance(k, int):
+        return None  # tiling windows only: a filter plus a strided read
+    return (f"maximum_filter size {k} + strided read",
+            lambda x: ndi.maximum_filter(x, size=(1, 1) + (k,) * n, origin=(0, 0) + (-(k // 2),) * n)[
+                (..., *(slice(None, None, k),) * n)])
+
+
+def _cupyx_zoom(ndi: Any, case: DeviceCase) -> tuple[str, Callable[[Any], Any]] | None:
+    a, n = case.args, len(case.shape) - 2
+    order = {"nearest": 0, "bilinear": 1, "trilinear": 1}.get(a.get("mode", ""))
+    if order is None or not isinstance(a.get("scale_factor"), int):
+        return None
+    f = a["scale_factor"]
+    if order == 0:
+        return "zoom order=0", lambda x: ndi.zoom(x, (1, 1) + (f,) * n, order=0)
+    # half-pixel centres and edge clamping: torch's align_corners=False
+    return ("zoom order=1 grid_mode=True mode=nearest",
+            lambda x: ndi.zoom(x, (1, 1) + (f,) * n, order=1, grid_mode=True, mode="nearest"))
+
+
+# cupyx.scipy.ndimage's nearest equivalent, keyed by the registry's family
+_CUPYX_PEERS: dict[str, Callable[[Any, DeviceCase], tuple[str, Callable[[Any], Any]] | None]] = {
+    "max_pool": _cupyx_max, "interpolate": _cupyx_zoom,
+}
+
+
 def _cupyx_peer(ndi: Any, case: DeviceCase) -> tuple[str, Callable[[Any], Any]] | None:
-    a = case.args
-    if case.op == "max_pool2d" and a.get("padding", 0) == 0 and a["kernel_size"] == a.get("stride"):
-        k = a["kernel_size"]
-        return (f"maximum_filter size {k} + strided read",
-                lambda x: ndi.maximum_filter(x, size=(1, 1, k, k), origin=(0, 0, -(k // 2), -(k // 2)))[..., ::k, ::k])
-    if case.op == "interpolate" and a.get("mode") == "bilinear" and a.get("scale_factor") == 2:
-        return "zoom order=1", lambda x: ndi.zoom(x, (1, 1, 2, 2), order=1)
-    if case.op == "interpolate" and a.get("mode") == "nearest" and a.get("scale_factor") == 2:
-        return "zoom order=0", lambda x: ndi.zoom(x, (1, 1, 2, 2), order=0)
-    return None
+    make = _CUPYX_PEERS.get(record(case.op).family)
+    return None if make is None else make(ndi, case)
 
 
 def jax_rows(cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
@@ -265,7 +288,6 @@ def jax_rows(cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
     import poolspec
 
     from .bench import _JAX_PEERS, BenchCase, JaxRunner
-    from .registry import op as record
 
     runner = JaxRunner()
     rows = []
