@@ -5,7 +5,9 @@ Nothing here imports a backend: array-api-compat recognises arrays by the module
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import array_api_compat as _aac
@@ -176,11 +178,30 @@ def take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
     return xp.take(x, indices, axis=axis)
 
 
+# Set while a captured graph's poolspec node is decomposed into torch ops for inductor
+# (autodiff/torch_graph.py): every kernel takes its functional path and reads no values. A list, not a
+# global rebinding, so modules that imported it see the change; one element read per check.
+FUNCTIONAL = [False]
+
+
+@contextlib.contextmanager
+def functional() -> Iterator[None]:
+    """Run the ops' functional path on traced tensors (a decomposition for torch.compile's inductor)."""
+    before = FUNCTIONAL[0]
+    FUNCTIONAL[0] = True
+    try:
+        yield
+    finally:
+        FUNCTIONAL[0] = before
+
+
 def writable_module(x: Any) -> Any:
     """The array module (numpy, cupy or torch) whose ``out=`` and in-place ops may fill a fresh result that
     has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take
     the functional path. torch qualifies only where autograd does not record (inside the bindings'
     Functions, or for tensors without ``requires_grad``)."""
+    if FUNCTIONAL[0]:
+        return None
     kind = _KINDS.get(type(x))
     if kind is None:  # once per array type: array-api-compat's tests cost more than the kernels of a tiny call
         kind = _KINDS[type(x)] = ("numpy" if _aac.is_numpy_array(x) else "torch" if is_torch_array(x)
@@ -251,7 +272,9 @@ def is_traced(a: Any) -> bool:
 
 
 def is_symbolic(a: Any) -> bool:
-    """No values to branch on: a JAX tracer, a torch meta or fake tensor."""
+    """No values to branch on: a JAX tracer, a torch meta or fake tensor, a tensor being decomposed."""
+    if FUNCTIONAL[0]:
+        return True
     if is_jax_array(a):
         return is_traced(a)
     if not is_torch_array(a):
@@ -282,6 +305,15 @@ def extremes(xp: Any, a: Any) -> tuple[Any, Any] | None:
         return a.min().item(), a.max().item()
     number = int if xp.isdtype(a.dtype, "integral") else float
     return number(xp.min(a)), number(xp.max(a))
+
+
+def sign(xp: Any, x: Any) -> Any:
+    """``xp.sign`` without a write: array-api-compat's torch sign patches NaNs in place (torch's gives 0),
+    which a traced graph for inductor refuses."""
+    if is_torch_array(x):
+        torch = sys.modules["torch"]
+        return torch.where(torch.isnan(x), x, torch.sign(x))
+    return xp.sign(x)
 
 
 def matmul(xp: Any, a: Any, b: Any) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Protocol
 
-from .._compat import is_dask_array, is_jax_array, is_torch_array
+from .._compat import FUNCTIONAL, is_dask_array, is_jax_array, is_torch_array
 from ..kernels.linear import SeparableLinear
 
 
@@ -55,6 +55,8 @@ def untracked(*arrays: Any) -> bool:
 def in_graph(x: Any) -> bool:
     """Whether torch.compile or torch.export is capturing the op on ``x`` into a graph: the op then enters it
     as one ``torch.library`` node (:mod:`.torch_graph`) instead of running its host-side plan code."""
+    if FUNCTIONAL[0]:  # the node itself is being decomposed: run its torch ops
+        return False
     torch = sys.modules.get("torch")  # not array-api-compat's test, which Dynamo would trace and warn about
     return torch is not None and torch.compiler.is_compiling() and isinstance(x, torch.Tensor)
 

@@ -10,7 +10,9 @@ that read at data-dependent positions have nodes of their own (``poolspec::grid_
 fractional pool's backward is ``poolspec::pool_backward`` at its winners). The
 nodes' fake implementations take shapes and memory formats from the cards (no kernel runs at trace time),
 their real implementations are the eager ops, and their derivatives are the explicit backward functions,
-which gather and never scatter, so a compiled backward keeps poolspec's determinism.
+which gather and never scatter, so a compiled backward keeps poolspec's determinism. Under inductor each
+node (forward and backward alike) is decomposed into the torch ops of its functional path, plans entering as
+constants, and fused with its neighbours (``_fuse``; ``POOLSPEC_FUSE=0`` keeps the nodes opaque).
 
 >>> import torch, poolspec
 >>> f = torch.compile(lambda x: poolspec.avg_pool2d(x, 2), fullgraph=True, backend="eager")
@@ -22,12 +24,14 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
+from .._compat import FUNCTIONAL, functional
 from ..registry import op as record
 from ..spec import card
 
@@ -77,7 +81,7 @@ def _filled(spec: str, sizes: tuple[int, ...]) -> dict[str, Any]:
             return sizes[int(v[1:])]
         return v
 
-    return {k: fill(v) for k, v in kw.items()}
+    return {k: fill(v) for k, v in kw.items() if not k.startswith("@")}
 
 
 def _function(name: str) -> Any:
@@ -88,6 +92,9 @@ def _function(name: str) -> Any:
 
 def _fresh(out: torch.Tensor, *inputs: torch.Tensor | None) -> torch.Tensor:
     """``out``, copied if it shares memory with an input (a custom op's output may not alias one)."""
+    if FUNCTIONAL[0]:  # traced tensors have no memory to compare: their alias relation instead
+        alias = torch._C._is_alias_of  # type: ignore[attr-defined]
+        return out.clone() if any(t is not None and alias(out, t) for t in inputs) else out
     ptr = out.untyped_storage().data_ptr()
     if out.numel() and any(t is not None and t.untyped_storage().data_ptr() == ptr for t in inputs):
         return out.clone()
@@ -289,7 +296,9 @@ def _split(v: Any, sizes: list[Any]) -> Any:
 def _encode(args: dict[str, Any]) -> tuple[str, list[Any]]:
     """A node's ``spec`` and ``sizes`` for keyword arguments ``args`` (Python literals, sizes maybe SymInts)."""
     sizes: list[Any] = []
-    return repr({k: _split(v, sizes) for k, v in args.items()}), sizes
+    spec = {k: _split(v, sizes) for k, v in args.items()}
+    spec["@build"] = BUILD  # read by no kernel: keeps torch's on-disk compile caches per build
+    return repr(spec), sizes
 
 
 def call(op: str, args: dict[str, Any], x: torch.Tensor, grad_output: torch.Tensor | None = None,
@@ -615,3 +624,65 @@ def sampling(op: str, args: dict[str, Any], *tensors: Any) -> Any:
     """grid_sample, affine_grid, fractional_max_pool2d/3d or their backward functions as graph nodes;
     ``tensors`` as the public function takes them, ``args`` its other arguments (Python literals)."""
     return _SAMPLING_NODES[record(op).family](op, op.endswith("_backward"), args, tensors)
+
+
+# --- fusion: inductor sees through the nodes -------------------------------------------------------------
+
+def _decomposition(impl: Any) -> Any:
+    def decomposed(*args: Any) -> Any:
+        with functional():
+            return impl(*args)
+
+    return decomposed
+
+
+def _fuse() -> list[str]:
+    """Each node's decomposition for inductor: its own implementation, run on the traced tensors along the
+    functional path (the kernels' array-API calls, plans as constants), so that inductor generates fused
+    kernels for poolspec's forward and backward instead of calling the eager op. The autograd formulas stay
+    the nodes' (the explicit, gathering backward: no scatter enters the graph). torch.export and the
+    ``aot_eager`` backend keep the nodes. Off with ``POOLSPEC_FUSE=0`` (each node then runs the eager op)."""
+    if os.environ.get("POOLSPEC_FUSE", "1") == "0":
+        return []
+    try:
+        from torch._decomp import register_decomposition
+        from torch._inductor import decomposition as inductor
+    except ImportError:  # a torch without inductor: the nodes stay opaque
+        return []
+    decompositions = inductor.decompositions
+    fused = []
+    for node in (pool, max_pool, pool_backward, grid_sample, grid_sample_backward, affine_grid,
+                 affine_grid_backward, fractional_max_pool):
+        overload = node._opoverload
+        if overload not in decompositions:
+            register_decomposition(overload, registry=decompositions)(_decomposition(node._init_fn))
+        fused.append(str(overload))
+    # inductor keeps a copy of its table from its first compile on: renewed to hold these
+    cached = getattr(inductor, "fast_random_decomps", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+    return fused
+
+
+FUSED = _fuse()
+
+
+def _build() -> str:
+    """poolspec's version, whether the nodes are fused, and a digest of its sources (sizes and times): torch's
+    AOTAutograd cache keys a captured graph by its nodes, not by what their decompositions expand to, and
+    would otherwise serve code compiled from another build of poolspec (or with fusion off) from disk."""
+    import hashlib
+
+    import poolspec
+
+    root = os.path.dirname(os.path.abspath(poolspec.__file__))
+    digest = hashlib.sha256()
+    for folder, _, files in sorted(os.walk(root)):
+        for name in sorted(f for f in files if f.endswith(".py")):
+            stat = os.stat(os.path.join(folder, name))
+            digest.update(f"{os.path.relpath(os.path.join(folder, name), root)}:{stat.st_size}:"
+                          f"{stat.st_mtime_ns};".encode())
+    return f"{poolspec.__version__}/{'fused' if FUSED else 'nodes'}/{digest.hexdigest()[:16]}"
+
+
+BUILD = _build()

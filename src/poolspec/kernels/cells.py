@@ -193,7 +193,7 @@ class Cells:
             torch = sys.modules["torch"]
             if idx.dtype != torch.int64:
                 idx = idx.to(torch.int64)
-            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and \
+            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and not is_symbolic(idx) and \
                     not bool((idx >= self.cells).any()):  # no read outside: no zero cell to append
                 return _torch_gather(x, idx, lead)
             x = torch.cat([x, x.new_zeros(tuple(x.shape[:-1]) + (1,))], dim=-1)

@@ -26,6 +26,7 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
+    is_symbolic,
     is_torch_array,
     matmul,
     namespace,
@@ -92,13 +93,14 @@ _DEVICE_CONSTANTS: dict[Any, dict[str, Any]] = {}
 def _constants(xp: Any, plan: _Plan, like: Any) -> dict[str, Any]:
     """The constants on ``like``'s device and dtype, once per (plan, dtype, device) outside a JAX trace."""
     key = (plan, type(like), str(like.dtype), str(device(like)))
-    hit = _DEVICE_CONSTANTS.get(key)
+    traced = is_jax_array(like) or is_symbolic(like)  # constants of the trace, not to be kept
+    hit = None if traced else _DEVICE_CONSTANTS.get(key)
     if hit is not None:
         return hit
     itype = index_dtype(xp, like)
     out = {k: to_namespace(v, xp, like, itype if k == "stride" else like.dtype)
            for k, v in _host_constants(plan).items()}
-    if not is_jax_array(like) and len(_DEVICE_CONSTANTS) < 1024:  # under a JAX trace they are constants
+    if not traced and len(_DEVICE_CONSTANTS) < 1024:
         _DEVICE_CONSTANTS[key] = out
     return out
 

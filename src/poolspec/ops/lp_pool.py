@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import namespace, to_compute
+from .._compat import sign as sign_of
 from .._types import Array
 from ..autodiff import compose, graph_op, in_graph, linear, max_backward, max_indices, max_pool
 from ..kernels.linear import SeparableLinear, outer_product
@@ -138,7 +139,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any]) -> Any:
         windows_ = _max_windows(*key)
         idx = max_indices(windows_, sign * xp.abs(x))
         # d/dx of sign * max(sign * |x|) is the routed cotangent times sign(x) (0 at x == 0, as torch)
-        return max_backward(windows_, grad_output, idx) * xp.sign(x)
+        return max_backward(windows_, grad_output, idx) * sign_of(xp, x)
     return compose(_finite_backward, (_sum_plan(*key), math.prod(key[2]), p), grad_output, x)
 
 
