@@ -20,6 +20,7 @@ nothing here asserts a speed.
     python benchmarks/run.py --grid-sample-only [--json FILE]     (the grid_sample suite alone)
     python benchmarks/run.py --memory-only [--json FILE]          (the memory suite alone)
     python benchmarks/run.py --device cuda [--json FILE]          (the device suite: poolspec.device_bench)
+    python benchmarks/run.py --models [--json FILE]               (three small models: poolspec.bench_models)
 """
 
 from __future__ import annotations
@@ -795,9 +796,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="the device suite instead (poolspec.device_bench): torch on this device (cuda, "
                              "cuda:1, cpu) against its native kernels, with CuPy and JAX columns")
     parser.add_argument("--small", action="store_true", help="with --device: 1/16 of the elements (a CPU check)")
+    parser.add_argument("--models", action="store_true",
+                        help="only the model suite (poolspec.bench_models): three small models, forward+backward, "
+                             "eager and compiled, poolspec's ops against torch's (one thread)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--plot", default=None)
     a = parser.parse_args(argv)
+    if a.models:
+        from . import bench_models
+
+        rows = bench_models.run(repeat=max(3, a.repeat))
+        if a.json:
+            with open(a.json, "w", encoding="utf-8") as f:
+                json.dump({"environment": environment(), "models": rows}, f, indent=1)
+        return 0
     if a.device is not None:
         from . import device_bench
 

@@ -1,0 +1,103 @@
+"""Three small models, each with its pooling and resampling ops from poolspec or from torch.nn.functional,
+timed forward+backward eagerly and compiled (``poolspec bench --models``): a ResNet-style classifier (max
+pool stem, adaptive average head), a SegNet-style encoder-decoder (pool indices, unpool, bilinear) and a
+spatial transformer (affine_grid, grid_sample, average pool). Batch 16, 3x64x64, float32, one thread by
+default; the ratio is poolspec's time over torch's in the same run. Numbers only.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _models(torch: Any, lib: Any) -> dict[str, Any]:
+    nn = torch.nn
+    module: Any = nn.Module  # torch is optional: no stubs at type-check time
+
+    class ResNetStyle(module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Conv2d(3, 32, 7, 2, 3)
+            self.block = nn.Sequential(nn.Conv2d(32, 32, 3, 1, 1), nn.ReLU(), nn.Conv2d(32, 32, 3, 1, 1))
+            self.head = nn.Linear(32, 10)
+
+        def forward(self, x: Any) -> Any:
+            x = lib.max_pool2d(torch.relu(self.stem(x)), 3, 2, 1)
+            x = torch.relu(x + self.block(x))
+            return self.head(lib.adaptive_avg_pool2d(x, 1).flatten(1))
+
+    class SegNetStyle(module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.e1, self.e2 = nn.Conv2d(3, 16, 3, 1, 1), nn.Conv2d(16, 32, 3, 1, 1)
+            self.d2, self.d1 = nn.Conv2d(32, 16, 3, 1, 1), nn.Conv2d(16, 8, 3, 1, 1)
+
+        def forward(self, x: Any) -> Any:
+            a, i1 = lib.max_pool2d(torch.relu(self.e1(x)), 2, return_indices=True)
+            b, i2 = lib.max_pool2d(torch.relu(self.e2(a)), 2, return_indices=True)
+            b = torch.relu(self.d2(lib.max_unpool2d(b, i2, 2, output_size=a.shape[-2:])))
+            a = torch.relu(self.d1(lib.max_unpool2d(b, i1, 2, output_size=x.shape[-2:])))
+            return lib.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
+
+    class SpatialTransformer(module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.loc = nn.Sequential(nn.Conv2d(3, 8, 5, 2, 2), nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
+                                     nn.Linear(128, 6))
+            self.conv = nn.Conv2d(3, 16, 3, 1, 1)
+
+        def forward(self, x: Any) -> Any:
+            theta = self.loc(x).view(-1, 2, 3) + torch.eye(2, 3, device=x.device)
+            warped = lib.grid_sample(x, lib.affine_grid(theta, x.shape, align_corners=False), align_corners=False)
+            return lib.avg_pool2d(torch.relu(self.conv(warped)), 2)
+
+    return {"resnet-style": ResNetStyle, "segnet-style": SegNetStyle, "spatial-transformer": SpatialTransformer}
+
+
+def _median(fn: Callable[[], Any], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def run(repeat: int = 10, threads: int = 1, batch: int = 16) -> list[dict[str, Any]]:
+    import torch
+
+    import poolspec
+
+    torch.set_num_threads(threads)
+    x = torch.randn(batch, 3, 64, 64, generator=torch.Generator().manual_seed(0))
+    rows = []
+    for name in _models(torch, poolspec):
+        row: dict[str, Any] = {"model": name}
+        for mode in ("eager", "compiled"):
+            times = {}
+            for who, lib in (("poolspec", poolspec), ("torch", torch.nn.functional)):
+                torch.manual_seed(0)
+                model = _models(torch, lib)[name]()
+                torch._dynamo.reset()
+                fn = torch.compile(model) if mode == "compiled" else model
+
+                def step(fn: Any = fn, model: Any = model) -> None:
+                    model.zero_grad(set_to_none=True)
+                    fn(x).square().mean().backward()
+
+                start = time.perf_counter()
+                step()
+                if mode == "compiled":
+                    row[f"compile_s_{who}"] = time.perf_counter() - start
+                times[who] = _median(step, repeat)
+            row[f"{mode}_ms_poolspec"], row[f"{mode}_ms_torch"] = times["poolspec"] * 1e3, times["torch"] * 1e3
+            row[f"{mode}_ratio"] = times["poolspec"] / times["torch"]
+        rows.append(row)
+        print(f"{name:<20} eager {row['eager_ms_poolspec']:8.2f} ms vs {row['eager_ms_torch']:8.2f} ms "
+              f"({row['eager_ratio']:.2f})   compiled {row['compiled_ms_poolspec']:8.2f} ms vs "
+              f"{row['compiled_ms_torch']:8.2f} ms ({row['compiled_ratio']:.2f})", flush=True)
+    return rows
