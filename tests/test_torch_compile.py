@@ -455,9 +455,9 @@ def test_sampling_vmap_inside_compile():
 def test_inductor_sees_through_every_node():
     """Under inductor's decompositions every poolspec node (pooling, unpooling, interpolation, grid_sample,
     affine_grid, fractional pooling; forward and explicit backward) becomes torch ops that inductor can fuse,
-    but the routed ops' VJP (kept: its eager route is faster); the backward graph has no scatter, index_add
-    or index_put (the gathering backward, deterministic), values match eager poolspec and the backward
-    repeats bit for bit."""
+    but max_unpool and the routed ops' VJP (kept: their eager kernels are faster); the backward graph has no
+    scatter, index_add or index_put (the gathering backward, deterministic), values match eager poolspec and
+    the backward repeats bit for bit."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
     from torch._inductor.decomposition import select_decomp_table
@@ -488,9 +488,9 @@ def test_inductor_sees_through_every_node():
     assert len(graphs) == 2
     for gm in graphs:
         targets = {str(node.target) for node in gm.graph.nodes if node.op == "call_function"}
-        # kept on purpose: the routed ops' VJP (faster eagerly, see torch_graph._fuse)
-        assert not [t for t in targets if t.startswith("poolspec.") and t != "poolspec.route_backward.default"], \
-            targets
+        # kept on purpose: max_unpool and the routed ops' VJP (faster eagerly, see torch_graph._fuse)
+        kept = {"poolspec.route_backward.default", "poolspec.unpool.default"}
+        assert not [t for t in targets if t.startswith("poolspec.") and t not in kept], targets
     assert "poolspec.route_backward.default" in {str(n.target) for n in graphs[1].graph.nodes}
     # slice_scatter writes one slice, each cell once: deterministic by construction
     bw = {str(node.target) for node in graphs[1].graph.nodes if node.op == "call_function"} - {

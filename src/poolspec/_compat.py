@@ -178,6 +178,16 @@ def take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
     return xp.take(x, indices, axis=axis)
 
 
+def put(mod: Any, out: Any, indices: Any, values: Any) -> None:
+    """``out[indices] = values`` in place, 1-d (numpy, cupy or torch, as ``writable_module`` gives): torch's
+    ``scatter_``, several times faster on CPU than its indexed assignment. Deterministic where the indices are
+    distinct; callers that may pass repeats use only what does not depend on which write stays."""
+    if mod.__name__ == "torch":
+        out.scatter_(0, indices, values)
+    else:
+        out[indices] = values
+
+
 # Set while a captured graph's poolspec node is decomposed into torch ops for inductor
 # (autodiff/torch_graph.py): every kernel takes its functional path and reads no values. A list, not a
 # global rebinding, so modules that imported it see the change; one element read per check.

@@ -116,6 +116,18 @@ def pool(x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str, size
     return _fresh(_eager(op, x, indices, kw), x, indices)
 
 
+@torch.library.custom_op("poolspec::unpool", mutates_args=())
+def unpool(x: torch.Tensor, indices: torch.Tensor, op: str, spec: str, sizes: list[int]) -> torch.Tensor:
+    """``poolspec.max_unpool<n>d(x, indices, **arguments(spec, sizes))``: a node of its own because inductor
+    keeps it whole (see ``_fuse``)."""
+    return _fresh(_eager(op, x, indices, arguments(spec, sizes)), x, indices)
+
+
+def forward_node(op: str) -> Any:
+    """The node of ``op``'s values."""
+    return unpool if record(op).takes_indices else pool
+
+
 @torch.library.custom_op("poolspec::max_pool", mutates_args=())
 def max_pool(x: torch.Tensor, op: str, spec: str, sizes: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     """A max-family op's values and winners (flat in each plane, as torch's ``return_indices``)."""
@@ -147,13 +159,15 @@ def pool_backward(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.Ten
 def route_backward(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str,
                    sizes: list[int]) -> torch.Tensor:
     """``poolspec.<op>_backward(grad_output, x, ..., indices=winners)`` of a routed op (max and fractional
-    pools). A node of its own because inductor keeps it whole (see ``_fuse``)."""
+    pools), or max_unpool's at its indices. A node of its own because inductor keeps it whole (see
+    ``_fuse``)."""
     return _backward_eager(grad_output, x, indices, op, spec, sizes)
 
 
 def backward_node(op: str) -> Any:
     """The node of ``op``'s VJP."""
-    return route_backward if record(op).kind == "routed" else pool_backward
+    rec = record(op)
+    return route_backward if rec.kind == "routed" or rec.takes_indices else pool_backward
 
 
 # --- shapes and layouts at trace time, from the cards -------------------------------------------------
@@ -179,6 +193,7 @@ def _layout(op: str, x: torch.Tensor, r: Any, out: Any) -> Any:
 
 
 @pool.register_fake
+@unpool.register_fake
 def _(x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str, sizes: list[int]) -> torch.Tensor:
     shape, r = _resolved(op, x, arguments(spec, sizes))
     return _layout(op, x, r, x.new_empty(shape))
@@ -234,7 +249,7 @@ def _backward_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     x, indices = ctx.saved_tensors
     rec, rest = record(ctx.op), (None,) * 5
     if rec.kind == "linear":  # the transpose of a transpose: the op itself
-        return (pool(grad, indices, ctx.op, ctx.spec, ctx.sizes), *rest)
+        return (forward_node(ctx.op)(grad, indices, ctx.op, ctx.spec, ctx.sizes), *rest)
     if rec.kind == "routed":  # routing to the winners transposes to gathering at them
         # (fractional_max_pool: its winners always travel with its backward)
         if indices is None:
@@ -247,6 +262,7 @@ def _backward_vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
 
 
 torch.library.register_autograd("poolspec::pool", _pool_vjp, setup_context=_pool_context)
+torch.library.register_autograd("poolspec::unpool", _pool_vjp, setup_context=_pool_context)
 torch.library.register_autograd("poolspec::max_pool", _max_vjp, setup_context=_max_context)
 torch.library.register_autograd("poolspec::pool_backward", _backward_vjp, setup_context=_backward_context)
 torch.library.register_autograd("poolspec::route_backward", _backward_vjp, setup_context=_backward_context)
@@ -275,7 +291,7 @@ def _unfold(fold: bool, info: Any, out: torch.Tensor) -> torch.Tensor:
 def _pool_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, indices: torch.Tensor | None, op: str,
                spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
     fold, x, indices = _fronts(info, in_dims, op, x, indices)
-    return _unfold(fold, info, pool(x, indices, op, spec, sizes)), 0
+    return _unfold(fold, info, forward_node(op)(x, indices, op, spec, sizes)), 0
 
 
 def _max_vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, op: str, spec: str,
@@ -294,6 +310,7 @@ def _backward_vmap(info: Any, in_dims: tuple[Any, ...], grad_output: torch.Tenso
 
 
 torch.library.register_vmap("poolspec::pool", _pool_vmap)
+torch.library.register_vmap("poolspec::unpool", _pool_vmap)
 torch.library.register_vmap("poolspec::max_pool", _max_vmap)
 torch.library.register_vmap("poolspec::pool_backward", _backward_vmap)
 torch.library.register_vmap("poolspec::route_backward", _backward_vmap)
@@ -334,7 +351,7 @@ def call(op: str, args: dict[str, Any], x: torch.Tensor, grad_output: torch.Tens
     if record(op).indexed and (args.get("return_indices") or (torch.is_grad_enabled() and x.requires_grad)):
         values, idx = max_pool(x, op, spec, sizes)  # the winners serve the backward, no second search
         return (values, idx) if args.get("return_indices") else values
-    return pool(x, indices, op, spec, sizes)  # inference: values only
+    return forward_node(op)(x, indices, op, spec, sizes)  # inference: values only
 
 
 # --- the ops that read at data-dependent positions: grid_sample, affine_grid, fractional_max_pool ---------
@@ -666,10 +683,12 @@ def _fuse() -> list[str]:
     the nodes' (the explicit, gathering backward: no scatter enters the graph). torch.export and the
     ``aot_eager`` backend keep the nodes. Off with ``POOLSPEC_FUSE=0`` (each node then runs the eager op).
 
-    Kept whole: ``route_backward``, the routed ops' VJP (max and fractional pools), whose eager route (in-place
-    adds by winner, O(input)) ran 2-3x faster on CPU than inductor's code for its functional route (measured:
-    max_pool2d 3x3/2 on 8x64x112x112, 75 ms against 24 ms native; a ResNet-style model 1.98x native fused
-    against 0.87x kept)."""
+    Kept whole, where the eager kernels index by data and the functional path has to sort instead:
+    ``route_backward``, the routed ops' VJP (max and fractional pools), whose eager route (in-place adds by
+    winner, O(input)) ran 2-3x faster on CPU than inductor's code for its functional route (max_pool2d 3x3/2
+    on 8x64x112x112: 75 ms fused against 24 ms native; a ResNet-style model 1.98x native fused, 0.87x kept);
+    ``unpool`` and max_unpool's VJP, which eagerly write each value at its index (each cell at most once)
+    where the functional path sorts the indices and binary-searches every output cell."""
     if os.environ.get("POOLSPEC_FUSE", "1") == "0":
         return []
     try:

@@ -10,12 +10,13 @@ transposes (torch's backward also feeds the losing duplicates, which its forward
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, device, index_dtype, is_jax_array, namespace, writable_module
+from .._compat import buffer, device, index_dtype, is_jax_array, namespace, put, take, writable_module
 
 # output cells looked up at a time (a few int64 temporaries each)
 _CHUNK_CELLS = 1 << 18
@@ -47,16 +48,37 @@ class Unpool:
     def _sizes(self) -> tuple[int, int]:
         return int(np.prod(self.in_spatial, dtype=np.int64)), int(np.prod(self.out_spatial, dtype=np.int64))
 
-    def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
+    def _flat_keys(self, xp: Any, idx: Any) -> Any:
         m, p = self._sizes
         itype = index_dtype(xp, idx)
         flat = xp.reshape(xp.astype(idx, itype), (-1,))
         plane = xp.arange(flat.shape[0], dtype=itype, **_kw(idx)) // m
         # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
         # so it can never land in a neighbouring plane
-        keys = xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
+        return xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
+
+    def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
+        keys = self._flat_keys(xp, idx)
         order = xp.argsort(keys, stable=True)
         return keys, order, xp.take(keys, order)
+
+    def _distinct_keys(self, mod: Any, xp: Any, idx: Any, total: int) -> Any:
+        """The flat keys plane * P + index where no two name the same cell (the usual case: a pool's
+        winners), else None; the indices are in range (the op checks concrete ones). Checked by writing each
+        key's position into its cell and reading back: a cell named twice keeps one of the positions, so some
+        key reads back another's. Which one stays is the backend's choice, but only whether all read back
+        their own reaches the result."""
+        m, p = self._sizes
+        n = math.prod(idx.shape)
+        if n > total:
+            return None  # more reads than cells: some cell is named twice
+        itype = index_dtype(xp, idx)
+        offsets = xp.arange(0, total, p, dtype=itype, **_kw(idx))  # each plane's first cell
+        keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (n // m, m)) + offsets[:, None], (-1,))
+        claim = buffer(mod, (total,), keys.dtype, keys)
+        own = xp.arange(n, dtype=itype, **_kw(keys))
+        put(mod, claim, keys, own)
+        return keys if bool(xp.all(take(xp, claim, keys, 0) == own)) else None
 
     def route(self, x: Any, idx: Any) -> Any:
         xp = namespace(x)
@@ -65,13 +87,19 @@ class Unpool:
         planes = int(np.prod(lead, dtype=np.int64))
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **_kw(x))
-        _, order, ordered = self._keys(xp, idx)
         flat, total = xp.reshape(x, (-1,)), planes * p
+        mod = writable_module(x)
+        if mod is not None and mod is writable_module(idx):
+            keys = self._distinct_keys(mod, xp, idx, total)
+            if keys is not None:  # each cell written at most once: a plain indexed write, deterministic
+                y = buffer(mod, (total,), x.dtype, x, zero=True)
+                put(mod, y, keys, flat)
+                return xp.reshape(y, lead + self.out_spatial)
+        _, order, ordered = self._keys(xp, idx)
         itype = index_dtype(xp, x)
         # output cells a chunk at a time: each looks itself up with int64 temporaries, a few times the output
         # in one piece (JAX's compiler schedules its own memory: one piece)
         step = total if is_jax_array(x) else _CHUNK_CELLS
-        mod = writable_module(x)
         y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
         parts = []
         for a in range(0, total, step):
@@ -96,6 +124,11 @@ class Unpool:
         planes = int(np.prod(lead, dtype=np.int64))
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **_kw(gy))
+        mod = writable_module(gy)
+        if mod is not None and mod is writable_module(idx):
+            distinct = self._distinct_keys(mod, xp, idx, planes * p)
+            if distinct is not None:  # every input cell is its index's winner
+                return xp.reshape(take(xp, xp.reshape(gy, (-1,)), distinct, 0), lead + self.in_spatial)
         keys, order, ordered = self._keys(xp, idx)
         last = xp.searchsorted(ordered, keys, side="right") - 1
         own = xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **_kw(gy))
