@@ -12,6 +12,7 @@ array([[[ 2.5,  4.5],
 from __future__ import annotations
 
 from . import spec
+from .autodiff.torch_fused import set_eager_fusion
 from .ops.avg_pool import (
     adaptive_avg_pool1d,
     adaptive_avg_pool1d_backward,
@@ -73,6 +74,7 @@ __all__ = [
     "spec",
     "output_shape",
     "infer_arguments",
+    "set_eager_fusion",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from .._compat import FUNCTIONAL, is_dask_array, is_jax_array, is_torch_array
 from ..kernels.linear import SeparableLinear
+from .torch_fused import ENABLED as _FUSED
+from .torch_fused import PLAIN as _PLAIN
 
 
 class Routes(Protocol):
@@ -58,22 +60,52 @@ def in_graph(x: Any) -> bool:
     if FUNCTIONAL[0]:  # the node itself is being decomposed: run its torch ops
         return False
     torch = sys.modules.get("torch")  # not array-api-compat's test, which Dynamo would trace and warn about
-    return torch is not None and torch.compiler.is_compiling() and isinstance(x, torch.Tensor)
+    if torch is None:
+        return False
+    if torch.compiler.is_compiling():
+        return isinstance(x, torch.Tensor)
+    # eager fusion (torch_fused): the call runs as a compiled program built from the same node
+    return _FUSED[0] and not _PLAIN[0] and isinstance(x, torch.Tensor)
 
 
 def graph_op(op: str, args: dict[str, Any], x: Any, grad_output: Any = None, indices: Any = None) -> Any:
-    """``op`` (or, given ``grad_output``, its VJP) as a node of the graph being captured."""
+    """``op`` (or, given ``grad_output``, its VJP) as a node of the graph being captured, or eagerly as a
+    cached compiled program of that node (``set_eager_fusion``)."""
     from .torch_graph import call
 
-    return call(op, args, x, grad_output, indices)
+    if sys.modules["torch"].compiler.is_compiling():
+        return call(op, args, x, grad_output, indices)
+    from ..registry import op as record
+    from . import torch_fused
+
+    rec = record(op)
+
+    def plain() -> Any:
+        lead = (x, indices) if rec.takes_indices else (x,)
+        if grad_output is None:
+            return rec.forward(*lead, **args)
+        if rec.takes_indices or indices is None:
+            return rec.backward(grad_output, *lead, **args)
+        return rec.backward(grad_output, x, **args, indices=indices)
+
+    return torch_fused.run("op", op, args, (x, grad_output, indices),
+                           lambda x, g, i: call(op, args, x, g, i), plain)
 
 
 def graph_node(op: str, args: dict[str, Any], *tensors: Any) -> Any:
     """grid_sample, affine_grid, fractional_max_pool2d/3d (or their ``_backward``) as nodes of the graph being
-    captured; ``tensors`` as the public function takes them, ``args`` its other arguments."""
+    captured, or eagerly as cached compiled programs; ``tensors`` as the public function takes them, ``args``
+    its other arguments."""
     from .torch_graph import sampling
 
-    return sampling(op, args, *tensors)
+    if sys.modules["torch"].compiler.is_compiling():
+        return sampling(op, args, *tensors)
+    import poolspec
+
+    from . import torch_fused
+
+    return torch_fused.run("node", op, args, tensors, lambda *ts: sampling(op, args, *ts),
+                           lambda: getattr(poolspec, op)(*tensors, **args))
 
 
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False, primal: Any = None) -> Any:

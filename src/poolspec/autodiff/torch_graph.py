@@ -24,6 +24,7 @@ torch.Size([1, 1, 2, 2])
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 from functools import lru_cache
@@ -35,6 +36,7 @@ import torch
 from .._compat import FUNCTIONAL, functional
 from ..registry import op as record
 from ..spec import card
+from .torch_fused import PLAIN
 
 _NAMES = {"inf": math.inf, "nan": math.nan}
 
@@ -86,9 +88,20 @@ def _filled(spec: str, sizes: tuple[int, ...]) -> dict[str, Any]:
 
 
 def _function(name: str) -> Any:
+    """The public op ``name``, as a node's implementation runs it: on the plain eager path (under eager
+    fusion the public op would otherwise compile a program holding this very node)."""
     import poolspec  # the public ops; imported here, as poolspec imports this module's package
 
-    return getattr(poolspec, name)
+    return functools.partial(_plain, getattr(poolspec, name))
+
+
+def _plain(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    before = PLAIN[0]
+    PLAIN[0] = True
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        PLAIN[0] = before
 
 
 def _fresh(out: torch.Tensor, *inputs: torch.Tensor | None) -> torch.Tensor:
