@@ -5,8 +5,8 @@ shapes, dtypes, devices, grad mode), cached, built from the same graph node as i
 is otherwise a chain of small kernels launched one by one from Python; the first call of each key pays the
 compilation (0.2-4 s on CPU), later calls a cache lookup. Calls under torch.func transforms, forward-mode AD
 or on the meta device, and calls with array arguments a program cannot hold as constants (fractional
-pooling's samples), take the plain eager path. A compiled program has no double backward: leave the switch
-off for higher-order gradients.
+pooling's samples), take the plain eager path, as do the max pools and max_unpool (``_pays``). A compiled
+program has no double backward: leave the switch off for higher-order gradients.
 
 >>> import torch, poolspec
 >>> before = poolspec.set_eager_fusion(True)
@@ -53,6 +53,16 @@ def _compilable(torch: Any, tensors: tuple[Any, ...]) -> bool:
     return not any(t is not None and (wrapped(t) or t.device.type == "meta") for t in tensors)
 
 
+def _pays(op: str) -> bool:
+    """Whether a program beats the plain path: not for the ops whose eager kernels index by data (max and
+    fractional pools, max_unpool), which a program runs as the same kernels plus its own overhead (measured
+    on CPU: max_pool2d 3x3/2 forward+backward 7.6 ms plain, 9.3 ms as a program)."""
+    from ..registry import op as record
+
+    rec = record(op)
+    return rec.kind != "routed" and not rec.takes_indices
+
+
 def _meta(t: Any) -> Any:
     return None if t is None else (tuple(t.shape), t.stride(), t.dtype, t.device, t.requires_grad)
 
@@ -84,7 +94,7 @@ def run(kind: str, op: str, args: dict[str, Any], tensors: tuple[Any, ...], node
     the plain eager path) where the arguments are not constants a program can hold."""
     import torch
 
-    if not _literal(list(args.values())) or not _compilable(torch, tensors):
+    if not _literal(list(args.values())) or not _compilable(torch, tensors) or not _pays(op):
         PLAIN[0] = True
         try:
             return plain()
