@@ -187,6 +187,12 @@ def targets(found: dict[str, Any]) -> list[str]:
                      f"{s['geomean_fwd']:.2f} (<= 1.2); not bit-identical: poolspec "
                      f"{s['poolspec_bwd_not_bit_identical'] or 'none'}, "
                      f"native {s['native_bwd_not_bit_identical'] or 'none'}")
+    if s:
+        ok = s["fused_geomean_fwd_bwd"] <= 1.5 and s["fused_worst_fwd_bwd"] <= 3 and s["fused_geomean_fwd"] <= 1.2
+        lines.append(f"[{'met' if ok else 'NOT met'}] torch {bench['device']} with eager fusion: fwd+bwd geomean "
+                     f"{s['fused_geomean_fwd_bwd']:.2f} (<= 1.5), worst {s['fused_worst_fwd_bwd']:.2f} (<= 3), "
+                     f"fwd geomean {s['fused_geomean_fwd']:.2f} (<= 1.2); not bit-identical: "
+                     f"{s['fused_bwd_not_bit_identical'] or 'none'}")
     j = bench.get("jax_summary")
     if j:
         ok = j["geomean_fwd"] <= 1.0 and j["geomean_fwd_bwd"] <= 1.0

@@ -114,7 +114,7 @@ def test_device_suite_runs_on_cpu(tmp_path) -> None:
     toy = [device_bench.DeviceCase(c.key, c.op, tuple(c.shape[:2]) + (9,) * (len(c.shape) - 2),
                                    dict(c.args, size=(5, 5)) if "size" in c.args else c.args, c.grid)
            for c in device_bench.CASES]
-    rows = device_bench.torch_rows("cpu", toy, repeat=1)
+    rows = device_bench.torch_rows("cpu", toy, repeat=1, fused=False)
     assert [r["case"] for r in rows] == [c.key for c in device_bench.CASES]
     for r in rows:
         assert "error" not in r, r
@@ -122,3 +122,6 @@ def test_device_suite_runs_on_cpu(tmp_path) -> None:
         assert r["poolspec_bwd_bit_identical_x5"] and r["poolspec_deterministic_mode"] == "runs", r
     s = device_bench.summary(rows)
     assert s["errors"] == [] and math.isfinite(s["geomean_fwd_bwd"])
+    fused = device_bench.torch_rows("cpu", [toy[2], toy[8]], repeat=1)  # with eager fusion: two cases
+    assert all("error" not in r and r["fused_bwd_bit_identical_x5"] for r in fused), fused
+    assert math.isfinite(device_bench.summary(fused)["fused_geomean_fwd_bwd"])

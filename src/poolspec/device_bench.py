@@ -7,7 +7,8 @@ Per call (float32, the 13 calls of the GPU report in docs/GPU.md): on torch at `
 and forward+backward against torch.nn.functional on the same tensors (medians, synchronised), the kernel
 launches and summed kernel time of each (torch.profiler, CUDA only), the host time per call (no sync: what the
 GPU waits for), the largest difference from the native op, and whether 5 repeated backward passes are bit
-identical on each side. Then which backward passes run under ``torch.use_deterministic_algorithms(True)``.
+identical on each side; the same with eager fusion on (``poolspec.set_eager_fusion``: first-call cost,
+times, host time, bit-identity). Then which backward passes run under ``torch.use_deterministic_algorithms(True)``.
 Columns beside it: poolspec on CuPy (where CuPy sees a GPU) against torch native and cupyx.scipy.ndimage
 where it has the op, and jitted poolspec on JAX's default device against lax.reduce_window and
 jax.image.resize. Numbers only: nothing here asserts a speed.
@@ -116,7 +117,7 @@ def _kernels(torch: Any, fn: Callable[[], Any]) -> tuple[int, float] | None:
     return len(found), sum(e.device_time for e in found) / 1e3
 
 
-def torch_rows(device: str, cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
+def torch_rows(device: str, cases: list[DeviceCase], repeat: int, fused: bool = True) -> list[dict[str, Any]]:
     import torch
 
     cuda = torch.device(device).type == "cuda"
@@ -129,7 +130,7 @@ def torch_rows(device: str, cases: list[DeviceCase], repeat: int) -> list[dict[s
     for case in cases:
         row: dict[str, Any] = {"case": case.key, "shape": list(case.shape)}
         try:
-            row.update(_torch_case(torch, device, case, repeat, sync))
+            row.update(_torch_case(torch, device, case, repeat, sync, fused))
         except Exception as e:  # report and go on: one failing call must not hide the others
             row["error"] = f"{type(e).__name__}: {e}"[:300]
         rows.append(row)
@@ -137,20 +138,23 @@ def torch_rows(device: str, cases: list[DeviceCase], repeat: int) -> list[dict[s
     return rows
 
 
-def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Callable[[], None]) -> dict[str, Any]:
+def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Callable[[], None],
+                fused: bool) -> dict[str, Any]:
     import poolspec
 
     host = _host_inputs(case)
     x = torch.from_numpy(host["x"]).to(device)
     extra = [torch.from_numpy(host["grid"]).to(device)] if case.grid else []
     row: dict[str, Any] = {}
-    calls = {}
+    calls: dict[str, Any] = {}
     for who, lib in (("poolspec", poolspec), ("native", torch.nn.functional)):
         fn = getattr(lib, case.op)
         y = fn(x, *extra, **case.args)
         gy = torch.from_numpy(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)).to(device)
         fwd, fwd_bwd = _torch_calls(torch, fn, x, extra, case.args, gy)
         calls[who] = (fwd, fwd_bwd)
+        if who == "poolspec":
+            calls["gy"] = gy
         row[f"{who}_fwd_ms"] = _median(fwd, sync, repeat) * 1e3
         row[f"{who}_fwd_bwd_ms"] = _median(fwd_bwd, sync, repeat) * 1e3
         row[f"{who}_host_ms"] = _host_time(fwd, sync) * 1e3
@@ -160,6 +164,27 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
                 row[f"{who}_{tag}_kernels"], row[f"{who}_{tag}_kernel_ms"] = k
         first = fwd_bwd()
         row[f"{who}_bwd_bit_identical_x5"] = all(torch.equal(first, fwd_bwd()) for _ in range(5))
+    # the same calls with eager fusion (poolspec.set_eager_fusion): compiled once per key, then timed
+    before = poolspec.set_eager_fusion(True)
+    try:
+        if not fused:
+            raise _Skip
+        fwd, fwd_bwd = _torch_calls(torch, poolspec_fn(case), x, extra, case.args, calls["gy"])
+        start = time.perf_counter()
+        fwd(), fwd_bwd()
+        sync()
+        row["fused_first_call_s"] = time.perf_counter() - start
+        row["fused_fwd_ms"] = _median(fwd, sync, repeat) * 1e3
+        row["fused_fwd_bwd_ms"] = _median(fwd_bwd, sync, repeat) * 1e3
+        row["fused_host_ms"] = _host_time(fwd, sync) * 1e3
+        first = fwd_bwd()
+        row["fused_bwd_bit_identical_x5"] = all(torch.equal(first, fwd_bwd()) for _ in range(5))
+        row["ratio_fused_fwd"] = row["fused_fwd_ms"] / row["native_fwd_ms"]
+        row["ratio_fused_fwd_bwd"] = row["fused_fwd_bwd_ms"] / row["native_fwd_bwd_ms"]
+    except _Skip:
+        pass
+    finally:
+        poolspec.set_eager_fusion(before)
     ours, theirs = calls["poolspec"], calls["native"]
     row["max_abs_diff"] = float((ours[0]().double() - theirs[0]().double()).abs().max())
     row["grad_max_abs_diff"] = float((ours[1]().double() - theirs[1]().double()).abs().max())
@@ -176,6 +201,16 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
     finally:
         torch.use_deterministic_algorithms(False)
     return row
+
+
+class _Skip(Exception):
+    pass
+
+
+def poolspec_fn(case: DeviceCase) -> Callable[..., Any]:
+    import poolspec
+
+    return getattr(poolspec, case.op)
 
 
 def _torch_calls(torch: Any, fn: Callable[..., Any], x: Any, extra: list[Any], args: dict[str, Any],
@@ -341,6 +376,11 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "geomean_fwd": _geomean([r["ratio_fwd"] for r in ok]),
             "geomean_fwd_bwd": _geomean([r["ratio_fwd_bwd"] for r in ok]),
             "worst_fwd_bwd": max((r["ratio_fwd_bwd"] for r in ok), default=math.nan),
+            "fused_geomean_fwd": _geomean([r["ratio_fused_fwd"] for r in ok if "ratio_fused_fwd" in r]),
+            "fused_geomean_fwd_bwd": _geomean([r["ratio_fused_fwd_bwd"] for r in ok if "ratio_fused_fwd" in r]),
+            "fused_worst_fwd_bwd": max((r["ratio_fused_fwd_bwd"] for r in ok if "ratio_fused_fwd" in r),
+                                       default=math.nan),
+            "fused_bwd_not_bit_identical": [r["case"] for r in ok if r.get("fused_bwd_bit_identical_x5") is False],
             "poolspec_bwd_not_bit_identical": [r["case"] for r in ok if not r["poolspec_bwd_bit_identical_x5"]],
             "native_bwd_not_bit_identical": [r["case"] for r in ok if not r["native_bwd_bit_identical_x5"]]}
 
