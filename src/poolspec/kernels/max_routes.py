@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
+    buffer,
     dtype_name,
     index_dtype,
     is_dask_array,
     is_jax_array,
     namespace,
     on,
+    put,
     take,
     to_compute,
     to_namespace,
@@ -260,3 +262,19 @@ def take_winners(xp: Any, gg: Any, idx: Any, n: int) -> Any:
     flat = xp.reshape(gg, lead + (-1,))
     where = xp.reshape(xp.astype(idx, xp.int64), lead + (-1,))
     return xp.reshape(xp.take_along_axis(flat, where, axis=-1), tuple(idx.shape))
+
+
+def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]) -> Any:
+    """The route where no two outputs share a winner (windows that never overlap): each g written at its
+    winner (unique destinations: deterministic), +0 elsewhere. ``g + 0`` gives +0.0 for -0.0, as a sum from
+    zero does. An index flat in its plane, as ``return_indices`` gives it."""
+    n = len(in_spatial)
+    lead = tuple(g.shape[:g.ndim - n])
+    P, M = math.prod(in_spatial), math.prod(g.shape[g.ndim - n:])
+    planes = math.prod(lead)
+    out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
+    itype = index_dtype(xp, idx)
+    offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))
+    keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (planes, M)) + offsets[:, None], (-1,))
+    put(mod, out, keys, xp.reshape(g + 0, (-1,)))
+    return xp.reshape(out, lead + tuple(in_spatial))

@@ -49,6 +49,7 @@ from .max_routes import (
     _walk,
     embed_sum,
     gathered_route,
+    put_winners,
     sorted_route,
     take_last,
     take_winners,
@@ -413,7 +414,16 @@ class MaxWindows(_PoolRoutes):
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
+        mod = writable_module(g)
+        if mod is not None and mod is writable_module(idx) and self._disjoint() and 0 not in g.shape \
+                and 0 not in self.in_spatial:
+            return put_winners(mod, namespace(g), g, idx, self.in_spatial)  # measured 8x the sum route
         return blocked(self._route, (g, idx), len(self.in_spatial), self._plane_cells, cell_bytes=8)
+
+    def _disjoint(self) -> bool:
+        """Whether no input cell is in two windows (stride at least the dilated extent on every axis), so
+        that no two outputs share a winner."""
+        return all(s >= (k - 1) * d + 1 for L, O, k, s, p, d in self._axes())
 
     def _covers(self) -> list[np.ndarray]:
         return [windows.covers(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes()]
