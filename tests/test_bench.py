@@ -125,3 +125,13 @@ def test_device_suite_runs_on_cpu(tmp_path) -> None:
     fused = device_bench.torch_rows("cpu", [toy[2], toy[8]], repeat=1)  # with eager fusion: two cases
     assert all("error" not in r and r["fused_bwd_bit_identical_x5"] for r in fused), fused
     assert math.isfinite(device_bench.summary(fused)["fused_geomean_fwd_bwd"])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_model_suite_runs() -> None:
+    """``poolspec bench --models`` at a toy batch, eagerly: every model runs with either library's ops."""
+    from poolspec import bench_models
+
+    rows = bench_models.run(repeat=1, batch=2, modes=("eager",))
+    assert [r["model"] for r in rows] == ["resnet-style", "segnet-style", "spatial-transformer"]
+    assert all(math.isfinite(r["eager_ratio"]) and r["eager_ratio"] > 0 for r in rows)

@@ -7,10 +7,10 @@ default; the ratio is poolspec's time over torch's in the same run. Numbers only
 
 from __future__ import annotations
 
-import statistics
 import time
-from collections.abc import Callable
 from typing import Any
+
+from .device_bench import _median
 
 
 def _models(torch: Any, lib: Any) -> dict[str, Any]:
@@ -57,17 +57,8 @@ def _models(torch: Any, lib: Any) -> dict[str, Any]:
     return {"resnet-style": ResNetStyle, "segnet-style": SegNetStyle, "spatial-transformer": SpatialTransformer}
 
 
-def _median(fn: Callable[[], Any], repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def run(repeat: int = 10, threads: int = 1, batch: int = 16) -> list[dict[str, Any]]:
+def run(repeat: int = 10, threads: int = 1, batch: int = 16,
+        modes: tuple[str, ...] = ("eager", "compiled")) -> list[dict[str, Any]]:
     import torch
 
     import poolspec
@@ -77,7 +68,7 @@ def run(repeat: int = 10, threads: int = 1, batch: int = 16) -> list[dict[str, A
     rows = []
     for name in _models(torch, poolspec):
         row: dict[str, Any] = {"model": name}
-        for mode in ("eager", "compiled"):
+        for mode in modes:
             times = {}
             for who, lib in (("poolspec", poolspec), ("torch", torch.nn.functional)):
                 torch.manual_seed(0)
@@ -93,11 +84,10 @@ def run(repeat: int = 10, threads: int = 1, batch: int = 16) -> list[dict[str, A
                 step()
                 if mode == "compiled":
                     row[f"compile_s_{who}"] = time.perf_counter() - start
-                times[who] = _median(step, repeat)
+                times[who] = _median(step, lambda: None, repeat)
             row[f"{mode}_ms_poolspec"], row[f"{mode}_ms_torch"] = times["poolspec"] * 1e3, times["torch"] * 1e3
             row[f"{mode}_ratio"] = times["poolspec"] / times["torch"]
         rows.append(row)
-        print(f"{name:<20} eager {row['eager_ms_poolspec']:8.2f} ms vs {row['eager_ms_torch']:8.2f} ms "
-              f"({row['eager_ratio']:.2f})   compiled {row['compiled_ms_poolspec']:8.2f} ms vs "
-              f"{row['compiled_ms_torch']:8.2f} ms ({row['compiled_ratio']:.2f})", flush=True)
+        print(f"{name:<20}" + "   ".join(f"{m} {row[f'{m}_ms_poolspec']:8.2f} ms vs {row[f'{m}_ms_torch']:8.2f} ms "
+                                        f"({row[f'{m}_ratio']:.2f})" for m in modes), flush=True)
     return rows
