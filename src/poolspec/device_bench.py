@@ -77,31 +77,24 @@ def _host_inputs(case: DeviceCase) -> dict[str, np.ndarray]:
     return out
 
 
-def _median(fn: Callable[[], Any], sync: Callable[[], None], repeat: int) -> float:
+def _median(fn: Callable[[], Any], sync: Callable[[], None], repeat: int, wait: bool = True) -> float:
+    """Median time per call after a warm-up; ``wait=False``: the host's time alone, the device waited for
+    only at the end (what the device waits for when the host is the bottleneck)."""
     fn()
     sync()
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
-        sync()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def _host_time(fn: Callable[[], Any], sync: Callable[[], None], calls: int = 20) -> float:
-    """Median host time per call, without waiting for the device: what the device waits for when the
-    host is the bottleneck."""
-    for _ in range(3):
-        fn()
-    sync()
-    times = []
-    for _ in range(calls):
-        t = time.perf_counter()
-        fn()
+        if wait:
+            sync()
         times.append(time.perf_counter() - t)
     sync()
     return statistics.median(times)
+
+
+def _host_time(fn: Callable[[], Any], sync: Callable[[], None]) -> float:
+    return _median(fn, sync, 20, wait=False)
 
 
 def _kernels(torch: Any, fn: Callable[[], Any]) -> tuple[int, float] | None:

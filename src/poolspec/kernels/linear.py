@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import copy, device, dtype_name, is_dask_array, namespace, to_compute, to_namespace
+from .._compat import copy, dtype_name, is_dask_array, namespace, on, to_compute, to_namespace
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
 from .chunked import as_table, axis_pass, groups, local_table
@@ -167,8 +167,7 @@ def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bo
 
 def _zeros(xp: Any, like: Any, spatial: tuple[int, ...]) -> Any:
     shape = tuple(like.shape[: like.ndim - len(spatial)]) + tuple(spatial)
-    dev = device(like)
-    return xp.zeros(shape, dtype=like.dtype, **({} if dev is None else {"device": dev}))
+    return xp.zeros(shape, dtype=like.dtype, **on(like))
 
 
 def _trunc_div(xp: Any, a: Any, b: Any) -> Any:

@@ -24,11 +24,11 @@ import numpy as np
 
 from .._compat import (
     buffer,
-    device,
     index_dtype,
     is_dask_array,
     is_jax_array,
     namespace,
+    on,
     take,
     to_compute,
     to_namespace,
@@ -61,11 +61,6 @@ _SORT_RATIO = 16
 # covering windows per cell past which JAX routes by sorting the winners rather than looping over them
 _JAX_GATHERS = 64  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
-
-
-def _device_kw(x: Any) -> dict[str, Any]:
-    dev = device(x)
-    return {} if dev is None else {"device": dev}
 
 
 tap_ranges = windows.tap_ranges
@@ -272,7 +267,7 @@ class MaxWindows(_PoolRoutes):
                 f = to_namespace(_along(np.maximum(self.tap_offsets(i, t), 0), trailing), xp, v)
                 f = f if fp is None else fp[sl] + f
                 if idx is None:
-                    idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
+                    idx = xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **on(v))
                 idx = xp.where(upd, f, idx)
             values, flat = m, idx
         return values, flat
@@ -612,7 +607,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
 
     def _empty(self, xp: Any, like: Any, spatial: tuple[int, ...], dtype: Any) -> Any:
         shape = tuple(like.shape[:like.ndim - len(spatial)]) + spatial
-        return xp.zeros(shape, dtype=dtype, **_device_kw(like))
+        return xp.zeros(shape, dtype=dtype, **on(like))
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         xp = namespace(x)
@@ -672,7 +667,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
                     f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
                     f = f if fp is None else take(xp, fp, where, axis) + f
                     if idx is None:
-                        idx = f + xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **_device_kw(v))
+                        idx = f + xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **on(v))
                     else:
                         idx = xp.where(upd, f, idx)
             values, flat = m, idx

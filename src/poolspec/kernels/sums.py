@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, device, dtype_name, namespace, take, to_namespace, writable_module
+from .._compat import buffer, dtype_name, namespace, on, take, to_namespace, writable_module
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 from .blocks import CACHE_CELLS, SMALL
 
@@ -24,9 +24,7 @@ def _at(axis: int, index: Any) -> tuple[Any, ...]:
 
 def full_like_axis(xp: Any, x: Any, axis: int, size: int, value: float | int) -> Any:
     shape = tuple(x.shape[:axis]) + (size,) + tuple(x.shape[axis + 1:])
-    dev = device(x)
-    kwargs = {} if dev is None else {"device": dev}
-    return xp.full(shape, value, dtype=x.dtype, **kwargs)
+    return xp.full(shape, value, dtype=x.dtype, **on(x))
 
 
 def pad_axis(xp: Any, x: Any, axis: int, left: int, right: int, value: float | int = 0) -> Any:

@@ -16,15 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, device, index_dtype, is_jax_array, namespace, put, take, writable_module
+from .._compat import buffer, index_dtype, is_jax_array, namespace, on, put, take, writable_module
 
 # output cells looked up at a time (a few int64 temporaries each)
 _CHUNK_CELLS = 1 << 18
-
-
-def _kw(x: Any) -> dict[str, Any]:
-    dev = device(x)
-    return {} if dev is None else {"device": dev}
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +47,7 @@ class Unpool:
         m, p = self._sizes
         itype = index_dtype(xp, idx)
         flat = xp.reshape(xp.astype(idx, itype), (-1,))
-        plane = xp.arange(flat.shape[0], dtype=itype, **_kw(idx)) // m
+        plane = xp.arange(flat.shape[0], dtype=itype, **on(idx)) // m
         # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
         # so it can never land in a neighbouring plane
         return xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
@@ -73,10 +68,10 @@ class Unpool:
         if n > total:
             return None  # more reads than cells: some cell is named twice
         itype = index_dtype(xp, idx)
-        offsets = xp.arange(0, total, p, dtype=itype, **_kw(idx))  # each plane's first cell
+        offsets = xp.arange(0, total, p, dtype=itype, **on(idx))  # each plane's first cell
         keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (n // m, m)) + offsets[:, None], (-1,))
         claim = buffer(mod, (total,), keys.dtype, keys)
-        own = xp.arange(n, dtype=itype, **_kw(keys))
+        own = xp.arange(n, dtype=itype, **on(keys))
         put(mod, claim, keys, own)
         return keys if bool(xp.all(take(xp, claim, keys, 0) == own)) else None
 
@@ -86,7 +81,7 @@ class Unpool:
         m, p = self._sizes
         planes = int(np.prod(lead, dtype=np.int64))
         if planes * m == 0 or p == 0:
-            return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **_kw(x))
+            return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **on(x))
         flat, total = xp.reshape(x, (-1,)), planes * p
         mod = writable_module(x)
         if mod is not None and mod is writable_module(idx):
@@ -103,7 +98,7 @@ class Unpool:
         y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
         parts = []
         for a in range(0, total, step):
-            cells = xp.arange(a, min(a + step, total), dtype=itype, **_kw(x))
+            cells = xp.arange(a, min(a + step, total), dtype=itype, **on(x))
             last = xp.searchsorted(ordered, cells, side="right") - 1
             last = xp.where(last < 0, xp.zeros_like(last), last)
             hit = xp.take(ordered, last) == cells
@@ -123,7 +118,7 @@ class Unpool:
         m, p = self._sizes
         planes = int(np.prod(lead, dtype=np.int64))
         if planes * m == 0 or p == 0:
-            return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **_kw(gy))
+            return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **on(gy))
         mod = writable_module(gy)
         if mod is not None and mod is writable_module(idx):
             distinct = self._distinct_keys(mod, xp, idx, planes * p)
@@ -131,7 +126,7 @@ class Unpool:
                 return xp.reshape(take(xp, xp.reshape(gy, (-1,)), distinct, 0), lead + self.in_spatial)
         keys, order, ordered = self._keys(xp, idx)
         last = xp.searchsorted(ordered, keys, side="right") - 1
-        own = xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **_kw(gy))
+        own = xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **on(gy))
         inside = keys >= 0
         winner = (xp.take(order, last) == own) & inside
         safe = xp.where(inside, keys, xp.zeros_like(keys))
