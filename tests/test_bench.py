@@ -132,6 +132,6 @@ def test_model_suite_runs() -> None:
     """``poolspec bench --models`` at a toy batch, eagerly: every model runs with either library's ops."""
     from poolspec import bench_models
 
-    rows = bench_models.run(repeat=1, batch=2, modes=("eager",))
+    rows = bench_models.run(repeat=1, batch=2, modes=("eager", "eager-fused"))
     assert [r["model"] for r in rows] == ["resnet-style", "segnet-style", "spatial-transformer"]
-    assert all(math.isfinite(r["eager_ratio"]) and r["eager_ratio"] > 0 for r in rows)
+    assert all(math.isfinite(r[f"{m}_ratio"]) and r[f"{m}_ratio"] > 0 for r in rows for m in ("eager", "eager-fused"))

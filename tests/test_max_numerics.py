@@ -162,3 +162,32 @@ LARGE = [
 @pytest.mark.parametrize("case", LARGE, ids=[c.id for c in LARGE])
 def test_large_windows(backend, errors, case, dtype):
     _run(backend, errors, case, dtype)
+
+
+FOREIGN = [
+    Case("max_pool2d", (2, 3, 9, 11), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    Case("max_pool2d", (1, 2, 8, 8), {"kernel_size": 2}),
+    Case("max_pool3d", (1, 2, 5, 6, 7), {"kernel_size": 3, "stride": 2}),
+]
+
+
+@pytest.mark.parametrize("case", FOREIGN, ids=[c.id for c in FOREIGN])
+def test_backward_at_other_indices_follows_torch(backend, case):
+    """Indices other than the forward's winners (any cell of the plane, repeats included): each cotangent is
+    added at its index, as torch's max_pool*_with_indices_backward does; outside the plane is a ValueError."""
+    n = int(case.op[-2])
+    x = np.random.default_rng(3).standard_normal(case.shape)
+    shape = poolspec.output_shape(case.op, case.shape, **case.args)
+    g = np.random.default_rng(4).standard_normal(shape)
+    idx = np.random.default_rng(5).integers(0, int(np.prod(case.shape[-n:])), shape)
+    a = case.args
+    want = getattr(torch.ops.aten, f"{case.op}_with_indices_backward")(
+        torch.from_numpy(g), torch.from_numpy(x), [a["kernel_size"]] * n, [a.get("stride", a["kernel_size"])] * n,
+        [a.get("padding", 0)] * n, [1] * n, False, torch.from_numpy(idx))
+    backward = getattr(poolspec, case.op + "_backward")
+    got = backward(backend.asarray(g, "float64"), backend.asarray(x, "float64"), **a,
+                   indices=backend.asarray(idx, "int64"))
+    np.testing.assert_allclose(backend.to_numpy(got), want.numpy(), rtol=1e-12, atol=1e-13)
+    with pytest.raises(ValueError, match=r"indices must lie in \[0, "):
+        backward(backend.asarray(g, "float64"), backend.asarray(x, "float64"), **a,
+                 indices=backend.asarray(idx + int(np.prod(case.shape[-n:])), "int64"))

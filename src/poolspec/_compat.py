@@ -295,6 +295,14 @@ def is_symbolic(a: Any) -> bool:
     return fake is not None and isinstance(a, fake)
 
 
+def readable(a: Any) -> bool:
+    """Whether ``a``'s values can be read on the host as they are: not symbolic, not lazy (Dask), not wrapped
+    by a torch.func transform."""
+    if is_symbolic(a) or is_dask_array(a):
+        return False
+    return not (is_torch_array(a) and sys.modules["torch"]._C._functorch.is_functorch_wrapped_tensor(a))
+
+
 def extremes(xp: Any, a: Any) -> tuple[Any, Any] | None:
     """(min, max) of a non-empty array as Python numbers, for an argument check before any computation;
     None where the values cannot be read (a JAX tracer, a torch meta or fake tensor). Under torch.func

@@ -805,7 +805,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.models:
         from . import bench_models
 
-        rows = bench_models.run(repeat=max(3, a.repeat))
+        rows = bench_models.run(repeat=max(20, a.repeat))
         if a.json:
             with open(a.json, "w", encoding="utf-8") as f:
                 json.dump({"environment": environment(), "models": rows}, f, indent=1)

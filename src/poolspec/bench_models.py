@@ -1,16 +1,16 @@
 """Three small models, each with its pooling and resampling ops from poolspec or from torch.nn.functional,
-timed forward+backward eagerly and compiled (``poolspec bench --models``): a ResNet-style classifier (max
-pool stem, adaptive average head), a SegNet-style encoder-decoder (pool indices, unpool, bilinear) and a
-spatial transformer (affine_grid, grid_sample, average pool). Batch 16, 3x64x64, float32, one thread by
-default; the ratio is poolspec's time over torch's in the same run. Numbers only.
+timed forward+backward eagerly, eagerly with poolspec's eager fusion, and compiled (``poolspec bench
+--models``): a ResNet-style classifier (max pool stem, adaptive average head), a SegNet-style
+encoder-decoder (pool indices, unpool, bilinear) and a spatial transformer (affine_grid, grid_sample,
+average pool). Batch 16, 3x64x64, float32, one thread by default; the ratio is poolspec's time over
+torch's in the same run. Numbers only.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any
-
-from .device_bench import _median
 
 
 def _models(torch: Any, lib: Any) -> dict[str, Any]:
@@ -57,8 +57,14 @@ def _models(torch: Any, lib: Any) -> dict[str, Any]:
     return {"resnet-style": ResNetStyle, "segnet-style": SegNetStyle, "spatial-transformer": SpatialTransformer}
 
 
-def run(repeat: int = 10, threads: int = 1, batch: int = 16,
-        modes: tuple[str, ...] = ("eager", "compiled")) -> list[dict[str, Any]]:
+MODES = ("eager", "eager-fused", "compiled")
+
+
+def run(repeat: int = 20, threads: int = 1, batch: int = 16,
+        modes: tuple[str, ...] = MODES) -> list[dict[str, Any]]:
+    """Per model and mode (``eager``; ``eager-fused``: eager with :func:`poolspec.set_eager_fusion`, torch's
+    side plain eager; ``compiled``: ``torch.compile`` of the whole model), the median step time of each side.
+    The two sides' steps alternate, so that the machine's drifts fall on both."""
     import torch
 
     import poolspec
@@ -69,25 +75,38 @@ def run(repeat: int = 10, threads: int = 1, batch: int = 16,
     for name in _models(torch, poolspec):
         row: dict[str, Any] = {"model": name}
         for mode in modes:
-            times = {}
+            steps = {}
             for who, lib in (("poolspec", poolspec), ("torch", torch.nn.functional)):
                 torch.manual_seed(0)
                 model = _models(torch, lib)[name]()
                 torch._dynamo.reset()
                 fn = torch.compile(model) if mode == "compiled" else model
+                fused = mode == "eager-fused" and who == "poolspec"
 
-                def step(fn: Any = fn, model: Any = model) -> None:
-                    model.zero_grad(set_to_none=True)
-                    fn(x).square().mean().backward()
+                def step(fn: Any = fn, model: Any = model, fused: bool = fused) -> None:
+                    before = poolspec.set_eager_fusion(fused)
+                    try:
+                        model.zero_grad(set_to_none=True)
+                        fn(x).square().mean().backward()
+                    finally:
+                        poolspec.set_eager_fusion(before)
 
                 start = time.perf_counter()
                 step()
-                if mode == "compiled":
-                    row[f"compile_s_{who}"] = time.perf_counter() - start
-                times[who] = _median(step, lambda: None, repeat)
-            row[f"{mode}_ms_poolspec"], row[f"{mode}_ms_torch"] = times["poolspec"] * 1e3, times["torch"] * 1e3
-            row[f"{mode}_ratio"] = times["poolspec"] / times["torch"]
+                if mode != "eager":
+                    row[f"{mode}_first_call_s_{who}"] = time.perf_counter() - start
+                step()
+                steps[who] = step
+            times: dict[str, list[float]] = {who: [] for who in steps}
+            for _ in range(repeat):
+                for who, step in steps.items():
+                    start = time.perf_counter()
+                    step()
+                    times[who].append(time.perf_counter() - start)
+            ps, native = statistics.median(times["poolspec"]), statistics.median(times["torch"])
+            row[f"{mode}_ms_poolspec"], row[f"{mode}_ms_torch"] = ps * 1e3, native * 1e3
+            row[f"{mode}_ratio"] = ps / native
         rows.append(row)
-        print(f"{name:<20}" + "   ".join(f"{m} {row[f'{m}_ms_poolspec']:8.2f} ms vs {row[f'{m}_ms_torch']:8.2f} ms "
+        print(f"{name:<20}" + "   ".join(f"{m} {row[f'{m}_ms_poolspec']:7.2f} / {row[f'{m}_ms_torch']:7.2f} ms "
                                         f"({row[f'{m}_ratio']:.2f})" for m in modes), flush=True)
     return rows

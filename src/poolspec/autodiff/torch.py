@@ -240,7 +240,7 @@ class _Sampled(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: torch.Tensor) -> tuple[Any, Any, None]:
         x, p = ctx.saved_tensors
-        grad_x, grad_p = ctx.rules.backward(grad, x, p)
+        grad_x, grad_p = ctx.rules.backward(grad, x, p, ctx.needs_input_grad[0])  # the image's route costs most
         return (grad_x if ctx.needs_input_grad[0] else None), (grad_p if ctx.needs_input_grad[1] else None), None
 
     @staticmethod

@@ -278,3 +278,81 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (planes, M)) + offsets[:, None], (-1,))
     put(mod, out, keys, xp.reshape(g + 0, (-1,)))
     return xp.reshape(out, lead + tuple(in_spatial))
+
+
+_LEAD = 16  # cells before the planes in slot_route's buffer: 64 bytes at float32
+
+
+def slot_tables(firsts: Sequence[np.ndarray], counts: Sequence[int], out_spatial: tuple[int, ...]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """For :func:`slot_route`: (M,) each output's code sum(o_i * R_i) and (P,) each cell's code of its first
+    covering output sum(first_i * R_i), with R_i = prod(counts[i + 1:]) (mixed radix, row-major): an
+    output's slot at its winner w is code[o] - first[w]."""
+    radix = [math.prod(counts[i + 1:]) for i in range(len(counts))]
+    outs = np.zeros(out_spatial, dtype=np.int64)
+    cells = np.zeros(tuple(f.shape[0] for f in firsts), dtype=np.int64)
+    for i, (f, O, r) in enumerate(zip(firsts, out_spatial, radix)):
+        shape = [1] * len(counts)
+        shape[i] = O
+        outs = outs + np.arange(O, dtype=np.int64).reshape(shape) * r
+        shape[i] = f.shape[0]
+        cells = cells + f.reshape(shape) * r
+    outs, cells = outs.reshape(-1), cells.reshape(-1)
+    outs.setflags(write=False)
+    cells.setflags(write=False)
+    return outs, cells
+
+
+def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray], counts: Sequence[int],
+               in_spatial: tuple[int, ...], owner: Any) -> Any:
+    """grad_x[j] = sum of g[o] over the outputs o whose winner is j, where each cell's covering windows are
+    consecutive on every axis (``counts[i]`` at most, the first ``firsts[i][cell]``): an output's slot is
+    its rank among its winner's covering windows, and no two outputs of one slot share a winner. So slot by
+    slot, in order, each output of the slot adds its g to its winner's cell (a gather, an add and a write
+    to distinct cells: deterministic; the other outputs write to a spare cell past the planes, never read):
+    each cell's outputs in ascending row-major order from zero, torch's accumulation order, bit for bit.
+    O(slots x output + input) work and O(input + output) memory; NumPy, CuPy and torch outside autograd."""
+    n = len(in_spatial)
+    lead = tuple(g.shape[:g.ndim - n])
+    out_spatial = tuple(g.shape[g.ndim - n:])
+    P, M = math.prod(in_spatial), math.prod(out_spatial)
+    planes = math.prod(lead)
+    work = to_compute(xp, g) + 0  # a sum from zero turns -0.0 into +0.0
+    out_code, first = _kept(owner, "_kept_slot_tables", M + P, lambda: slot_tables(firsts, counts, out_spatial))
+    itype = index_dtype(xp, idx)
+    flat = xp.reshape(xp.astype(idx, itype), (planes, M))
+    # the planes at an offset of 64 bytes (the result keeps an aligned start), a spare cell before them and
+    # one after: for slot c, (code - c * size) clipped to [_LEAD - 1, _LEAD + planes * P] is the cell for the
+    # slot's outputs and a spare cell for the others (one subtraction and one clip per slot)
+    size = _LEAD + planes * P + 1
+    code = buffer(mod, (planes, M), flat.dtype, flat)  # (out_code - first[winner]) * size + winner + offset
+    at = device_copy(owner, "slot_first", first, flat, itype)
+    if mod.__name__ == "torch":
+        mod.index_select(at, 0, xp.reshape(flat, (-1,)), out=xp.reshape(code, (-1,)))
+    else:
+        mod.take(at, flat, out=code)
+    mod.subtract(xp.reshape(device_copy(owner, "slot_out", out_code, flat, itype), (1, M)), code, out=code)
+    mod.multiply(code, size, out=code)
+    mod.add(code, flat, out=code)
+    mod.add(code, xp.arange(_LEAD, _LEAD + planes * P, P, dtype=itype, **on(idx))[:, None], out=code)
+    code = xp.reshape(code, (-1,))
+    values = xp.reshape(work, (-1,))
+    grad = buffer(mod, (size,), work.dtype, work, zero=True)
+    # one index buffer and one value buffer for every slot, written in place: fresh megabyte-sized
+    # temporaries per slot cost more in page faults than their arithmetic
+    dest = buffer(mod, tuple(code.shape), code.dtype, code)
+    vals = buffer(mod, tuple(values.shape), values.dtype, values)
+    for c in range(math.prod(counts)):
+        mod.subtract(code, c * size, out=dest)
+        mod.clip(dest, _LEAD - 1, size - 1, out=dest)
+        if c == 0:
+            put(mod, grad, dest, values)
+            continue
+        if mod.__name__ == "torch":
+            mod.index_select(grad, 0, dest, out=vals)
+        else:
+            mod.take(grad, dest, out=vals)
+        mod.add(vals, values, out=vals)
+        put(mod, grad, dest, vals)
+    grad = xp.reshape(grad[_LEAD:size - 1], lead + tuple(in_spatial))
+    return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)

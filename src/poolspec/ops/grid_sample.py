@@ -294,17 +294,24 @@ def _chunk_sample(plan: _Plan, flat: Any, pts: Any) -> Any:
     return xp.sum(xp.reshape(vals, (N, C, m, T)) * weights, axis=-1)
 
 
-def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any = None) -> tuple[Any, Any]:
+def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any = None,
+                    need_x: bool = True) -> tuple[Any, Any]:
     """The input gradient (N, C, P) of the points (N, 1, m, n) for their cotangent (N, C, m), and theirs
     (N, m, n); None for nearest, whose grid gradient is zero. ``into``: where no autodiff follows, the input
-    gradient so far, to which this chunk's is added in place (only the cells the chunk reads are touched)."""
+    gradient so far, to which this chunk's is added in place (only the cells the chunk reads are touched).
+    ``need_x=False``: the input gradient is not wanted (None), and its route is skipped."""
     xp = namespace(flat)
     N, C, P = flat.shape
     m, T, n = pts.shape[2], plan.taps, plan.n
     cells = Cells(P, T * m)
     idx, weights, dweights, mult = _taps(xp, pts, plan, True)
     spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
-    part = cells.route(spread, idx, into=into) if into is not None else max_backward(cells, spread, idx, primal=x)
+    if not need_x:
+        part = None
+    elif into is not None:
+        part = cells.route(spread, idx, into=into)
+    else:
+        part = max_backward(cells, spread, idx, primal=x)
     if plan.mode == "nearest":
         return part, None
     vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
@@ -355,7 +362,7 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
-def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
+def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True) -> tuple[Any, Any]:
     xp = namespace(x)
     N, C = x.shape[0], x.shape[1]
     M, P = plan.points, math.prod(plan.in_spatial)
@@ -363,7 +370,7 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
     gf = xp.reshape(g, (N, C, M))
     step = _step(plan, N, C)
     if step >= M:
-        grad_x, grad_grid = _chunk_backward(plan, flat, pts, gf, x)
+        grad_x, grad_grid = _chunk_backward(plan, flat, pts, gf, x, need_x=need_x)
     elif is_jax_array(x):
         import jax
 
@@ -376,14 +383,14 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
         grad_grid = None if plan.mode == "nearest" else _jax_unchunk(parts, 1, M)
     else:
         # chunks add in order (a function of the shapes); in place where no autodiff follows
-        into = xp.zeros((N, C, P), dtype=x.dtype, device=device(x)) if untracked(x, grid, g) else None
+        into = xp.zeros((N, C, P), dtype=x.dtype, device=device(x)) if need_x and untracked(x, grid, g) else None
         grad_x, parts = into, []
         for a in range(0, M, step):
-            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x, into)
-            grad_x = part if grad_x is None or into is not None else grad_x + part
+            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x, into, need_x)
+            grad_x = part if grad_x is None or into is not None else grad_x if part is None else grad_x + part
             parts.append(gg)
         grad_grid = None if plan.mode == "nearest" else xp.concat(parts, axis=1)
-    grad_x = xp.reshape(grad_x, tuple(x.shape))
+    grad_x = None if grad_x is None else xp.reshape(grad_x, tuple(x.shape))
     if grad_grid is None:
         return grad_x, xp.zeros_like(grid)
     return grad_x, xp.reshape(grad_grid, tuple(grid.shape))
@@ -428,8 +435,8 @@ class _Rules:
     def forward(self, x: Any, grid: Any) -> Any:
         return _sample(self.plan, x, grid)
 
-    def backward(self, g: Any, x: Any, grid: Any) -> tuple[Any, Any]:
-        return _sample_backward(self.plan, g, x, grid)
+    def backward(self, g: Any, x: Any, grid: Any, need_x: bool = True) -> tuple[Any, Any]:
+        return _sample_backward(self.plan, g, x, grid, need_x)
 
     def jvp(self, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> Any:
         return _sample_jvp(self.plan, x, grid, x_dot, grid_dot)

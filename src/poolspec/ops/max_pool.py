@@ -10,11 +10,14 @@ adaptive windows, by ``take``; evenly dividing axes use ``MaxWindows``); the aut
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import Any, Literal, overload
 
+from .._compat import readable
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
+from ..kernels.cells import Cells
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import check_indices, keep_layout, resolve, resolve_backward
 
@@ -46,12 +49,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
     if in_graph(x):
         return graph_op(f"max_pool{n}d", args, x, grad_output, indices)
     _, _, r = resolve_backward(f"max_pool{n}d", grad_output, x, **args)
-    windows = _plan(n, x, r)
-    if indices is None:
-        indices = max_indices(windows, x)
-    else:
-        check_indices(f"max_pool{n}d_backward", indices, x, r.output_shape)
-    return max_backward(windows, grad_output, indices, primal=x)
+    return _routed(f"max_pool{n}d", _plan(n, x, r), grad_output, x, indices, r.output_shape)
 
 
 @overload
@@ -204,12 +202,27 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
     if in_graph(x):
         return graph_op(op, dict(output_size=output_size, return_indices=return_indices), x, grad_output, indices)
     _, _, r = resolve_backward(op, grad_output, x, output_size=output_size, return_indices=return_indices)
-    windows = _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"])
+    return _routed(op, _adaptive_windows(tuple(x.shape[-n:]), r.params["output_size"]), grad_output, x, indices,
+                   r.output_shape)
+
+
+def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape: tuple[int, ...]) -> Any:
+    """The VJP at the forward's winners, or at ``indices`` given in their place. The windows' routes rely on
+    each index being its output's winner (inside its window); other indices follow torch's rule instead,
+    each cotangent added at its index anywhere in the plane (by sorting, :class:`Cells`). Under transforms,
+    traces and lazy graphs, whose values are not read, indices are taken as the winners."""
     if indices is None:
-        indices = max_indices(windows, x)
-    else:
-        check_indices(f"{op}_backward", indices, x, r.output_shape)
-    return max_backward(windows, grad_output, indices, primal=x)
+        return max_backward(windows, grad_output, max_indices(windows, x), primal=x)
+    xp = check_indices(f"{op}_backward", indices, x, shape)
+    if not (readable(indices) and readable(x)) or bool(xp.all(indices == max_indices(windows, x))):
+        return max_backward(windows, grad_output, indices, primal=x)
+    n = len(windows.in_spatial)
+    P, M, lead = math.prod(windows.in_spatial), math.prod(shape[-n:]), tuple(x.shape[:x.ndim - n])
+    if bool(xp.any((indices < 0) | (indices >= P))):
+        raise ValueError(f"{op}_backward: indices must lie in [0, {P}) (flat positions in each input plane)")
+    grad = max_backward(Cells(P, M), xp.reshape(grad_output, lead + (M,)), xp.reshape(indices, lead + (M,)),
+                        primal=xp.reshape(x, lead + (P,)))
+    return xp.reshape(grad, tuple(x.shape))
 
 
 @overload
