@@ -488,7 +488,8 @@ def test_inductor_sees_through_every_node():
     assert len(graphs) == 2
     for gm in graphs:
         targets = {str(node.target) for node in gm.graph.nodes if node.op == "call_function"}
-        # kept on purpose: max_unpool and the routed ops' VJP (faster eagerly, see torch_graph._fuse)
+        # kept on purpose: max_unpool and its VJP, fractional pooling's VJP (faster eagerly, see
+        # torch_graph._fuse and registry.fused_vjp)
         kept = {"poolspec.route_backward.default", "poolspec.unpool.default"}
         assert not [t for t in targets if t.startswith("poolspec.") and t not in kept], targets
     assert "poolspec.route_backward.default" in {str(n.target) for n in graphs[1].graph.nodes}

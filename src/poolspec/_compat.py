@@ -205,6 +205,22 @@ def functional() -> Iterator[None]:
         FUNCTIONAL[0] = before
 
 
+# Set while a captured graph's node runs a max pool's backward at the winners its own forward node gave: the
+# public backward then skips comparing them with a fresh forward (ops/max_pool._routed).
+WINNERS = [False]
+
+
+@contextlib.contextmanager
+def own_winners() -> Iterator[None]:
+    """Indices passed to a max pool's backward in this block are its forward's winners."""
+    before = WINNERS[0]
+    WINNERS[0] = True
+    try:
+        yield
+    finally:
+        WINNERS[0] = before
+
+
 def writable_module(x: Any) -> Any:
     """The array module (numpy, cupy or torch) whose ``out=`` and in-place ops may fill a fresh result that
     has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take

@@ -48,6 +48,11 @@ _KINDS: dict[str, Kind] = {
     "affine_grid": "sampled",
 }
 
+# families whose VJP stays one opaque node under torch.compile's inductor (autodiff/torch_graph._fuse): their
+# eager kernels index by data (fractional pooling's winners and max_unpool's indices are arbitrary cells), where
+# the functional path has to sort; the other families' functional paths gather through constant tables
+_OPAQUE_VJP = frozenset({"fractional_max_pool", "max_unpool"})
+
 
 @dataclass(frozen=True)
 class OpDef:
@@ -91,6 +96,11 @@ class OpDef:
         """Whether an input of ``input_rank`` dimensions has a batch axis (else it is (C, *spatial)): always
         where the input's rank decides the spatial rank (interpolate, grid_sample, affine_grid)."""
         return self.rank is None or input_rank == self.rank + 2
+
+    @property
+    def fused_vjp(self) -> bool:
+        """Whether inductor may expand its VJP node into fused kernels (see ``_OPAQUE_VJP``)."""
+        return self.family not in _OPAQUE_VJP
 
     @property
     def takes_indices(self) -> bool:

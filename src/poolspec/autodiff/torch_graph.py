@@ -2,8 +2,8 @@
 
 Eagerly an op runs Python that builds host-side NumPy plans, which Dynamo would trace into and fail on.
 Inside a capture an op therefore enters the graph as one node: ``poolspec::pool`` (values),
-``poolspec::max_pool`` (values and winners), ``poolspec::pool_backward`` or ``poolspec::route_backward`` (the
-explicit VJP of a linear or composed op, of a routed one), carrying the
+``poolspec::max_pool`` (values and winners), ``poolspec::pool_backward`` (the explicit VJP; for max_unpool
+``poolspec::route_backward``, which inductor keeps whole), carrying the
 op's name, its arguments as a string and their integers as a SymInt list (a size may come from a traced
 shape), so the node is self-describing and an exported program needs nothing but poolspec to run. The ops
 that read at data-dependent positions have nodes of their own (``poolspec::grid_sample``,
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._compat import FUNCTIONAL, functional
+from .._compat import FUNCTIONAL, functional, own_winners
 from ..registry import op as record
 from ..spec import card
 from .torch_fused import PLAIN
@@ -154,7 +154,8 @@ def _backward_eager(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.T
     if rec.takes_indices:
         out = fn(grad_output, x, indices, **kw)
     elif rec.indexed:  # the winners, where the forward gave them
-        out = fn(grad_output, x, **kw, indices=indices)
+        with own_winners():
+            out = fn(grad_output, x, **kw, indices=indices)
     else:
         out = fn(grad_output, x, **kw)
     return _fresh(out.contiguous(), grad_output, x, indices)
@@ -163,24 +164,22 @@ def _backward_eager(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.T
 @torch.library.custom_op("poolspec::pool_backward", mutates_args=())
 def pool_backward(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str,
                   sizes: list[int]) -> torch.Tensor:
-    """``poolspec.<op>_backward(grad_output, x, ...)`` of a linear or composed op (max_unpool: at its
-    indices)."""
+    """``poolspec.<op>_backward(grad_output, x, ...)`` of an op whose VJP inductor may expand (the max pools:
+    at their winners)."""
     return _backward_eager(grad_output, x, indices, op, spec, sizes)
 
 
 @torch.library.custom_op("poolspec::route_backward", mutates_args=())
 def route_backward(grad_output: torch.Tensor, x: torch.Tensor, indices: torch.Tensor | None, op: str, spec: str,
                    sizes: list[int]) -> torch.Tensor:
-    """``poolspec.<op>_backward(grad_output, x, ..., indices=winners)`` of a routed op (max and fractional
-    pools), or max_unpool's at its indices. A node of its own because inductor keeps it whole (see
-    ``_fuse``)."""
+    """``poolspec.<op>_backward(grad_output, x, ..., indices=winners)`` of fractional max pooling, or
+    max_unpool's at its indices. A node of its own because inductor keeps it whole (see ``_fuse``)."""
     return _backward_eager(grad_output, x, indices, op, spec, sizes)
 
 
 def backward_node(op: str) -> Any:
-    """The node of ``op``'s VJP."""
-    rec = record(op)
-    return route_backward if rec.kind == "routed" or rec.takes_indices else pool_backward
+    """The node of ``op``'s VJP: ``route_backward``, kept whole under inductor, where the record says so."""
+    return pool_backward if record(op).fused_vjp else route_backward
 
 
 # --- shapes and layouts at trace time, from the cards -------------------------------------------------
@@ -711,12 +710,13 @@ def _fuse() -> list[str]:
     the nodes' (the explicit, gathering backward: no scatter enters the graph). torch.export and the
     ``aot_eager`` backend keep the nodes. Off with ``POOLSPEC_FUSE=0`` (each node then runs the eager op).
 
-    Kept whole, where the eager kernels index by data and the functional path has to sort instead:
-    ``route_backward``, the routed ops' VJP (max and fractional pools), whose eager route (in-place adds by
-    winner, O(input)) ran 2-3x faster on CPU than inductor's code for its functional route (max_pool2d 3x3/2
-    on 8x64x112x112: 75 ms fused against 24 ms native; a ResNet-style model 1.98x native fused, 0.87x kept);
-    ``unpool`` and max_unpool's VJP, which eagerly write each value at its index (each cell at most once)
-    where the functional path sorts the indices and binary-searches every output cell."""
+    The max pools' VJP expands to a gather over each cell's covering windows through constant tables (the
+    shape of inductor's own lowering of max_pool2d's backward): max_pool2d 3x3/2 on 8x64x112x112, fwd+bwd
+    2.2x inductor's native code (4.3x with the node kept whole, its eager route then running outside
+    inductor's threads). Kept whole, where the eager kernels index by data and the functional path has to sort
+    instead (the registry's ``fused_vjp``): ``route_backward``, fractional max pooling's VJP (its winners are
+    arbitrary cells), and ``unpool`` and max_unpool's VJP, which eagerly write each value at its index (each
+    cell at most once) where the functional path sorts the indices and binary-searches every output cell."""
     if os.environ.get("POOLSPEC_FUSE", "1") == "0":
         return []
     try:

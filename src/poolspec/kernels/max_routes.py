@@ -275,7 +275,7 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     itype = index_dtype(xp, idx)
     offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))
-    keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (planes, M)) + offsets[:, None], (-1,))
+    keys = xp.reshape(xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)) + offsets[:, None], (-1,))
     put(mod, out, keys, xp.reshape(g + 0, (-1,)))
     return xp.reshape(out, lead + tuple(in_spatial))
 
@@ -320,7 +320,7 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     work = to_compute(xp, g) + 0  # a sum from zero turns -0.0 into +0.0
     out_code, first = _kept(owner, "_kept_slot_tables", M + P, lambda: slot_tables(firsts, counts, out_spatial))
     itype = index_dtype(xp, idx)
-    flat = xp.reshape(xp.astype(idx, itype), (planes, M))
+    flat = xp.reshape(xp.astype(idx, itype, copy=False), (planes, M))
     # the planes at an offset of 64 bytes (the result keeps an aligned start), a spare cell before them and
     # one after: for slot c, (code - c * size) clipped to [_LEAD - 1, _LEAD + planes * P] is the cell for the
     # slot's outputs and a spare cell for the others (one subtraction and one clip per slot)
@@ -356,3 +356,4 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
         put(mod, grad, dest, vals)
     grad = xp.reshape(grad[_LEAD:size - 1], lead + tuple(in_spatial))
     return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)
+

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
+    FUNCTIONAL,
     buffer,
     index_dtype,
     is_dask_array,
@@ -473,6 +474,10 @@ class MaxWindows(_PoolRoutes):
         if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
         if 0 not in g.shape and 0 not in self.in_spatial:
+            if FUNCTIONAL[0] and self._cover_counts() <= _JAX_GATHERS:
+                # decomposed for inductor: one gather per covering window through constant tables, which it
+                # fuses into one pass over the input (its own lowering of max_pool2d's backward does the same)
+                return gathered_route(g, idx, self._covers(), self.in_spatial, self)
             if is_jax_array(g):
                 if self._cover_counts() > _JAX_GATHERS:  # a loop of that many passes over the input
                     return sorted_route(g, idx, self.in_spatial)

@@ -14,7 +14,7 @@ import math
 from functools import lru_cache
 from typing import Any, Literal, overload
 
-from .._compat import readable
+from .._compat import WINNERS, readable
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.cells import Cells
@@ -210,11 +210,11 @@ def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape
     """The VJP at the forward's winners, or at ``indices`` given in their place. The windows' routes rely on
     each index being its output's winner (inside its window); other indices follow torch's rule instead,
     each cotangent added at its index anywhere in the plane (by sorting, :class:`Cells`). Under transforms,
-    traces and lazy graphs, whose values are not read, indices are taken as the winners."""
+    traces and Dask's lazy graphs, whose values are not read, indices are taken as the winners."""
     if indices is None:
         return max_backward(windows, grad_output, max_indices(windows, x), primal=x)
     xp = check_indices(f"{op}_backward", indices, x, shape)
-    if not (readable(indices) and readable(x)) or bool(xp.all(indices == max_indices(windows, x))):
+    if WINNERS[0] or not (readable(indices) and readable(x)) or bool(xp.all(indices == max_indices(windows, x))):
         return max_backward(windows, grad_output, indices, primal=x)
     n = len(windows.in_spatial)
     P, M, lead = math.prod(windows.in_spatial), math.prod(shape[-n:]), tuple(x.shape[:x.ndim - n])
