@@ -421,3 +421,21 @@ def test_catalogue_exercises_every_argument_of_every_card():
             default = arg.default
             assert any(v != default and v is not None for v in values) or (default is None and values), \
                 (card.name, arg.name)
+
+
+def test_cli_version_and_help_on_every_option(capsys) -> None:
+    import argparse
+
+    from poolspec import __version__
+    from poolspec.cli import main, parser
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"poolspec {__version__}"
+    top = parser()
+    subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in subs.choices.items():
+        if name == "bench":  # its own parser: poolspec.bench
+            continue
+        for action in sub._actions:
+            assert action.help, f"poolspec {name} {action.option_strings or action.dest}: no help text"

@@ -75,7 +75,7 @@ def test_wrong_implementation_fails_exactly_its_mistakes(tmp_path: Path) -> None
     by_id = {case_id(c, "forward"): c for c in golden.cases(OPS.split(","))}
     avg = {i for i in failed if i.startswith("avg_pool1d")}
     # mistake 1 (a last ceil-mode window starting in the right padding is kept) shows exactly where torch's rule
-    # (TORCH_NUMERICS.md section 1) drops a window, and in error cases where that window is all there is
+    # (docs/TORCH_NUMERICS.md section 1) drops a window, and in error cases where that window is all there is
     dropped = {i for i, c in by_id.items() if c.op == "avg_pool1d" and c.error is None and c.dtype != "bfloat16"
                and _drops(c)}  # NumPy has no bfloat16
     assert dropped and avg - dropped == {i for i in avg if by_id[i].error is not None}
@@ -128,7 +128,7 @@ def test_options_and_ids(tmp_path: Path) -> None:
     assert ids == want and len(set(ids)) == len(ids)
     assert "grid_sample-g000-float64-forward" in ids and "grid_sample-g000-float64-backward" in ids
     rc, out = _pytest(tmp_path, "--pyargs", "poolspec.conformance.test_suite", "--poolspec-phases", "sideways")
-    assert rc != 0 and "unknown sideways" in out
+    assert rc == 4 and "unknown 'sideways'" in out
 
 
 def test_every_case_id_is_unique() -> None:
@@ -162,3 +162,91 @@ def test_one_run_per_device(tmp_path: Path) -> None:
     assert _failed(out) == {"avg_pool1d-g001-float64-forward-meta"}  # the bare-id line covers no other device
     assert "1 failed, 2 passed, 1 xfailed" in out
     assert "on torch (cpu)" in out and "on torch (meta)" in out
+
+
+_BUGGY = '''import poolspec
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """poolspec's avg_pool2d with one planted bug: with count_include_pad the divisor counts the padding of
+    clipped ceil-mode windows too."""
+    if count_include_pad and ceil_mode and divisor_override is None:
+        return poolspec.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                   divisor_override=-1) * -1 / _k(kernel_size)
+    return poolspec.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _k(k):
+    return k * k if isinstance(k, int) else k[0] * k[1]
+'''
+
+
+def _plain_pytest(cwd: Path, *args: str) -> tuple[int, str, float]:
+    """The pytest executable itself (not ``python -m pytest``, which would put the current directory on
+    sys.path), in the author's directory."""
+    import time
+
+    exe = Path(sys.executable).with_name("pytest")
+    start = time.perf_counter()
+    proc = subprocess.run([str(exe), "-p", "no:cacheprovider", "-q", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env={k: v for k, v in os.environ.items()
+                                                       if not k.startswith("POOLSPEC_")})
+    return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
+
+
+def test_plain_pytest_finds_the_authors_module_and_names_the_call(tmp_path: Path) -> None:
+    """The documented command, run with plain ``pytest`` where the author's package lives: the module is
+    found, exactly the planted cases fail, the summary is printed, and each message quotes the call, the
+    flags and how to load the case."""
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "mypkg" / "pools.py").write_text(_BUGGY, encoding="utf-8")
+    rc, out, _ = _plain_pytest(tmp_path, "--pyargs", "poolspec.conformance.test_suite", "--poolspec-impl",
+                               "mypkg.pools", "--poolspec-backend", "numpy", "--poolspec-ops", "avg_pool2d",
+                               "--poolspec-phases", "forward")
+    assert rc == 1, out
+    cases = [c for c in golden.cases(["avg_pool2d"]) if c.dtype != "bfloat16"]
+    planted = {case_id(c, "forward") for c in cases if c.error is None and c.arguments.get("ceil_mode")
+               and c.arguments.get("count_include_pad", True) and c.arguments.get("divisor_override") is None}
+    # the bug changes only windows clipped by the input's end: the cases whose values it changes fail
+    failed = _failed(out)
+    assert failed and failed <= planted, sorted(failed - planted)
+    assert "poolspec conformance ===" in out and "avg_pool2d" in _summary(out)
+    one = sorted(failed)[0]
+    c = poolspec_case = __import__("poolspec").conformance.case(one)
+    assert poolspec_case.op == "avg_pool2d"
+    assert f"call: avg_pool2d(a['input'], kernel_size={c.arguments['kernel_size']!r}" in out
+    assert "flags: " in out and f"poolspec.conformance.case({one!r}).arrays()" in out
+    assert "implementation " in out and "reference " in out and "np.float64" not in out
+
+
+@pytest.mark.parametrize("option", ["--poolspec-backend=nump", "--poolspec-ops=avg_pool2dd",
+                                    "--poolspec-phases=forwrd", "--poolspec-impl=mypkg.nope",
+                                    "--poolspec-impl=nothere.py"])
+def test_a_misspelt_option_is_one_usage_error(tmp_path: Path, option: str) -> None:
+    rc, out, seconds = _plain_pytest(tmp_path, "--pyargs", "poolspec.conformance.test_suite", option)
+    assert rc == 4, out
+    assert "ERROR: --poolspec-" in out and option.split("=")[1] in out, out
+    assert not re.search(r"\d+ (passed|failed)", out)  # no test ran
+    assert seconds < 30
+
+
+def test_conformance_tests_takes_strings_and_refuses_unknown_ops() -> None:
+    from poolspec.conformance.pytest_plugin import conformance_tests
+
+    fn = conformance_tests(ops="avg_pool1d", phases="forward")
+    ids = [p.id for p in fn.pytestmark[0].args[1]]
+    assert ids and all(i.startswith("avg_pool1d-") and i.endswith("-forward") for i in ids)
+    with pytest.raises(pytest.UsageError, match="avg_pool1dd"):
+        conformance_tests(ops="avg_pool1d,avg_pool1dd")
+
+
+def test_case_lookup_by_either_id() -> None:
+    from poolspec import conformance
+
+    c = golden.cases(["max_pool2d"])[5]
+    for name in (case_id(c, "forward"), conformance.case_key(c), c.name, case_id(c, "forward") + "-cpu"):
+        assert conformance.case(name) == c
+    with pytest.raises(KeyError, match="no stored case"):
+        conformance.case("max_pool2d-g999-float64-forward")

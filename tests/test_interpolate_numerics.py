@@ -3,7 +3,7 @@ scale rule, align_corners and direction.
 
 Two torch references per call: torch's direct CPU call (forward and autograd), and the canonical rule - the
 tensor product of per-axis matrices of torch's own generic kernels (``oracle.axis_matrix``), whose transpose
-is the adjoint. Outside the recorded quirk zones (TORCH_NUMERICS 5.6, ``catalogue.interp_quirks``, itself
+is the adjoint. Outside the recorded quirk zones (docs/TORCH_NUMERICS.md 5.6, ``catalogue.interp_quirks``, itself
 checked against torch below) the two must
 agree and poolspec must equal them; inside, poolspec must equal the canonical rule. Lanczos without
 antialiasing (torch has none) is checked against jax.image.
@@ -215,7 +215,7 @@ def test_quirk_zones_are_exercised():
 
 
 def test_torch_quirk_examples_by_hand():
-    """TORCH_NUMERICS 5.6's worked examples, and poolspec's canonical answers to them."""
+    """docs/TORCH_NUMERICS.md 5.6's worked examples, and poolspec's canonical answers to them."""
     # nearest, L = 5, sf = 2.1: the generic kernel reads floor(i / 2.1)
     x = np.arange(5.0).reshape(1, 1, 5)
     assert poolspec.interpolate(x, scale_factor=2.1).ravel().tolist() == [0, 0, 0, 1, 1, 2, 2, 3, 3, 4]

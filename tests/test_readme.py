@@ -1,4 +1,5 @@
-"""Every Python block of README.md runs verbatim, so the README cannot drift from the code.
+"""Every Python block of README.md (and of conformance/README.md, but for the blocks that stand for an author's
+own module ``mypkg``) runs verbatim, so the READMEs cannot drift from the code.
 
 A block of ``>>>`` lines runs as a doctest in a fresh namespace; any other block runs as a script in a fresh
 interpreter, which must exit 0 without a traceback or a warning about cancelled work.
@@ -18,6 +19,10 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 TEXT = README.read_text(encoding="utf-8")
 BLOCKS = [(TEXT[: m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", TEXT, re.S)]
+AUTHORS = README.parent / "conformance" / "README.md"
+_AUTHORS_TEXT = AUTHORS.read_text(encoding="utf-8")
+AUTHOR_BLOCKS = [(_AUTHORS_TEXT[: m.start()].count("\n") + 2, m.group(1))
+                 for m in re.finditer(r"```python\n(.*?)```", _AUTHORS_TEXT, re.S) if "mypkg" not in m.group(1)]
 LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "distributed": "distributed"}
 
 
@@ -43,3 +48,11 @@ def test_readme_block_runs_verbatim(line, block):
     assert proc.returncode == 0, proc.stderr[-3000:]
     for bad in ("Traceback", "CancelledError", "Warning"):
         assert bad not in proc.stderr, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("line, block", AUTHOR_BLOCKS,
+                         ids=[f"conformance/README.md:{line}" for line, _ in AUTHOR_BLOCKS])
+def test_authors_guide_block_runs_verbatim(line, block):
+    proc = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, timeout=600,
+                          cwd=README.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -327,7 +327,7 @@ def _lp_configs(n: int) -> list[tuple[tuple[int, ...], dict[str, Any]]]:
     configs = []
     for shape, args in _window_configs(n, False, seed=20 + n, count=250):
         if n == 1 and isinstance(args["kernel_size"], tuple):
-            continue  # torch's lp_pool1d wrapper fails on a tuple kernel (TORCH_NUMERICS 4)
+            continue  # torch's lp_pool1d wrapper fails on a tuple kernel (docs/TORCH_NUMERICS.md 4)
         args.pop("padding")
         configs.append((shape, dict(norm_type=2.0, **args)))
     return configs

@@ -3,7 +3,7 @@
 
 Every invalid call must raise ValueError or TypeError whose message names the offending argument, before any
 computation, without touching the inputs; where torch 2.13 has the same rule, torch must refuse the same call
-(TORCH_NUMERICS sections 1 and 3). Validation is backend-independent, so NumPy carries most of the tests.
+(docs/TORCH_NUMERICS.md sections 1 and 3). Validation is backend-independent, so NumPy carries most of the tests.
 """
 
 from __future__ import annotations

@@ -783,7 +783,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="poolspec bench", description=__doc__.splitlines()[0])
     parser.add_argument("--backends", default=None,
                         help="comma-separated: torch,jax,numpy (default: the installed ones), torch-compile")
-    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--repeat", type=int, default=11, help="timed calls per case (the median is reported)")
     parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
     parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
@@ -799,8 +799,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", action="store_true",
                         help="only the model suite (poolspec.bench_models): three small models, forward+backward, "
                              "eager and compiled, poolspec's ops against torch's (one thread)")
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--plot", default=None)
+    parser.add_argument("--json", default=None, help="write the rows and the environment to this file")
+    parser.add_argument("--plot", default=None, help="write the time-vs-size plot to this image file")
     a = parser.parse_args(argv)
     if a.models:
         from . import bench_models

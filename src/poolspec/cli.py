@@ -4,7 +4,6 @@ one backend without torch (shape rule, <op(x), g> == <x, op_backward(g, x)>, bit
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from typing import Any
@@ -92,11 +91,11 @@ def selfcheck(backend: str) -> int:
 
 
 def conformance_command(args: argparse.Namespace) -> int:
-    from .conformance import module_implementation, run
+    from .conformance import load_module, module_implementation, run
 
-    impl = module_implementation(importlib.import_module(args.impl)) if args.impl else None
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
     try:
+        impl = module_implementation(load_module(args.impl)) if args.impl else None
         report = run(args.backend, device=args.device, ops=ops, implementation=impl,
                      progress=None if args.quiet else sys.stderr, jobs=args.jobs)
     except (ValueError, ImportError) as e:
@@ -109,38 +108,51 @@ def conformance_command(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="poolspec", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser (``poolspec bench`` has its own, in poolspec.bench)."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog="poolspec", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"poolspec {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{cards,selfcheck,conformance,export,bench}")
     c = sub.add_parser("cards", help="print op cards as JSON, or write them as Markdown pages (--out)")
     c.add_argument("ops", nargs="*", help="op names (all if none)")
     c.add_argument("--out", default=None, help="write one Markdown page per op (and an index) to this folder")
     s = sub.add_parser("selfcheck", help="check the implemented ops on one backend (no torch needed)")
-    s.add_argument("--backend", default="numpy",
-                   choices=["numpy", "torch", "jax", "array_api_strict", "dask", "cupy"])
+    s.add_argument("--backend", default="numpy", choices=["numpy", "torch", "jax", "array_api_strict", "dask", "cupy"],
+                   help="array library to check on (default numpy)")
     k = sub.add_parser("conformance", help="run the torch 2.13 reference vectors on a backend (no torch needed)")
-    k.add_argument("--backend", default="numpy", choices=list(BACKEND_NAMES))
+    k.add_argument("--backend", default="numpy", choices=list(BACKEND_NAMES),
+                   help="array library the cases' arrays are made in (default numpy)")
     k.add_argument("--device", default=None, help="device for the backend (torch: cuda:0, jax: gpu, cupy: 0)")
     k.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
-    k.add_argument("--impl", default=None, help="a module of torch-style functions to check instead of poolspec")
+    k.add_argument("--impl", default=None, help="a module of torch-style functions to check instead of poolspec: "
+                   "a dotted name importable from the current directory, or a .py path")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
     k.add_argument("--jobs", type=int, default=None,
                    help="cases at once, in threads (default: one per CPU on jax, whose cost is compilation; 1 else)")
     e = sub.add_parser("export", help="write the reference vectors for porters")
     e.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
-    e.add_argument("--format", default="npz", choices=["npz", "safetensors", "json", "burn"])
+    e.add_argument("--format", default="npz", choices=["npz", "safetensors", "json", "burn"],
+                   help="npz (NumPy), safetensors, json, or burn (Rust test modules for the Burn framework)")
     e.add_argument("--out", required=True, help="output folder")
-    e.add_argument("--dtype", default="float64", choices=["float32", "float64"])
-    sub.add_parser("bench", help="the ratio benchmark against native kernels (see benchmarks/run.py)",
-                   add_help=False)
+    e.add_argument("--dtype", default="float64", choices=["float32", "float64"],
+                   help="the stored cases of this dtype (default float64)")
+    sub.add_parser("bench", help="benchmarks against the native kernels: ratio suite, --memory, --device cuda, "
+                   "--models (poolspec bench --help)", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["bench"]:
         from .bench import main as bench_main
 
         return bench_main(argv[1:])
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     if args.command == "export":
         from .export import export
 

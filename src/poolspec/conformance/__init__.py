@@ -12,12 +12,16 @@ from .runner import (
     Implementation,
     NotExpressible,
     Report,
+    call_line,
+    case,
     case_id,
+    case_key,
     case_phases,
     check,
+    load_module,
     module_implementation,
     run,
 )
 
-__all__ = ["PHASES", "CaseResult", "Implementation", "NotExpressible", "Report", "case_id", "case_phases", "check",
-           "module_implementation", "run"]
+__all__ = ["PHASES", "CaseResult", "Implementation", "NotExpressible", "Report", "call_line", "case", "case_id",
+           "case_key", "case_phases", "check", "load_module", "module_implementation", "run"]

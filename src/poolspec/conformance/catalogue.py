@@ -40,7 +40,7 @@ def _lead(n: int, batched: bool = True, batch: int = 2, channels: int = 2) -> tu
 
 
 def avg_grid() -> list[Case]:
-    """Edge rules of TORCH_NUMERICS section 1, in every rank."""
+    """Edge rules of docs/TORCH_NUMERICS.md section 1, in every rank."""
     out: list[Case] = []
     # (L, k, s, p, ceil, flags) along one axis
     axis_cases = [
@@ -131,7 +131,7 @@ def adaptive_random(count: int, seed: int = 1, kind: str = "avg") -> list[Case]:
 
 
 def max_grid() -> list[Case]:
-    """Edge rules of TORCH_NUMERICS section 2: ceil_mode, padding at the limit (windows next to all-padding
+    """Edge rules of docs/TORCH_NUMERICS.md section 2: ceil_mode, padding at the limit (windows next to all-padding
     regions), dilation with ceil_mode, overlapping windows, empty windows (rejected), unbatched, N = 0."""
     out: list[Case] = []
     # (L, k, s, p, d, ceil, flags)
@@ -232,7 +232,7 @@ def unpool_random(count: int, seed: int = 3) -> list[Case]:
 
 
 def lp_grid() -> list[Case]:
-    """TORCH_NUMERICS section 4: the ceil_mode K/n scaling of partial windows, windows whose sum is 0
+    """docs/TORCH_NUMERICS.md section 4: the ceil_mode K/n scaling of partial windows, windows whose sum is 0
     (gradient 0), negative sums with non-integer 1/p (NaN), p = 1 with negative sums, p = +-inf, negative
     and fractional p, a 1-tuple kernel on 1d, unbatched and N = 0."""
     out: list[Case] = []
@@ -361,7 +361,7 @@ def interp_axes(shape: tuple[int, ...], args: dict[str, Any]) -> list[tuple[int,
 
 
 def interp_quirks(shape: tuple[int, ...], args: dict[str, Any]) -> dict[str, set[str]]:
-    """Which recorded deviations (TORCH_NUMERICS 5.6) put an interpolate call in a zone where torch's direct CPU
+    """Which recorded deviations (docs/TORCH_NUMERICS.md 5.6) put an interpolate call in a zone where torch's direct CPU
     call differs from its generic per-axis rule: {"forward": ids, "backward": ids}. Zones only: whether the
     numbers differ also depends on the data."""
     mode, aa = args["mode"], bool(args.get("antialias"))

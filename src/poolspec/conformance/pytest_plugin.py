@@ -30,7 +30,6 @@ import importlib.util
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +58,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for name, (env, text) in _OPTIONS.items():
         group.addoption(f"--poolspec-{name}", action="append" if name in _REPEATABLE else "store", default=None,
                         help=f"{text} [env {env}]")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Options given on the command line are checked at start-up (a usage error, exit status 4), before any
+    collection; environment variables alone are checked where the suite is collected."""
+    if any(config.getoption(f"--poolspec-{name}", default=None) is not None for name in _OPTIONS):
+        Settings.from_config(config)
 
 
 # ------------------------------------------------------------------------------------------------ settings
@@ -102,16 +108,48 @@ class Settings:
 
         from .runner import PHASES
 
-        phases = tuple(one("phases").split(",")) if one("phases") else PHASES
-        unknown = sorted(set(phases) - set(PHASES))
+        phases = tuple(p.strip() for p in one("phases").split(",")) if one("phases") else PHASES
+        devices = tuple(d.strip() for d in one("device").split(",")) if one("device") else (None,)
+        ops = [o.strip() for o in one("ops").split(",") if o.strip()] if one("ops") else None
+        settings = cls(impl=one("impl"), backend=one("backend") or "numpy", devices=devices, ops=ops,
+                       phases=phases, include=many("include"), exclude=many("exclude"),
+                       xfails=_read_list(one("xfails-file")), skips=_read_list(one("skips-file")))
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        """Every choice checked once, before any test: a pytest.UsageError naming the option and the choices."""
+        from . import golden
+        from .backends import NAMES
+        from .runner import PHASES
+
+        if self.backend not in NAMES:
+            raise pytest.UsageError(f"--poolspec-backend={self.backend!r}: unknown; choose one of {', '.join(NAMES)}")
+        try:
+            importlib.import_module("dask.array" if self.backend == "dask" else self.backend)
+        except ImportError as e:
+            raise pytest.UsageError(f"--poolspec-backend={self.backend!r}: not installed ({e})") from e
+        unknown = sorted(set(self.phases) - set(PHASES))
         if unknown:
-            raise pytest.UsageError(f"--poolspec-phases: unknown {', '.join(unknown)}; choose from "
+            raise pytest.UsageError(f"--poolspec-phases: unknown {', '.join(map(repr, unknown))}; choose from "
                                     f"{', '.join(PHASES)}")
-        devices = tuple(one("device").split(",")) if one("device") else (None,)
-        return cls(impl=one("impl"), backend=one("backend") or "numpy", devices=devices,
-                   ops=one("ops").split(",") if one("ops") else None, phases=phases, include=many("include"),
-                   exclude=many("exclude"), xfails=_read_list(one("xfails-file")),
-                   skips=_read_list(one("skips-file")))
+        if self.ops is not None:
+            known = {c.op for c in golden.cases()}
+            unknown = [o for o in self.ops if o not in known]
+            if unknown or not self.ops:
+                raise pytest.UsageError(f"--poolspec-ops: unknown {', '.join(map(repr, unknown)) or 'empty list'}; "
+                                        f"choose from {', '.join(sorted(known))}")
+        if self.devices != (None,) and self.backend in ("numpy", "array_api_strict", "dask"):
+            if any(d not in ("cpu", "CPU_DEVICE", "device1") for d in self.devices):
+                raise pytest.UsageError(f"--poolspec-device={','.join(map(str, self.devices))!r}: {self.backend} "
+                                        "has no such device")
+        for pattern in self.include + self.exclude + self.xfails + self.skips:
+            try:
+                re.compile(pattern)
+            except re.error as e:
+                raise pytest.UsageError(f"poolspec: {pattern!r} is not a regular expression ({e})") from e
+        if self.impl:
+            _import(self.impl)
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -119,16 +157,19 @@ class Settings:
 
 
 def _import(spec: str) -> Any:
-    if spec.endswith(".py"):
-        path = Path(spec).resolve()
-        loader = importlib.util.spec_from_file_location(path.stem, path)
-        if loader is None or loader.loader is None:
-            raise pytest.UsageError(f"--poolspec-impl: cannot load {spec}")
-        module = importlib.util.module_from_spec(loader)
-        sys.modules[path.stem] = module
-        loader.loader.exec_module(module)
-        return module
-    return importlib.import_module(spec)
+    """The implementation module (``runner.load_module``: a dotted name importable from the current directory,
+    or a .py path), loaded once; a failure is a usage error."""
+    from .runner import load_module
+
+    if spec not in _MODULES:
+        try:
+            _MODULES[spec] = load_module(spec)
+        except ValueError as e:
+            raise pytest.UsageError(f"--poolspec-impl: {e}") from e
+    return _MODULES[spec]
+
+
+_MODULES: dict[str, Any] = {}
 
 
 _SESSIONS: dict[tuple[str | None, str, str | None], tuple[Any, Any]] = {}
@@ -196,17 +237,23 @@ def run_param(request: pytest.FixtureRequest, param: tuple[Settings, str | None,
 
 
 def conformance_tests(impl: str | None = None, backend: str | None = None, *, device: str | None = None,
-                      ops: list[str] | None = None, phases: tuple[str, ...] | None = None,
-                      include: list[str] | None = None, exclude: list[str] | None = None,
+                      ops: list[str] | str | None = None, phases: tuple[str, ...] | str | None = None,
+                      include: list[str] | str | None = None, exclude: list[str] | str | None = None,
                       xfails: list[str] | None = None, xfails_file: str | None = None,
                       skips_file: str | None = None) -> Any:
     """A parametrized test function running the suite, for a test module of your own (arguments left None
     fall back to the environment variables)."""
-    given = {"impl": impl, "backend": backend, "device": device, "ops": ",".join(ops) if ops else None,
-             "phases": ",".join(phases) if phases else None, "include": include, "exclude": exclude,
-             "xfails-file": xfails_file, "skips-file": skips_file}
+    def joined(v: Any) -> str | None:  # a list, or one comma-separated string
+        return None if v is None else v if isinstance(v, str) else ",".join(v)
+
+    def listed(v: Any) -> list[str] | None:
+        return None if v is None else [v] if isinstance(v, str) else list(v)
+
+    given = {"impl": impl, "backend": backend, "device": device, "ops": joined(ops), "phases": joined(phases),
+             "include": listed(include), "exclude": listed(exclude), "xfails-file": xfails_file,
+             "skips-file": skips_file}
     settings = Settings.from_values(given.get)
-    settings.xfails += list(xfails or [])
+    settings.xfails += listed(xfails) or []
 
     @pytest.mark.parametrize("poolspec_case", params(settings))
     def test_conformance(request: pytest.FixtureRequest, poolspec_case: tuple[Settings, str | None, Any, str]) -> None:
@@ -266,7 +313,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for line in report.table().splitlines():
             if line.startswith("total"):
                 line = line.split("   in ")[0]  # pytest prints the time
-            elif line.startswith(("FAIL", "...")):
+            elif line.startswith(("FAIL", "...", " ")):
                 continue  # pytest lists the failures
             terminalreporter.write_line(line)
     phases: dict[str, dict[str, int]] = {}

@@ -43,6 +43,11 @@ def case_id(case: golden.Golden, phase: str) -> str:
     return f"{case.op}-{kind}-{case.dtype}-{phase}"
 
 
+def case_key(case: golden.Golden) -> str:
+    """A case's id without its phase (``avg_pool2d-g018-float32``): how the CLI names a case."""
+    return case_id(case, "forward").removesuffix("-forward")
+
+
 def case_phases(case: golden.Golden) -> tuple[str, ...]:
     """The phases a case has: forward always (for an error case, that it raises); backward where it stores
     gradients; double-backward where it stores second-order ones."""
@@ -64,6 +69,7 @@ class CaseResult:
     seconds: float = 0.0
     flags: tuple[str, ...] = ()
     notes: list[str] = field(default_factory=list)  # what was not checked and why
+    id: str = ""  # the case's id without its phase (case_key), as pytest's ids begin
 
 
 @dataclass
@@ -113,7 +119,7 @@ class Report:
                      f"{totals['skipped']:>9}" + "".join(f"{totals[k]:>9}" for k in extra)
                      + f"   in {self.seconds:.1f} s")
         for r in self.failures[:20]:
-            lines.append(f"FAIL {r.name} ({r.dtype}): {'; '.join(r.problems)}")
+            lines.append(f"FAIL {r.id or r.name}: " + "\n    ".join(r.problems))
         if len(self.failures) > 20:
             lines.append(f"... and {len(self.failures) - 20} more failures")
         return "\n".join(lines)
@@ -149,6 +155,39 @@ def poolspec_implementation() -> Implementation:
 
     return Implementation("poolspec", lambda op: getattr(poolspec, op, None),
                           lambda op: getattr(poolspec, op + "_backward", None), strict_errors=True)
+
+
+def load_module(spec: str) -> Any:
+    """The module of torch-style functions ``spec`` names: a ``.py`` file's path, or a dotted name imported
+    with the current directory on the path (as ``python -m`` has it, and plain ``pytest`` does not). A
+    ValueError says what failed."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if spec.endswith(".py"):
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise ValueError(f"implementation {spec!r}: no such file")
+        loader = importlib.util.spec_from_file_location(path.stem, path)
+        if loader is None or loader.loader is None:
+            raise ValueError(f"implementation {spec!r}: not a Python module")
+        module = importlib.util.module_from_spec(loader)
+        sys.modules[path.stem] = module
+        try:
+            loader.loader.exec_module(module)
+        except Exception as e:
+            del sys.modules[path.stem]
+            raise ValueError(f"implementation {spec!r} failed to import: {type(e).__name__}: {e}") from e
+        return module
+    here = str(Path.cwd())
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        return importlib.import_module(spec)
+    except Exception as e:
+        raise ValueError(f"implementation {spec!r} failed to import (a dotted module name importable from "
+                         f"{here}, or a .py path): {type(e).__name__}: {e}") from e
 
 
 def module_implementation(module: Any) -> Implementation:
@@ -202,9 +241,12 @@ def _compare_values(result: CaseResult, what: str, g: np.ndarray, w: np.ndarray,
         result.max_ulp = max(result.max_ulp, ulp)
     bad = err > atol + rtol * np.abs(np.where(np.isfinite(w), w, 0.0))
     if bad.any():
-        at = np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), err.shape)
-        result.problems.append(f"{what}: {int(bad.sum())} of {err.size} off (worst {worst:.3g} at {at}: "
-                               f"{g[at]!r} vs {w[at]!r})")
+        first = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), err.shape))
+        at = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, err, -1.0))), err.shape))
+        result.problems.append(
+            f"{what}: {int(bad.sum())} of {err.size} elements off (rtol {rtol:g}, atol {atol:g}); first at "
+            f"{list(first)}: implementation {float(g[first])!r}, reference {float(w[first])!r}; worst at "
+            f"{list(at)}: implementation {float(g[at])!r}, reference {float(w[at])!r}")
 
 
 # ------------------------------------------------------------------------------------------------- one case
@@ -273,7 +315,7 @@ def run_case(backend: Backend, impl: Implementation, case: golden.Golden,
              phases: tuple[str, ...] = PHASES) -> CaseResult:
     """One case's checks, those of ``phases`` only (the pytest entry runs each phase as its own test; the
     backward phase calls the forward too, without comparing it)."""
-    result = CaseResult(case.name, case.op, case.dtype, "pass", flags=case.flags)
+    result = CaseResult(case.name, case.op, case.dtype, "pass", flags=case.flags, id=case_key(case))
     start = time.perf_counter()
     try:
         with np.errstate(all="ignore"):  # NaN/inf data is part of the catalogue
@@ -285,8 +327,43 @@ def run_case(backend: Backend, impl: Implementation, case: golden.Golden,
         result.problems.append(f"raised {type(e).__name__}: {str(e)[:200]}")
     if result.status not in ("skip", "inexpressible"):
         result.status = "fail" if result.problems else "pass"
+    if result.status == "fail":
+        result.problems[1:1] = [f"call: {call_line(case)}",
+                               f"flags: {', '.join(case.flags) or '(none)'}; reference: {case.reference}",
+                               f"a = poolspec.conformance.case({case_id(case, phases[0])!r}).arrays()  "
+                               "# inputs, reference outputs and gradients"]
     result.seconds = time.perf_counter() - start
     return result
+
+
+def call_line(case: golden.Golden) -> str:
+    """The case's call as a line of Python, its arrays read from ``a = poolspec.conformance.case(id).arrays()``
+    and its other arguments as literals."""
+    fam = family(case.op)
+    arrays = [f"a[{p!r}]" for p in fam.ports if p not in fam.keyword_ports]
+    arrays += [f"{k}=a[{p!r}]" for p, k in fam.keyword_ports.items() if p in case.files]
+    kwargs = [f"{k}={v!r}" for k, v in case.arguments.items()]
+    return f"{case.op}({', '.join(arrays + kwargs)})  # {case.dtype}"
+
+
+def case(test_id: str) -> golden.Golden:
+    """The stored case a test id names (``avg_pool2d-g018-float32-forward``, with or without a device suffix;
+    the CLI's ``avg_pool2d-g018-float32``), or a case's name (``Golden.name``): its arguments, flags,
+    tolerances, and ``.arrays()`` (inputs, reference outputs, cotangents, gradients).
+
+    >>> from poolspec import conformance
+    >>> c = conformance.case("avg_pool1d-g000-float64-forward")
+    >>> c.op, sorted(c.arrays())[:2]
+    ('avg_pool1d', ['grad_input', 'grad_output'])
+    """
+    op = next((o for o in sorted({c.op for c in golden.cases()}, key=len, reverse=True)
+               if test_id == o or test_id.startswith(o + "-")), None)
+    if op is not None:
+        for c in golden.cases([op]):
+            if test_id in (c.name, case_key(c)) or any(
+                    test_id == case_id(c, p) or test_id.startswith(case_id(c, p) + "-") for p in PHASES):
+                return c
+    raise KeyError(f"no stored case has the id {test_id!r} (ids look like 'avg_pool2d-g018-float32-forward')")
 
 
 def _run_case(backend: Backend, impl: Implementation, case: golden.Golden, result: CaseResult,
@@ -402,6 +479,8 @@ def run(backend: str = "numpy", *, device: str | None = None, ops: list[str] | N
         jobs = (os.cpu_count() or 1) if backend == "jax" else 1
     if jobs < 1:
         raise ValueError(f"jobs={jobs}: must be at least 1")
+    for op in {c.op for c in chosen}:  # the lazy imports the cases need, done before any thread starts: two
+        family(op)                      # threads importing one module can see it half-initialised
     start = time.perf_counter()
     results = []
     tty = progress is not None and getattr(progress, "isatty", lambda: False)()

@@ -3,7 +3,7 @@
 Whole definition in one place: the cards are ``spec.card("avg_pool2d")`` etc. (spec/pooling.py), the
 per-axis plans come from ``plans.windows`` (regular windows, adaptive bounds), and both ops are a
 ``SeparableLinear`` - per-axis window sums and one division by the product of per-axis counts
-(TORCH_NUMERICS sections 1 and 3). The VJP is the transposed plan chain; its VJP is the forward again.
+(docs/TORCH_NUMERICS.md sections 1 and 3). The VJP is the transposed plan chain; its VJP is the forward again.
 """
 
 from __future__ import annotations

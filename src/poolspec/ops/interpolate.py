@@ -6,7 +6,7 @@ type); the op is a ``SeparableLinear`` of those tables (``area`` is adaptive ave
 avg family's plan), applied innermost axis first; the VJP is the transposed tables, so the backward gathers
 and never scatters; the autodiff bindings are ``autodiff.linear``.
 
-Where torch's CPU fast paths disagree with its generic kernel or with their own backward (TORCH_NUMERICS
+Where torch's CPU fast paths disagree with its generic kernel or with their own backward (docs/TORCH_NUMERICS.md
 5.6), the generic rule is used; see ``spec.deviations("interpolate")``.
 """
 

@@ -1,7 +1,7 @@
 """lp_pool1d/2d/3d and their VJPs.
 
 Whole definition: the cards are ``spec.card("lp_pool2d")`` etc. (spec/pooling.py). torch's formula
-(TORCH_NUMERICS section 4): S = avg_pool(x^p, k, s, 0, ceil_mode) * prod(k) and y = S^(1/p) - so a partial
+(docs/TORCH_NUMERICS.md section 4): S = avg_pool(x^p, k, s, 0, ceil_mode) * prod(k) and y = S^(1/p) - so a partial
 ceil_mode window of n cells is scaled by prod(k)/n - with the derivative of S^(1/p) taken as 0 where
 S == 0; p = +-inf is +-max_pool(+-|x|). The window sum is the avg family's ``SeparableLinear``; the rest
 is elementwise, so torch and JAX differentiate the forward natively to any order, and the explicit

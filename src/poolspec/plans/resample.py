@@ -1,4 +1,4 @@
-"""Per-axis interpolation plans (TORCH_NUMERICS section 5): for each output, the input cells it reads and
+"""Per-axis interpolation plans (docs/TORCH_NUMERICS.md section 5): for each output, the input cells it reads and
 their weights, as a :class:`~poolspec.plans.windows.GatherPlan` - or ``None`` where the axis is the
 identity. Host-side NumPy, cached.
 

@@ -1,6 +1,6 @@
 """Cards of the pooling ops: avg, max, lp, adaptive avg/max, max_unpool, each for 1, 2 and 3 spatial dims.
 
-Each card's resolver is that op's argument validation and shape inference (TORCH_NUMERICS sections 1-4).
+Each card's resolver is that op's argument validation and shape inference (docs/TORCH_NUMERICS.md sections 1-4).
 """
 
 from __future__ import annotations

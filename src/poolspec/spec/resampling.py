@@ -1,4 +1,4 @@
-"""The card of ``interpolate`` (TORCH_NUMERICS section 5): its argument rules and output size."""
+"""The card of ``interpolate`` (docs/TORCH_NUMERICS.md section 5): its argument rules and output size."""
 
 from __future__ import annotations
 
@@ -145,7 +145,7 @@ def resampling_cards() -> list[Card]:
                           "primitive with those two rules, so forward and reverse mode both stay gather-only"),
         torch_reference="torch.nn.functional.interpolate",
         notes=("canonical rules are torch's generic kernels, whose backward is the true adjoint; where torch's "
-               "CPU fast paths differ (TORCH_NUMERICS 5.6) see the deviations",
+               "CPU fast paths differ (docs/TORCH_NUMERICS.md 5.6) see the deviations",
                "uint8 is accepted by nearest and nearest-exact only",
                "float16/bfloat16 weights and sums in float32, rounded once",
                "a channels_last torch input gives a channels_last output in every mode but 3-d area, which is "
