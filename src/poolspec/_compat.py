@@ -195,14 +195,19 @@ FUNCTIONAL = [False]
 
 
 @contextlib.contextmanager
-def functional() -> Iterator[None]:
-    """Run the ops' functional path on traced tensors (a decomposition for torch.compile's inductor)."""
-    before = FUNCTIONAL[0]
-    FUNCTIONAL[0] = True
+def _raised(flag: list[bool]) -> Iterator[None]:
+    """``flag[0]`` True inside the block, as it was after it."""
+    before = flag[0]
+    flag[0] = True
     try:
         yield
     finally:
-        FUNCTIONAL[0] = before
+        flag[0] = before
+
+
+def functional() -> contextlib.AbstractContextManager[None]:
+    """Run the ops' functional path on traced tensors (a decomposition for torch.compile's inductor)."""
+    return _raised(FUNCTIONAL)
 
 
 # Set while a captured graph's node runs a max pool's backward at the winners its own forward node gave: the
@@ -210,15 +215,9 @@ def functional() -> Iterator[None]:
 WINNERS = [False]
 
 
-@contextlib.contextmanager
-def own_winners() -> Iterator[None]:
+def own_winners() -> contextlib.AbstractContextManager[None]:
     """Indices passed to a max pool's backward in this block are its forward's winners."""
-    before = WINNERS[0]
-    WINNERS[0] = True
-    try:
-        yield
-    finally:
-        WINNERS[0] = before
+    return _raised(WINNERS)
 
 
 def writable_module(x: Any) -> Any:
