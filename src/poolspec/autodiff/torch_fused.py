@@ -32,8 +32,39 @@ _MAX_PROGRAMS = 256
 
 
 def set_eager_fusion(enabled: bool) -> bool:
-    """Run eager torch calls of the ops as cached compiled programs (see the module docstring); returns the
-    previous setting."""
+    """Switch running eager torch calls of the ops as cached compiled programs on or off.
+
+    Meant for GPUs, where a call is otherwise a chain of small kernels launched one by one; the first call of
+    each key pays the compilation, later ones a cache lookup. Other libraries are unaffected; calls under
+    torch.func transforms, forward-mode AD or on the meta device, with fractional pooling's samples, and the max
+    pools and max_unpool take the plain eager path. A compiled program has no double backward: leave it off for
+    higher-order gradients. Initially on where ``POOLSPEC_EAGER_FUSION=1``.
+
+    Parameters
+    ----------
+    enabled : bool
+        True to run eligible eager torch calls as compiled programs, False for the plain eager path.
+
+    Returns
+    -------
+    bool
+        The previous setting.
+
+    Raises
+    ------
+    ValueError
+        Never for a bool; only propagated from ``bool(enabled)``, e.g. for a NumPy array of more than one
+        element. The setting is then unchanged.
+    RuntimeError
+        Likewise, from ``bool(enabled)`` for a torch tensor of more than one element.
+
+    Examples
+    --------
+    >>> import poolspec
+    >>> previous = poolspec.set_eager_fusion(False)
+    >>> poolspec.set_eager_fusion(previous)
+    False
+    """
     before = ENABLED[0]
     ENABLED[0] = bool(enabled)
     return before

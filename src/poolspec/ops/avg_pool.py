@@ -81,9 +81,50 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
 def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
-    """1-d average pooling of ``x`` shaped (N, C, L) or (C, L), as ``torch.nn.functional.avg_pool1d``
-    (plus ``divisor_override``).
+    """1-d average pooling, as ``torch.nn.functional.avg_pool1d`` (plus ``divisor_override``).
 
+    Each output is its window's sum over the input divided by the window's cell count (padding included if
+    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
+    float16/bfloat16 are computed in float32 and rounded once.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, L) or (C, L), C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX,
+        CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
+    kernel_size : int or tuple of int
+        The window size k, an int or a 1-tuple; every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
+        padding).
+    count_include_pad : bool, default True
+        Count padding cells (not the ceil_mode overhang) in the divisor.
+    divisor_override : int or None, default None
+        Divide every window sum by this non-zero int (negative allowed) instead of the cell count; torch's avg_pool1d
+        lacks it.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, O) or (C, O), O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode
+        and (O - 1) * s >= L + p; x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 2-d or 3-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
+        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, or an output size is < 1.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
+        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
+        count_include_pad is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.avg_pool1d(np.arange(5.0)[None], 2, ceil_mode=True)
     array([[0.5, 2.5, 4. ]])
@@ -95,8 +136,50 @@ def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
 def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
-    """2-d average pooling of ``x`` shaped (N, C, H, W) or (C, H, W), as ``torch.nn.functional.avg_pool2d``.
+    """2-d average pooling, as ``torch.nn.functional.avg_pool2d``.
 
+    Each output is its window's sum over the input divided by the window's cell count (padding included if
+    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
+    float16/bfloat16 are computed in float32 and rounded once.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, H, W) or (C, H, W), C and the spatial sizes non-empty; any array-API array (NumPy, torch,
+        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
+    kernel_size : int or tuple of int
+        The window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
+        padding).
+    count_include_pad : bool, default True
+        Count padding cells (not the ceil_mode overhang) in the divisor.
+    divisor_override : int or None, default None
+        Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OH, OW) or (C, OH, OW), per spatial axis
+        O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L + p;
+        x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 3-d or 4-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
+        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, or an output size is < 1.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
+        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
+        count_include_pad is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.avg_pool2d(np.ones((1, 3, 3)), 2, stride=1, padding=1, count_include_pad=False).shape
     (1, 4, 4)
@@ -108,9 +191,52 @@ def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
 def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
-    """3-d average pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W), as
-    ``torch.nn.functional.avg_pool3d``.
+    """3-d average pooling, as ``torch.nn.functional.avg_pool3d``.
 
+    Each output is its window's sum over the input divided by the window's cell count (padding included if
+    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
+    float16/bfloat16 are computed in float32 and rounded once. Every input extent must be >= kernel_size, padding
+    notwithstanding, as torch.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, D, H, W) or (C, D, H, W), C and the spatial sizes non-empty; any array-API array (NumPy,
+        torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
+    kernel_size : int or tuple of int
+        The window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
+        padding).
+    count_include_pad : bool, default True
+        Count padding cells (not the ceil_mode overhang) in the divisor.
+    divisor_override : int or None, default None
+        Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW), per spatial axis
+        O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L + p;
+        x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-d or 5-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
+        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, an output size is < 1, or
+        an input extent is < kernel_size.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
+        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
+        count_include_pad is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.avg_pool3d(np.ones((2, 1, 4, 4, 4)), 2).shape
     (2, 1, 2, 2, 2)
@@ -122,8 +248,48 @@ def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
 def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
-    """The gradient of :func:`avg_pool1d` w.r.t. ``x`` for cotangent ``grad_output`` (x's shape and dtype).
+    """The gradient of :func:`avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
+    sum); its own gradient is :func:`avg_pool1d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`avg_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace, device and
+        dtype.
+    x : array
+        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`avg_pool1d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`avg_pool1d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The implicit zero padding, as in :func:`avg_pool1d`.
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`avg_pool1d`.
+    count_include_pad : bool, default True
+        Count padding cells in the divisor, as in :func:`avg_pool1d`.
+    divisor_override : int or None, default None
+        The divisor instead of the cell count, as in :func:`avg_pool1d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`avg_pool1d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`avg_pool1d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
+        differs from x's, or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2)
     array([[0.5, 0.5, 0.5, 0.5]])
@@ -136,8 +302,48 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
-    """The gradient of :func:`avg_pool2d` w.r.t. ``x`` for cotangent ``grad_output``.
+    """The gradient of :func:`avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
+    sum); its own gradient is :func:`avg_pool2d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`avg_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's namespace,
+        device and dtype.
+    x : array
+        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`avg_pool2d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`avg_pool2d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The implicit zero padding, as in :func:`avg_pool2d`.
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`avg_pool2d`.
+    count_include_pad : bool, default True
+        Count padding cells in the divisor, as in :func:`avg_pool2d`.
+    divisor_override : int or None, default None
+        The divisor instead of the cell count, as in :func:`avg_pool2d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`avg_pool2d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`avg_pool2d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
+        differs from x's, or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.avg_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2)
     array([[[0.25, 0.25],
@@ -151,8 +357,48 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
-    """The gradient of :func:`avg_pool3d` w.r.t. ``x`` for cotangent ``grad_output``.
+    """The gradient of :func:`avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
+    sum); its own gradient is :func:`avg_pool3d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`avg_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it, with x's
+        namespace, device and dtype.
+    x : array
+        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
+        float16, bfloat16, float32 or float64.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`avg_pool3d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`avg_pool3d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The implicit zero padding, as in :func:`avg_pool3d`.
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`avg_pool3d`.
+    count_include_pad : bool, default True
+        Count padding cells in the divisor, as in :func:`avg_pool3d`.
+    divisor_override : int or None, default None
+        The divisor instead of the cell count, as in :func:`avg_pool3d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`avg_pool3d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`avg_pool3d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
+        differs from x's, or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> float(poolspec.avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 2).sum())
     1.0
@@ -165,6 +411,34 @@ def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
     """1-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool1d``.
 
+    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
+    and O > L is allowed.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, L) or (C, L), L non-empty (N and C may be 0); any array-API array (NumPy, torch, JAX, CuPy,
+        Dask, array-api-strict); float16, bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size O: an int or a 1-tuple; entries >= 0 (0 gives an empty output); None, or a None entry,
+        keeps the input size.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, O) or (C, O); x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 2-d or 3-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
+        whose length is not 1.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
+        tuple of ints or None (e.g. a float or a bool).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_avg_pool1d(np.arange(5.0)[None], 3)
     array([[0.5, 2. , 3.5]])
@@ -173,8 +447,36 @@ def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
 
 
 def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
-    """2-d adaptive average pooling to ``output_size`` (an int, or per-axis ints or None).
+    """2-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool2d``.
 
+    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
+    and O > L is allowed.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, H, W) or (C, H, W), H and W non-empty (N and C may be 0); any array-API array (NumPy, torch,
+        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size O: an int (every axis) or a 2-tuple; entries >= 0 (0 gives an empty output); None, or a
+        None entry, keeps the input size.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OH, OW) or (C, OH, OW); x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 3-d or 4-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
+        whose length is not 2.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
+        tuple of ints or None (e.g. a float or a bool).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_avg_pool2d(np.ones((2, 3, 13, 13)), 7).shape
     (2, 3, 7, 7)
@@ -183,8 +485,36 @@ def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
 
 
 def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
-    """3-d adaptive average pooling to ``output_size``.
+    """3-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool3d``.
 
+    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
+    and O > L is allowed.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, D, H, W) or (C, D, H, W), D, H and W non-empty (N and C may be 0); any array-API array
+        (NumPy, torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size O: an int (every axis) or a 3-tuple; entries >= 0 (0 gives an empty output); None, or a
+        None entry, keeps the input size.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW); x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-d or 5-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
+        whose length is not 3.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
+        tuple of ints or None (e.g. a float or a bool).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_avg_pool3d(np.ones((1, 5, 5, 5)), (2, None, 3)).shape
     (1, 2, 5, 3)
@@ -193,9 +523,38 @@ def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
 
 
 def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
-    """The gradient of :func:`adaptive_avg_pool1d` w.r.t. ``x``: each cell gathers g/count from the
-    windows that contain it.
+    """The gradient of :func:`adaptive_avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
+    :func:`adaptive_avg_pool1d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`adaptive_avg_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace,
+        device and dtype.
+    x : array
+        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size, as in :func:`adaptive_avg_pool1d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`adaptive_avg_pool1d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`adaptive_avg_pool1d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
+        or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 3)), 2)
     array([[0.5, 1. , 0.5]])
@@ -204,8 +563,38 @@ def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
 
 
 def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
-    """The gradient of :func:`adaptive_avg_pool2d` w.r.t. ``x``.
+    """The gradient of :func:`adaptive_avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
+    :func:`adaptive_avg_pool2d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`adaptive_avg_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's
+        namespace, device and dtype.
+    x : array
+        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size, as in :func:`adaptive_avg_pool2d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`adaptive_avg_pool2d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`adaptive_avg_pool2d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
+        or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_avg_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 1)
     array([[[0.25, 0.25],
@@ -215,8 +604,38 @@ def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
 
 
 def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
-    """The gradient of :func:`adaptive_avg_pool3d` w.r.t. ``x``.
+    """The gradient of :func:`adaptive_avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
+    :func:`adaptive_avg_pool3d` again.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`adaptive_avg_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it,
+        with x's namespace, device and dtype.
+    x : array
+        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
+        float16, bfloat16, float32 or float64.
+    output_size : int, None or tuple of (int or None)
+        The output spatial size, as in :func:`adaptive_avg_pool3d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`adaptive_avg_pool3d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`adaptive_avg_pool3d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
+        or the arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> float(poolspec.adaptive_avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 1).sum())
     1.0

@@ -479,9 +479,43 @@ def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out
 
 def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Array:
-    """``x`` (N, C, *S) sampled at ``grid`` (N, *O, n), as ``torch.nn.functional.grid_sample``; the input
-    gradient is a sort and segmented sum (deterministic on every backend), not a scatter.
+    """Sample ``x`` at the positions ``grid``, as ``torch.nn.functional.grid_sample``.
 
+    The forward gathers; the input gradient is a sort and a segmented sum, not a scatter (bit-identical across
+    runs on every backend). Differentiable to any order in ``x`` and ``grid`` on torch and JAX, forward mode too.
+
+    Parameters
+    ----------
+    x : array
+        The image (N, C, H, W) or (N, C, D, H, W), spatial dimensions non-empty; float16, bfloat16, float32 or
+        float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+    grid : array
+        Positions (N, *O, n), n = 2 or 3 spatial axes, normalised to [-1, 1]; ``grid[..., 0]`` indexes W,
+        ``grid[..., 1]`` H, ``grid[..., 2]`` D. ``x``'s batch size, library, dtype and device.
+    mode : str, default "bilinear"
+        One of bilinear, nearest (round half to even), bicubic (4-D ``x`` only).
+    padding_mode : str, default "zeros"
+        What positions outside the image read: zeros, border or reflection.
+    align_corners : bool or None, default None
+        Whether -1 and 1 are the centres (True) or the outer edges (False) of the corner pixels; None means False.
+
+    Returns
+    -------
+    array
+        The samples (N, C, *O), of ``x``'s namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``mode`` or ``padding_mode`` is unknown, ``x`` is not 4-D or 5-D or has an empty spatial dimension,
+        bicubic comes with a 5-D ``x``, ``grid``'s rank, last dimension or batch size does not fit ``x``, or
+        ``grid`` is on another device.
+    TypeError
+        If ``x`` or ``grid`` is not a supported array, their libraries or dtypes differ, the dtype is not
+        floating, or ``align_corners`` is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> x = np.arange(4.0).reshape(1, 1, 2, 2)
     >>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
@@ -506,8 +540,43 @@ def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str
 
 def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
                          align_corners: bool | None = None) -> tuple[Array, Array]:
-    """(grad_x, grad_grid) of :func:`grid_sample` for ``grad_output``; differentiable again on torch and JAX.
+    """The gradients (grad_x, grad_grid) of :func:`grid_sample` for the cotangent ``grad_output``.
 
+    grad_x is a sort of the tap indices and a segmented sum (no scatter, no atomics), grad_grid a gather; both
+    are differentiable again on torch and JAX. nearest's grid gradient is zero.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of grid_sample's output: its shape (N, C, *O), ``x``'s library, dtype and device.
+    x : array
+        The forward's image (N, C, H, W) or (N, C, D, H, W).
+    grid : array
+        The forward's positions (N, *O, n).
+    mode : str, default "bilinear"
+        As in :func:`grid_sample`.
+    padding_mode : str, default "zeros"
+        As in :func:`grid_sample`.
+    align_corners : bool or None, default None
+        As in :func:`grid_sample`.
+
+    Returns
+    -------
+    grad_x : array
+        The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
+    grad_grid : array
+        The gradient with respect to ``grid``: ``grid``'s shape, ``x``'s dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`grid_sample`'s rules, or ``grad_output``'s shape is not the output's or its
+        device is not ``x``'s.
+    TypeError
+        As :func:`grid_sample`, or if ``grad_output``'s library or dtype is not ``x``'s.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> gx, gg = poolspec.grid_sample_backward(np.ones((1, 1, 1, 1)), np.arange(4.0).reshape(1, 1, 2, 2),
     ...                                        np.zeros((1, 1, 1, 2)), align_corners=True)
@@ -577,9 +646,37 @@ def _affine(xp: Any, theta: Any, size: tuple[int, ...], align: bool, dtype: str)
 
 
 def affine_grid(theta: Array, size: tuple[int, ...], align_corners: bool | None = None) -> Array:
-    """The grid of affine maps ``theta`` (N, n, n + 1) for an image of ``size``, as
-    ``torch.nn.functional.affine_grid``.
+    """The sampling grid of the affine maps ``theta``, as ``torch.nn.functional.affine_grid``.
 
+    A matrix product with a fixed base grid (torch's ``linspace(-1, 1, L)`` per axis, times (L - 1) / L when
+    ``align_corners`` is False): deterministic on every backend; with :func:`grid_sample`, a spatial transformer.
+
+    Parameters
+    ----------
+    theta : array
+        Affine matrices acting on normalised (x, y[, z], 1): (N, 2, 3) for a 4-entry ``size``, (N, 3, 4) for a
+        5-entry one; float16, bfloat16, float32 or float64, any array-API array.
+    size : tuple of int
+        The size (N, C, H, W) or (N, C, D, H, W) of the image the grid will sample into; entries > 0, ``size[0]``
+        equal to ``theta``'s batch size.
+    align_corners : bool or None, default None
+        As in :func:`grid_sample`; None means False.
+
+    Returns
+    -------
+    array
+        The grid (N, H, W, 2) or (N, D, H, W, 3), of ``theta``'s namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` has not 4 or 5 entries or an entry <= 0, or ``theta``'s shape does not fit ``size``.
+    TypeError
+        If ``theta`` is not a supported array or not floating, ``size`` is not a tuple of ints, or
+        ``align_corners`` is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.affine_grid(np.array([[[1.0, 0, 0], [0, 1, 0]]]), (1, 1, 1, 2))[0, 0].tolist()
     [[-0.5, 0.0], [0.5, 0.0]]
@@ -594,8 +691,35 @@ def affine_grid(theta: Array, size: tuple[int, ...], align_corners: bool | None 
 
 def affine_grid_backward(grad_grid: Array, theta: Array, size: tuple[int, ...],
                          align_corners: bool | None = None) -> Array:
-    """The gradient of :func:`affine_grid` w.r.t. ``theta``: sum over points of grad_grid (x) base.
+    """The gradient of :func:`affine_grid` with respect to ``theta`` for the cotangent ``grad_grid``.
 
+    The sum over the grid's points of ``grad_grid`` (x) the base grid: a matrix product, deterministic.
+
+    Parameters
+    ----------
+    grad_grid : array
+        The cotangent of the grid: its shape (N, H, W, 2) or (N, D, H, W, 3), ``theta``'s library.
+    theta : array
+        The forward's affine matrices, (N, 2, 3) or (N, 3, 4).
+    size : tuple of int
+        As in :func:`affine_grid`.
+    align_corners : bool or None, default None
+        As in :func:`affine_grid`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to ``theta``, shaped (N, n, n + 1) like ``theta``, in ``theta``'s namespace.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`affine_grid`'s rules, or ``grad_grid``'s shape is not the grid's.
+    TypeError
+        As :func:`affine_grid`, or if ``grad_grid`` is not an array of ``theta``'s library.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.affine_grid_backward(np.ones((1, 1, 2, 2)), np.zeros((1, 2, 3)), (1, 1, 1, 2)).tolist()
     [[[0.0, 0.0, 2.0], [0.0, 0.0, 2.0]]]

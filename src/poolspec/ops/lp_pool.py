@@ -149,8 +149,44 @@ def _args(norm_type: float, kernel_size: Size, stride: Size | None, ceil_mode: b
 
 def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False) -> Array:
-    """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d`` (a 1-tuple kernel is accepted).
+    """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d``.
 
+    torch's formula: y = S^(1/p) with S = avg_pool1d(x^p, k, s, 0, ceil_mode) * k (a partial ceil_mode window of c cells
+    is scaled by k / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch. norm_type =
+    inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in float32 and
+    rounded once.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, L) or (C, L), C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX,
+        CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
+    norm_type : float
+        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
+    kernel_size : int or tuple of int
+        The window size k, an int or a 1-tuple; every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, O) or (C, O), O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and
+        (O - 1) * s >= L; x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 2-d or 3-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
+        is not > 0, a tuple has the wrong length, or an output size is < 1.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
+        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.lp_pool1d(np.array([[3.0, 4.0, 1.0]]), 2, 2, ceil_mode=True)
     array([[5.        , 1.41421356]])
@@ -160,8 +196,44 @@ def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
 
 def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False) -> Array:
-    """2-d power-average pooling of (N, C, H, W) or (C, H, W), as ``torch.nn.functional.lp_pool2d``.
+    """2-d power-average pooling, as ``torch.nn.functional.lp_pool2d``.
 
+    torch's formula: y = S^(1/p) with S = avg_pool2d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
+    cells is scaled by prod(k) / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch.
+    norm_type = inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in
+    float32 and rounded once.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, H, W) or (C, H, W), C and the spatial sizes non-empty; any array-API array (NumPy, torch,
+        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
+    norm_type : float
+        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
+    kernel_size : int or tuple of int
+        The window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OH, OW) or (C, OH, OW), per spatial axis O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1,
+        minus 1 if ceil_mode and (O - 1) * s >= L; x's namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 3-d or 4-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
+        is not > 0, a tuple has the wrong length, or an output size is < 1.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
+        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.lp_pool2d(np.full((1, 2, 2), 2.0), 1, 2)
     array([[[8.]]])
@@ -171,8 +243,46 @@ def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
 
 def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False) -> Array:
-    """3-d power-average pooling of (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.lp_pool3d``.
+    """3-d power-average pooling, as ``torch.nn.functional.lp_pool3d``.
 
+    torch's formula: y = S^(1/p) with S = avg_pool3d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
+    cells is scaled by prod(k) / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch.
+    norm_type = inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in
+    float32 and rounded once.
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, D, H, W) or (C, D, H, W), C and the spatial sizes non-empty; any array-API array (NumPy,
+        torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
+    norm_type : float
+        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
+    kernel_size : int or tuple of int
+        The window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0.
+    stride : int, tuple of int or None, default None
+        The window step s; every entry > 0 (None or (): kernel_size, as torch).
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule.
+
+    Returns
+    -------
+    array
+        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW), per spatial axis
+        O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L; x's
+        namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-d or 5-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
+        is not > 0, a tuple has the wrong length, an output size is < 1, or norm_type is finite and an input extent is <
+        kernel_size.
+    TypeError
+        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
+        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.lp_pool3d(-np.arange(8.0).reshape(1, 2, 2, 2), float("inf"), 2)
     array([[[[7.]]]])
@@ -182,8 +292,44 @@ def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
 
 def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False) -> Array:
-    """The gradient of :func:`lp_pool1d` w.r.t. ``x`` (0 where a window's sum of powers is 0).
+    """The gradient of :func:`lp_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
+    each window's cotangent goes to its winner, times sign(x).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`lp_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace, device and
+        dtype.
+    x : array
+        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    norm_type : float
+        The power p, as in :func:`lp_pool1d`.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`lp_pool1d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`lp_pool1d` (None: kernel_size).
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`lp_pool1d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`lp_pool1d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`lp_pool1d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
+        arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.lp_pool1d_backward(np.ones((1, 1)), np.array([[3.0, 4.0]]), 2, 2)
     array([[0.6, 0.8]])
@@ -193,8 +339,44 @@ def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
 
 def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False) -> Array:
-    """The gradient of :func:`lp_pool2d` w.r.t. ``x``.
+    """The gradient of :func:`lp_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
+    each window's cotangent goes to its winner, times sign(x).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`lp_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's namespace,
+        device and dtype.
+    x : array
+        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
+        bfloat16, float32 or float64.
+    norm_type : float
+        The power p, as in :func:`lp_pool2d`.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`lp_pool2d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`lp_pool2d` (None: kernel_size).
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`lp_pool2d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`lp_pool2d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`lp_pool2d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
+        arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.lp_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2, 2)
     array([[[0., 0.],
@@ -205,8 +387,44 @@ def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
 
 def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False) -> Array:
-    """The gradient of :func:`lp_pool3d` w.r.t. ``x``.
+    """The gradient of :func:`lp_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
+    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
+    each window's cotangent goes to its winner, times sign(x).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of :func:`lp_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it, with x's
+        namespace, device and dtype.
+    x : array
+        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
+        float16, bfloat16, float32 or float64.
+    norm_type : float
+        The power p, as in :func:`lp_pool3d`.
+    kernel_size : int or tuple of int
+        The window size, as in :func:`lp_pool3d`.
+    stride : int, tuple of int or None, default None
+        The window step, as in :func:`lp_pool3d` (None: kernel_size).
+    ceil_mode : bool, default False
+        Ceil instead of floor in the output size rule, as in :func:`lp_pool3d`.
+
+    Returns
+    -------
+    array
+        The gradient with respect to x: x's shape, namespace, device and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the arguments break :func:`lp_pool3d`'s rules, grad_output's shape is not the forward output's, or
+        grad_output is on another device than x.
+    TypeError
+        If :func:`lp_pool3d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
+        arrays come from different libraries.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> float(poolspec.lp_pool3d_backward(np.ones((1, 1, 1, 1)), np.ones((1, 2, 2, 2)), 1, 2).sum())
     8.0

@@ -69,8 +69,49 @@ def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: 
 
 def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """1-d max pooling of ``x`` shaped (N, C, L) or (C, L), as ``torch.nn.functional.max_pool1d``.
+    """1-d max pooling of ``x``, as ``torch.nn.functional.max_pool1d``.
 
+    Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
+    cells over ``x`` padded with -inf; ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, L) or (C, L); any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict) of a
+        float, int8/16/32/64 or uint8 dtype. Only the batch dimension N may be 0.
+    kernel_size : int or tuple of int
+        Window size k: one int for every spatial axis or one per axis; every entry > 0.
+    stride : int, tuple of int or None, default None
+        Window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    dilation : int or tuple of int, default 1
+        Spacing d between a window's taps; every entry > 0.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OL) or (C, OL) with O = floor((L+2p-d(k-1)-1)/s) + 1 per
+        spatial axis (ceil with ``ceil_mode``); with ``return_indices``, (``values``, ``indices``) where indices are
+        int64 flat positions of the winners in each unpadded length-L input plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 2 or 3 dimensions or has an empty non-batch dimension, a tuple argument has the wrong
+        length, an entry of kernel_size, stride or dilation is not positive, padding is negative or above
+        kernel_size // 2, an output size is below 1, or dilation and padding leave a window without an input cell
+        (torch returns -inf there).
+    TypeError
+        If x is not an array of a supported library or has an unsupported dtype (bool, complex, uint16, ...), an
+        integer argument is not an int or tuple of ints, or ceil_mode or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.max_pool1d(np.array([[1.0, 3.0, 3.0, 0.0, 5.0]]), 2, return_indices=True)
     (array([[3., 3.]]), array([[1, 2]]))
@@ -96,9 +137,49 @@ def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: 
 
 def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """2-d max pooling of ``x`` shaped (N, C, H, W) or (C, H, W), as ``torch.nn.functional.max_pool2d``;
-    indices are flat in the unpadded (H, W) plane.
+    """2-d max pooling of ``x``, as ``torch.nn.functional.max_pool2d``.
 
+    Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
+    cells over ``x`` padded with -inf; ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, H, W) or (C, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict) of a float, int8/16/32/64 or uint8 dtype. Only the batch dimension N may be 0.
+    kernel_size : int or tuple of int
+        Window size k: one int for every spatial axis or one per axis; every entry > 0.
+    stride : int, tuple of int or None, default None
+        Window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    dilation : int or tuple of int, default 1
+        Spacing d between a window's taps; every entry > 0.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OH, OW) or (C, OH, OW) with O = floor((L+2p-d(k-1)-1)/s) + 1
+        per spatial axis (ceil with ``ceil_mode``); with ``return_indices``, (``values``, ``indices``) where indices
+        are int64 flat positions of the winners in each unpadded (H, W) input plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 3 or 4 dimensions or has an empty non-batch dimension, a tuple argument has the wrong
+        length, an entry of kernel_size, stride or dilation is not positive, padding is negative or above
+        kernel_size // 2, an output size is below 1, or dilation and padding leave a window without an input cell
+        (torch returns -inf there).
+    TypeError
+        If x is not an array of a supported library or has an unsupported dtype (bool, complex, uint16, ...), an
+        integer argument is not an int or tuple of ints, or ceil_mode or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.max_pool2d(np.arange(16.0).reshape(1, 4, 4), 3, 2, 1)
     array([[[ 5.,  7.],
@@ -125,8 +206,50 @@ def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: 
 
 def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
-    """3-d max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W), as ``torch.nn.functional.max_pool3d``.
+    """3-d max pooling of ``x``, as ``torch.nn.functional.max_pool3d``.
 
+    Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
+    cells over ``x`` padded with -inf; ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, D, H, W) or (C, D, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict) of a float, int8/16/32/64 or uint8 dtype. Only the batch dimension N may be 0.
+    kernel_size : int or tuple of int
+        Window size k: one int for every spatial axis or one per axis; every entry > 0.
+    stride : int, tuple of int or None, default None
+        Window step s; every entry > 0 (None or (): kernel_size, as torch).
+    padding : int or tuple of int, default 0
+        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    dilation : int or tuple of int, default 1
+        Spacing d between a window's taps; every entry > 0.
+    ceil_mode : bool, default False
+        Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) with O =
+        floor((L+2p-d(k-1)-1)/s) + 1 per spatial axis (ceil with ``ceil_mode``); with ``return_indices``,
+        (``values``, ``indices``) where indices are int64 flat positions of the winners in each unpadded (D, H, W)
+        input plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 4 or 5 dimensions or has an empty non-batch dimension, a tuple argument has the wrong
+        length, an entry of kernel_size, stride or dilation is not positive, padding is negative or above
+        kernel_size // 2, an output size is below 1, or dilation and padding leave a window without an input cell
+        (torch returns -inf there).
+    TypeError
+        If x is not an array of a supported library or has an unsupported dtype (bool, complex, uint16, ...), an
+        integer argument is not an int or tuple of ints, or ceil_mode or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2)
     array([[[[7.]]]])
@@ -138,9 +261,50 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
 def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
-    """The gradient of :func:`max_pool1d` w.r.t. ``x``: ``grad_output`` routed to the winners by gathering.
-    ``indices=`` (from ``return_indices=True``) skips recomputing them.
+    """The gradient of :func:`max_pool1d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OL) or (C, OL); x's dtype, library and device.
+    x : array
+        The forward's input, shaped (N, C, L) or (C, L).
+    kernel_size : int or tuple of int
+        The forward's window size, as in :func:`max_pool1d`.
+    stride : int, tuple of int or None, default None
+        The forward's window step, as in :func:`max_pool1d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The forward's padding, as in :func:`max_pool1d`.
+    dilation : int or tuple of int, default 1
+        The forward's dilation, as in :func:`max_pool1d`.
+    ceil_mode : bool, default False
+        The forward's output size rule, as in :func:`max_pool1d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`max_pool1d`), grad_output or indices is not shaped like
+        the forward's output, an index lies outside its input plane, or grad_output and x are on different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`max_pool1d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.max_pool1d_backward(np.ones((1, 2)), np.array([[1.0, 3.0, 3.0, 0.0]]), 2)
     array([[0., 1., 1., 0.]])
@@ -153,8 +317,51 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
-    """The gradient of :func:`max_pool2d` w.r.t. ``x`` (overlapping windows accumulate on shared winners).
+    """The gradient of :func:`max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OH, OW) or (C, OH, OW); x's dtype, library and
+        device.
+    x : array
+        The forward's input, shaped (N, C, H, W) or (C, H, W).
+    kernel_size : int or tuple of int
+        The forward's window size, as in :func:`max_pool2d`.
+    stride : int, tuple of int or None, default None
+        The forward's window step, as in :func:`max_pool2d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The forward's padding, as in :func:`max_pool2d`.
+    dilation : int or tuple of int, default 1
+        The forward's dilation, as in :func:`max_pool2d`.
+    ceil_mode : bool, default False
+        The forward's output size rule, as in :func:`max_pool2d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`max_pool2d`), grad_output or indices is not shaped like
+        the forward's output, an index lies outside its input plane, or grad_output and x are on different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`max_pool2d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.max_pool2d_backward(np.ones((1, 2, 2)), np.array([[[0.0, 0, 0], [0, 9, 0], [0, 0, 0]]]), 2, 1)
     array([[[0., 0., 0.],
@@ -169,8 +376,51 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
-    """The gradient of :func:`max_pool3d` w.r.t. ``x``.
+    """The gradient of :func:`max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OD, OH, OW) or (C, OD, OH, OW); x's dtype, library
+        and device.
+    x : array
+        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W).
+    kernel_size : int or tuple of int
+        The forward's window size, as in :func:`max_pool3d`.
+    stride : int, tuple of int or None, default None
+        The forward's window step, as in :func:`max_pool3d` (None: kernel_size).
+    padding : int or tuple of int, default 0
+        The forward's padding, as in :func:`max_pool3d`.
+    dilation : int or tuple of int, default 1
+        The forward's dilation, as in :func:`max_pool3d`.
+    ceil_mode : bool, default False
+        The forward's output size rule, as in :func:`max_pool3d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`max_pool3d`), grad_output or indices is not shaped like
+        the forward's output, an index lies outside its input plane, or grad_output and x are on different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`max_pool3d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> float(poolspec.max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 2)[0, 1, 1, 1])
     1.0
@@ -239,9 +489,39 @@ def adaptive_max_pool1d(x: Array, output_size: OutputSize,
 
 
 def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
-    """1-d adaptive max pooling of ``x`` shaped (N, C, L) or (C, L), as
-    ``torch.nn.functional.adaptive_max_pool1d``: window i is [floor(i*L/O), ceil((i+1)*L/O)).
+    """1-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool1d``.
 
+    Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
+    is allowed. Ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, L) or (C, L); any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict) of a
+        float dtype. The spatial dimensions must be non-empty (N and C may be 0).
+    output_size : int, None or tuple of int or None
+        Output spatial size O: an int or a tuple of one entry; each >= 0 (0 gives an empty output) or None (keeps
+        the input's size on that axis).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OL) or (C, OL); with ``return_indices``, (``values``,
+        ``indices``) where indices are int64 flat positions of the winners in each length-L input plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 2 or 3 dimensions or has an empty spatial dimension, output_size has the wrong number of
+        entries, or an output_size entry is negative.
+    TypeError
+        If x is not an array of a supported library or not of a float dtype, output_size is not an int, None or a
+        tuple of them, or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_max_pool1d(np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3, return_indices=True)
     (array([[5., 5., 4.]]), array([[1, 1, 3]]))
@@ -263,8 +543,39 @@ def adaptive_max_pool2d(x: Array, output_size: OutputSize,
 
 
 def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
-    """2-d adaptive max pooling of ``x`` shaped (N, C, H, W) or (C, H, W); indices are flat in (H, W).
+    """2-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool2d``.
 
+    Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
+    is allowed. Ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, H, W) or (C, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict) of a float dtype. The spatial dimensions must be non-empty (N and C may be 0).
+    output_size : int, None or tuple of int or None
+        Output spatial size O: an int for every spatial axis or a tuple of 2 entries; each >= 0 (0 gives an empty
+        output) or None (keeps the input's size on that axis).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OH, OW) or (C, OH, OW); with ``return_indices``, (``values``,
+        ``indices``) where indices are int64 flat positions of the winners in each (H, W) input plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 3 or 4 dimensions or has an empty spatial dimension, output_size has the wrong number of
+        entries, or an output_size entry is negative.
+    TypeError
+        If x is not an array of a supported library or not of a float dtype, output_size is not an int, None or a
+        tuple of them, or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_max_pool2d(np.arange(9.0).reshape(1, 3, 3), 2)
     array([[[4., 5.],
@@ -287,8 +598,40 @@ def adaptive_max_pool3d(x: Array, output_size: OutputSize,
 
 
 def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
-    """3-d adaptive max pooling of ``x`` shaped (N, C, D, H, W) or (C, D, H, W).
+    """3-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool3d``.
 
+    Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
+    is allowed. Ties go to the first maximum in row-major order, a NaN wins (the last one).
+
+    Parameters
+    ----------
+    x : array
+        Input shaped (N, C, D, H, W) or (C, D, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict) of a float dtype. The spatial dimensions must be non-empty (N and C may be 0).
+    output_size : int, None or tuple of int or None
+        Output spatial size O: an int for every spatial axis or a tuple of 3 entries; each >= 0 (0 gives an empty
+        output) or None (keeps the input's size on that axis).
+    return_indices : bool, default False
+        Also return the winners' indices.
+
+    Returns
+    -------
+    array or tuple of array
+        The pooled array in x's dtype, shaped (N, C, OD, OH, OW) or (C, OD, OH, OW); with ``return_indices``,
+        (``values``, ``indices``) where indices are int64 flat positions of the winners in each (D, H, W) input
+        plane, as torch's.
+
+    Raises
+    ------
+    ValueError
+        If x does not have 4 or 5 dimensions or has an empty spatial dimension, output_size has the wrong number of
+        entries, or an output_size entry is negative.
+    TypeError
+        If x is not an array of a supported library or not of a float dtype, output_size is not an int, None or a
+        tuple of them, or return_indices is not a bool.
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1)
     array([[[[7.]]]])
@@ -298,9 +641,44 @@ def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = 
 
 def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
                                  *, indices: Any = None) -> Array:
-    """The gradient of :func:`adaptive_max_pool1d` w.r.t. ``x``, by gathering (overlapping windows add up on
-    a shared winner).
+    """The gradient of :func:`adaptive_max_pool1d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
+    with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OL) or (C, OL); x's dtype, library and device.
+    x : array
+        The forward's input, shaped (N, C, L) or (C, L).
+    output_size : int, None or tuple of int or None
+        The forward's output size, as in :func:`adaptive_max_pool1d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`adaptive_max_pool1d`), grad_output or indices is not
+        shaped like the forward's output, an index lies outside its input plane, or grad_output and x are on
+        different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`adaptive_max_pool1d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_max_pool1d_backward(np.ones((1, 3)), np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3)
     array([[0., 2., 0., 1., 0.]])
@@ -310,8 +688,45 @@ def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
 
 def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
                                  *, indices: Any = None) -> Array:
-    """The gradient of :func:`adaptive_max_pool2d` w.r.t. ``x``.
+    """The gradient of :func:`adaptive_max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
+    with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OH, OW) or (C, OH, OW); x's dtype, library and
+        device.
+    x : array
+        The forward's input, shaped (N, C, H, W) or (C, H, W).
+    output_size : int, None or tuple of int or None
+        The forward's output size, as in :func:`adaptive_max_pool2d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`adaptive_max_pool2d`), grad_output or indices is not
+        shaped like the forward's output, an index lies outside its input plane, or grad_output and x are on
+        different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`adaptive_max_pool2d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> poolspec.adaptive_max_pool2d_backward(np.ones((1, 1, 1)), np.arange(4.0).reshape(1, 2, 2), 1)
     array([[[0., 0.],
@@ -322,8 +737,45 @@ def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
 
 def adaptive_max_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
                                  *, indices: Any = None) -> Array:
-    """The gradient of :func:`adaptive_max_pool3d` w.r.t. ``x``.
+    """The gradient of :func:`adaptive_max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
+    ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
+    with no scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (N, C, OD, OH, OW) or (C, OD, OH, OW); x's dtype, library
+        and device.
+    x : array
+        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W).
+    output_size : int, None or tuple of int or None
+        The forward's output size, as in :func:`adaptive_max_pool3d`.
+    return_indices : bool, default False
+        The forward's flag; checked to be a bool, it does not change the gradient.
+    indices : array or None, default None
+        Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+        which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+        cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+        graphs, whose values are not read, indices are taken as the winners.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`adaptive_max_pool3d`), grad_output or indices is not
+        shaped like the forward's output, an index lies outside its input plane, or grad_output and x are on
+        different devices.
+    TypeError
+        If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+        libraries, or an argument has a wrong type (as in :func:`adaptive_max_pool3d`).
+
+    Examples
+    --------
     >>> import numpy as np, poolspec
     >>> float(poolspec.adaptive_max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 1).sum())
     1.0

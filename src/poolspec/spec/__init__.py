@@ -61,10 +61,38 @@ def cards() -> list[Card]:
 
 
 def output_shape(name: str, input_shape: tuple[Any, ...], **arguments: Any) -> tuple[Any, ...]:
-    """The output shape of ``name`` on ``input_shape`` without running it.
+    """The output shape of op ``name`` on an input of ``input_shape``, without running it.
 
-    Batch and channel dimensions may be symbols (strings); spatial ones must be ints.
+    The op card's shape rule and argument checks, as a call would run them (defaults filled in). Batch and
+    channel dimensions may be symbols (strings), carried through; spatial ones must be ints.
 
+    Parameters
+    ----------
+    name : str
+        The op, e.g. ``"avg_pool2d"``, or with its card version, ``"avg_pool2d@1"``.
+    input_shape : tuple
+        The shape of the op's input (``x``; ``theta`` for affine_grid), ints or (leading dimensions only) symbols.
+
+    Other Parameters
+    ----------------
+    **arguments : Any
+        The op's non-array arguments as in a call (``kernel_size=2``), and the shapes of its other input arrays
+        given as tuples (grid_sample's ``grid``, fractional_max_pool's ``_random_samples``).
+
+    Returns
+    -------
+    tuple
+        The output shape, with the input's symbols in place.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known op (or not its card's version), or the shape or arguments break the op's rules.
+    TypeError
+        If an argument is unexpected, missing or of a wrong type, or a spatial dimension is a symbol.
+
+    Examples
+    --------
     >>> output_shape("adaptive_avg_pool2d", ("N", "C", 13, 13), output_size=7)
     ('N', 'C', 7, 7)
     """
@@ -73,10 +101,37 @@ def output_shape(name: str, input_shape: tuple[Any, ...], **arguments: Any) -> t
 
 
 def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple[Any, ...]) -> dict[str, Any]:
-    """The arguments that make op ``name`` map ``input_shape`` to ``output_shape`` (adaptive pools,
-    interpolate by size, fractional_max_pool's output_size, grid_sample's grid shape). Leading dimensions must
-    agree (equal ints or equal symbols).
+    """The arguments that make op ``name`` map ``input_shape`` to ``output_shape``.
 
+    For the ops whose output size is an argument: the adaptive pools and fractional_max_pool (``output_size``),
+    interpolate (``size``) and grid_sample (the ``grid``'s shape). Leading dimensions must agree (equal ints or
+    equal symbols).
+
+    Parameters
+    ----------
+    name : str
+        The op, e.g. ``"adaptive_avg_pool2d"``.
+    input_shape : tuple
+        The shape of the op's input (``x``; ``theta`` for affine_grid), ints or (leading dimensions only) symbols.
+    output_shape : tuple
+        The wanted output shape, of ``input_shape``'s rank; its spatial dimensions must be ints.
+
+    Returns
+    -------
+    dict
+        ``{"output_size": ...}``, ``{"size": ...}`` or ``{"grid": grid_shape}``, to pass to the op or to
+        :func:`output_shape`.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known op or not one of those above, the ranks or leading dimensions differ, or
+        ``output_shape`` is not reachable from ``input_shape``.
+    TypeError
+        If a spatial dimension of ``output_shape`` (or of ``input_shape``) is not an int.
+
+    Examples
+    --------
     >>> infer_arguments("adaptive_avg_pool2d", ("B", 64, 13, 13), ("B", 64, 7, 7))
     {'output_size': (7, 7)}
     """
