@@ -10,7 +10,7 @@ import pytest
 
 MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool", "poolspec.ops.max_pool", "poolspec.ops.max_unpool",
            "poolspec.ops.lp_pool", "poolspec.ops.interpolate", "poolspec.ops.grid_sample",
-           "poolspec.ops.fractional_max_pool"]
+           "poolspec.ops.fractional_max_pool", "poolspec.autodiff.torch_fused"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -33,7 +33,8 @@ AUTHORS = README.parent / "conformance" / "README.md"
 _AUTHORS_TEXT = AUTHORS.read_text(encoding="utf-8")
 AUTHOR_BLOCKS = [(_AUTHORS_TEXT[: m.start()].count("\n") + 2, m.group(1))
                  for m in re.finditer(r"```python\n(.*?)```", _AUTHORS_TEXT, re.S) if "mypkg" not in m.group(1)]
-LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "distributed": "distributed"}
+LIBRARIES = {"torch": "torch", "jax": "jax", "dask": "dask", "distributed": "distributed", "cupy": "cupy",
+             "array_api_strict": "array_api_strict"}
 
 
 def test_readme_has_python_blocks():

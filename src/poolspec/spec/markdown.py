@@ -94,7 +94,12 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
         out = output_shape(card.name, tuple(ex.input_shape), **dict(ex.arguments))
         lines.append(f"| `{_cell(_call(card, ex.input_shape, dict(ex.arguments)))}` | `{tuple(ex.input_shape)}` | "
                      f"`{tuple(out)}` |")
-    return "\n".join(lines) + "\n"
+    lines += ["", "## Functions", "",
+              "Signatures and numpydoc docstrings (`help(poolspec.<name>)`; rendered on the docs site):", "",
+              f"::: poolspec.{card.name}", ""]
+    if g.backward:
+        lines += [f"::: poolspec.{g.backward}", ""]
+    return "\n".join(lines)
 
 
 def index(cards: list[Card]) -> str:

@@ -1,0 +1,52 @@
+"""mkdocs hooks for the docs site: pages and images that live outside docs/ (the backend author's guide and the
+peer matrix in conformance/, the benchmark plot in benchmarks/results/) join the site under their own names, and
+links to repository files the site does not hold become plain text, so that ``mkdocs build --strict`` passes while
+the Markdown stays readable in the repository itself."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[1]
+# repository path -> site path
+EXTERNAL = {
+    "conformance/README.md": "authors.md",
+    "conformance/MATRIX.md": "matrix.md",
+    "benchmarks/results/cpu-2core.png": "img/cpu-2core.png",
+}
+_SOURCE = {site: repo for repo, site in EXTERNAL.items()}
+_LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
+
+
+def on_files(files: Files, config: Any) -> Files:
+    for repo, site in EXTERNAL.items():
+        data = (ROOT / repo).read_bytes()
+        content: str | bytes = data.decode("utf-8") if repo.endswith(".md") else data
+        files.append(File.generated(config, site, content=content))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
+    site_uri = page.file.src_uri
+    repo_path = _SOURCE.get(site_uri, f"docs/{site_uri}")
+
+    def fix(m: re.Match[str]) -> str:
+        bang, text, target = m.groups()
+        if re.match(r"[a-z]+:|#", target):
+            return m.group(0)
+        path, _, anchor = target.partition("#")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(repo_path), path))
+        if resolved.startswith("docs/"):
+            new = posixpath.relpath(resolved[len("docs/"):], posixpath.dirname(site_uri) or ".")
+        elif resolved in EXTERNAL:
+            new = posixpath.relpath(EXTERNAL[resolved], posixpath.dirname(site_uri) or ".")
+        else:
+            return text  # a repository file the site does not hold: the link text names it
+        return f"{bang}[{text}]({new}{'#' + anchor if anchor else ''})"
+
+    return _LINK.sub(fix, markdown)
