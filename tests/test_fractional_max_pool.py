@@ -195,3 +195,18 @@ def test_fractional_rejects_bad_samples():
         poolspec.fractional_max_pool2d(x, 2, output_size=3, _random_samples=np.full((1, 2, 2), 1.5))
     with pytest.raises(ValueError, match="pass the forward's _random_samples or its indices"):
         poolspec.fractional_max_pool2d_backward(np.zeros((1, 2, 3, 3)), x, 2, output_size=3)
+
+
+@pytest.mark.parametrize("bad, kind, match", [(25, ValueError, r"indices must lie in \[0, 25\)"),
+                                               (-1, ValueError, r"indices must lie in \[0, 25\)"),
+                                               (1.0, TypeError, "indices.dtype='float64': must be an integer")])
+def test_fractional_backward_rejects_foreign_indices(backend, bad, kind, match):
+    """Indices given to the backward in place of the samples are flat positions in the plane: an integer dtype,
+    and (where their values are read before computing: not in Dask's lazy graphs) within the plane."""
+    if backend.name == "dask" and kind is ValueError:
+        pytest.skip("Dask's indices are not read before computing")
+    x = backend.asarray(np.arange(25.0).reshape(1, 1, 5, 5))
+    idx = backend.asarray(np.full((1, 1, 2, 2), bad, dtype=np.int64 if kind is ValueError else np.float64))
+    with pytest.raises(kind, match=match):
+        poolspec.fractional_max_pool2d_backward(backend.asarray(np.ones((1, 1, 2, 2))), x, 2, output_size=2,
+                                                indices=idx)

@@ -25,12 +25,13 @@ from .._compat import (
     is_traced,
     namespace,
     on,
+    readable,
     to_namespace,
 )
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
-from ._common import check_cotangent, check_shape, resolve
+from ._common import check_cotangent, check_indices, resolve
 
 Size = int | tuple[int, ...]
 
@@ -211,7 +212,9 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
         winner = _dask(static, xb, samples)[1] if is_dask_array(x) else \
             compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
     else:
-        check_shape(op, "indices", indices, tuple(r.output_shape))
+        check_indices(op, indices, x, tuple(r.output_shape))
+        if readable(indices) and bool(xp.any((indices < 0) | (indices >= P))):
+            raise ValueError(f"{op}: indices must lie in [0, {P}) (flat positions in each input plane)")
         winner = xp.reshape(indices, lead + (M,))
     g = xp.reshape(grad_output, lead + (M,))
     if is_dask_array(g):
@@ -416,8 +419,8 @@ def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Si
         indices is None.
     indices : array or None, default None
         Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
-        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule). They are not
-        range-checked: pass indices within the plane.
+        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
+        and within the plane wherever their values can be read (not under traces).
 
     Returns
     -------
@@ -428,11 +431,12 @@ def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Si
     ------
     ValueError
         If neither _random_samples nor indices is given, the forward's arguments are invalid (as in
-        :func:`fractional_max_pool2d`), grad_output or indices is not shaped like the forward's output,
-        _random_samples is misshaped or holds values outside [0, 1], or grad_output and x are on different devices.
+        :func:`fractional_max_pool2d`), grad_output or indices is not shaped like the forward's output, an
+        index lies outside the plane, _random_samples is misshaped or holds values outside [0, 1], or grad_output
+        and x are on different devices.
     TypeError
-        If grad_output's or _random_samples's dtype differs from x's, the arrays come from different libraries, or
-        an argument has a wrong type (as in :func:`fractional_max_pool2d`).
+        If grad_output's or _random_samples's dtype differs from x's, indices are not of an integer dtype, the
+        arrays come from different libraries, or an argument has a wrong type (as in :func:`fractional_max_pool2d`).
 
     Examples
     --------
@@ -476,8 +480,8 @@ def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Si
         indices is None.
     indices : array or None, default None
         Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
-        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule). They are not
-        range-checked: pass indices within the plane.
+        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
+        and within the plane wherever their values can be read (not under traces).
 
     Returns
     -------
@@ -488,11 +492,12 @@ def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Si
     ------
     ValueError
         If neither _random_samples nor indices is given, the forward's arguments are invalid (as in
-        :func:`fractional_max_pool3d`), grad_output or indices is not shaped like the forward's output,
-        _random_samples is misshaped or holds values outside [0, 1], or grad_output and x are on different devices.
+        :func:`fractional_max_pool3d`), grad_output or indices is not shaped like the forward's output, an
+        index lies outside the plane, _random_samples is misshaped or holds values outside [0, 1], or grad_output
+        and x are on different devices.
     TypeError
-        If grad_output's or _random_samples's dtype differs from x's, the arrays come from different libraries, or
-        an argument has a wrong type (as in :func:`fractional_max_pool3d`).
+        If grad_output's or _random_samples's dtype differs from x's, indices are not of an integer dtype, the
+        arrays come from different libraries, or an argument has a wrong type (as in :func:`fractional_max_pool3d`).
 
     Examples
     --------

@@ -52,10 +52,12 @@ class Gradient:
     torch: tuple[str, ...] = ()
     jax: tuple[str, ...] = ()
     notes: str = ""
+    # the array arguments the backward differentiates, in the order it returns their gradients (empty: the first)
+    wrt: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"backward": self.backward, "torch": list(self.torch), "jax": list(self.jax),
-                "notes": self.notes}
+                "notes": self.notes, "wrt": list(self.wrt)}
 
 
 @dataclass(frozen=True)

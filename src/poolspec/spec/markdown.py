@@ -58,7 +58,7 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
         lines.append(f"| `{port.name}` | out | {_cell(port.type)} | {_cell(port.shape)} | {_cell(port.description)} |")
     if card.gradient.backward:
         first = card.arguments[0].name
-        wrt = [first] + list(card.shaped_ports)
+        wrt = list(card.gradient.wrt) or [first]
         lines.append(f"| `{card.gradient.backward}(grad_output, {', '.join(wrt)}, ...)` | out | "
                      f"{'array' if len(wrt) == 1 else 'tuple of arrays'} | "
                      f"{' and '.join(wrt)}'s {'shape' if len(wrt) == 1 else 'shapes'} and dtype | "

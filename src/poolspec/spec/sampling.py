@@ -251,7 +251,7 @@ def sampling_cards() -> list[Card]:
                         "a dense grid costs O(grid + input + output) memory",
             gradient=Gradient("grid_sample_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                               "w.r.t. x and grid, to any order (both are differentiable inputs); forward mode "
-                              "too, which torch lacks for grid_sampler"),
+                              "too, which torch lacks for grid_sampler", wrt=("x", "grid")),
             torch_reference="torch.nn.functional.grid_sample",
             notes=_GRID_NOTES,
             _resolve=_resolve_grid_sample,
