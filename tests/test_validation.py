@@ -382,8 +382,7 @@ def _interp_cases() -> list[Invalid]:
                 "recompute_scale_factor", torch_too=False),
         Invalid("scale_factor_bool", op, x4, dict(scale_factor=True, **bl), TypeError, "scale_factor",
                 torch_too=False),
-        # deviation interpolate_uint8_interpolating_modes
-        Invalid("dtype_uint8_bilinear", op, x4, dict(size=3, **bl), TypeError, "x.dtype", "uint8", torch_too=False),
+        Invalid("dtype_uint8_lanczos", op, x4, dict(size=3, mode="lanczos"), TypeError, "x.dtype", "uint8"),
     ]
     return cases
 

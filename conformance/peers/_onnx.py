@@ -22,11 +22,13 @@ OPSET = 20  # GridSample N-D and AffineGrid first appear in opset 20; Resize res
 API = (f"one-node ONNX opset {OPSET} models: AveragePool, MaxPool (Indices), LpPool, GlobalAveragePool, "
        "GlobalMaxPool, MaxUnpool, Resize, GridSample, AffineGrid")
 
-# a finding both peers share: not a peer's rule but poolspec's recorded deviation (torch takes these calls too)
-UINT8_DEVIATION = {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"], "checks": ["raises"],
-                   "rule": "Resize interpolates uint8 in linear and cubic mode as torch does; poolspec refuses these "
-                           "calls (its recorded deviation), so they count as accepted",
-                   "upstream": "new"}  # matrix.py words "new" at a deviation as "none needed"
+# a finding both peers share: Resize's linear mode has no rank or dtype limit (torch's 1-d linear and 3-d trilinear
+# refuse uint8: '"compute_indices_weights_linear" not implemented for 'Byte'')
+UINT8_LINEAR = {"ops": ["interpolate"], "flags": ["uint8_refused"], "checks": ["raises"],
+                "rule": "Resize's linear mode takes uint8 at every rank and returns uint8, where torch refuses uint8 "
+                        "in its 1-d linear and 3-d trilinear modes (only bilinear, bicubic and the antialiased "
+                        "filters resample uint8)",
+                "upstream": "new"}
 Runner = Callable[[dict[str, np.ndarray]], list[np.ndarray]]
 _RESIZE = {"nearest": "nearest", "nearest-exact": "nearest", "linear": "linear", "bilinear": "linear",
            "trilinear": "linear", "bicubic": "cubic"}  # area (adaptive average) and lanczos have no Resize mode

@@ -155,8 +155,9 @@ FINDINGS: list[dict[str, Any]] = [
      "rule": "The second order is JAX's forward-mode select_and_gather_add, which picks a later tap than the first "
              "among tied maxima and the -inf init in an all -inf window (a 0 where torch gathers at the first tap); "
              "data-dependent.", "upstream": "new"},
-    {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"], "checks": ["raises"],
-     "rule": "keras.ops.image.resize takes uint8 images in every interpolation (resized in float, then rounded and "
-             "saturated back to uint8), as torch does (int16 fixed-point weights), where poolspec refuses them.",
-     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["uint8_fixed_point"], "checks": ["output"],
+     "rule": "keras.ops.image.resize resamples uint8 through jax.image.resize in float32, both axes before one "
+             "rounding (half to even, saturated to 0..255), where torch resamples one axis at a time with int16 "
+             "fixed-point weights and rounds and clamps after each pass: 1 apart in a few pixels, up to 9 where a "
+             "Lanczos overshoot is clamped between torch's passes", "upstream": "new"},
 ]

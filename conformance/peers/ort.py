@@ -58,7 +58,21 @@ FINDINGS: list[dict[str, Any]] = [
     *({"ops": _LP, "flags": [flag], "rule": "in ceil mode LpPool sums a partial window's n in-input cells, torch "
        "(avg_pool times prod(k)) scales that sum by prod(k) / n", "upstream": "new"}
       for flag in ("ceil_partial_window", "unbatched")),
-    _onnx.UINT8_DEVIATION,
+    _onnx.UINT8_LINEAR,
+    {"ops": ["interpolate"], "flags": ["bilinear", "uint8_fixed_point"], "checks": ["output"],
+     "rule": "linear Resize computes uint8 in float32 and casts the result to uint8, truncating, so many outputs "
+             "(115 of 240 in a 7x5 -> 15x8 upscale) come out 1 below torch's (int16 fixed-point weights, each pass "
+             "rounded half up)",
+     "upstream": "https://github.com/microsoft/onnxruntime/issues/7368"},
+    {"ops": ["interpolate"], "flags": ["bicubic", "uint8_fixed_point"], "checks": ["crash"],
+     "rule": "cubic Resize without antialias fails on uint8 input at run time (its kernel reads the uint8 tensor "
+             "as float: 'Tensor type mismatch') unless the output shape equals the input's (a copy), where torch "
+             "resamples uint8 with int16 fixed-point weights", "upstream": "new"},
+    *({"ops": ["interpolate"], "flags": [flag, "uint8_fixed_point"], "checks": ["output"],
+       "rule": "the antialiased Resize filters quantise uint8 weights to int32 with 22 fraction bits, torch to int16 "
+               "with as many as the largest weight allows (14 to 17 here), so a pixel here and there is 1 apart",
+       "upstream": "new"}
+      for flag in ("bilinear_antialias", "bicubic_antialias", "antialias_width_one")),
     *({"ops": ["interpolate"], "flags": [mode, "equal", how], "rule": _COPY, "upstream": "new"}
       for mode in ("nearest", "nearest-exact", "bicubic") for how in ("scale", "scale_no_recompute")),
     # the failing random case has a width-1 axis with align_corners too

@@ -157,9 +157,13 @@ FINDINGS: list[dict[str, Any]] = [
              "axis for a box footprint), so a NaN wins only as the first tap it meets; torch's max is NaN whenever "
              "the window holds one",
      "upstream": "https://github.com/scipy/scipy/issues/9077"},
-    {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"],
-     "rule": "zoom interpolates uint8 arrays with order 1 (rounding the result back to uint8) where the reference "
-             "refuses uint8 for linear modes",
+    {"ops": ["interpolate"], "flags": ["uint8_refused"], "checks": ["raises"],
+     "rule": "zoom interpolates uint8 arrays of any rank with order 1 (torch's 1-d linear and 3-d trilinear), where "
+             "torch refuses uint8 in linear and trilinear",
+     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["uint8_fixed_point"], "checks": ["output"],
+     "rule": "zoom interpolates uint8 in float64, both axes before one rounding to uint8, where torch resamples one "
+             "axis at a time with int16 fixed-point weights and rounds after each pass, so a few pixels are 1 apart",
      "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["random"], "checks": ["raises"],
      "rule": "zoom takes an output length 0 (a scale_factor that truncates an axis to nothing) and returns an empty "

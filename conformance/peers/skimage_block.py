@@ -129,9 +129,14 @@ FINDINGS: list[dict[str, Any]] = [
      "rule": "block_reduce pads a partial end block (ceil_mode) with cval=0 and np.mean divides by the whole block "
              "size, where torch divides by the cells inside the input",
      "upstream": "https://github.com/scikit-image/scikit-image/issues/4940"},
-    {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"],
-     "rule": "resize (order 1) and resize_local_mean take uint8 images (returning float64 with preserve_range) where "
-             "the reference refuses uint8 for interpolating modes",
+    {"ops": ["interpolate"], "flags": ["uint8_refused"], "checks": ["raises"],
+     "rule": "resize (order 1, any rank) and resize_local_mean take uint8 images (returning float64 with "
+             "preserve_range), where torch refuses uint8 in linear, trilinear and area",
+     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["uint8_fixed_point"],
+     "rule": "resize (order 1) with preserve_range returns float64 for uint8 images, the bilinear value unrounded "
+             "(up to 0.81 from torch's), where torch returns uint8 from int16 fixed-point weights, each axis's pass "
+             "rounded",
      "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["empty_batch"],
      "rule": "resize divides each input extent by the output extent, so a zero-length batch axis gives 0/0 and it "

@@ -154,7 +154,8 @@ def _max_call(n: int, x: np.ndarray, kernel_size: Any, stride: Any = None, paddi
 
 
 def _ceil_adds(sizes: tuple, k: tuple, s: tuple, p: tuple) -> bool:
-    return any(pool_out(L, kk, ss, pp, 1, True) != pool_out(L, kk, ss, pp) for L, kk, ss, pp in zip(sizes, k, s, p))
+    return any(pool_out(L, kk, ss, pp, 1, True) != pool_out(L, kk, ss, pp, 1, False)
+               for L, kk, ss, pp in zip(sizes, k, s, p))
 
 
 def _adaptive(n: int, x: np.ndarray, output_size: Any) -> tuple[list[int], Any]:
@@ -295,9 +296,19 @@ FINDINGS: list[dict[str, Any]] = [
      "rule": "ScaleAndTranslate resamples every axis at the scale it is given, so an axis whose size stays the same "
              "(O == L) under a scale_factor other than 1 is filtered (forward and gradient); the reference copies it",
      "upstream": "new"},
-    {"ops": ["interpolate"], "flags": ["interpolate_uint8_interpolating_modes"],
-     "rule": "TF's bilinear, bicubic, area and ScaleAndTranslate kernels take uint8 images (returning float32) where "
-             "the reference refuses uint8 for interpolating modes",
+    *({"ops": ["interpolate"], "flags": ["bicubic_antialias", "equal", how, "uint8_fixed_point"],
+       "rule": "ScaleAndTranslate filters a uint8 image's axis whose size stays the same (O == L) under a "
+               "scale_factor other than 1 (and returns float32), where torch's uint8 pipeline copies that axis",
+       "upstream": "new"} for how in ("scale", "scale_no_recompute")),
+    {"ops": ["interpolate"], "flags": ["uint8_fixed_point"],
+     "rule": "ResizeBilinear, ResizeBicubic and ScaleAndTranslate return float32 for uint8 images, neither rounded nor "
+             "clamped (cubic and Lanczos overshoots from -46.6 to 273.9 here), where torch returns uint8 from int16 "
+             "fixed-point weights, each axis's pass rounded and clamped",
+     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["uint8_refused"], "checks": ["raises"],
+     "rule": "ResizeArea, ResizeBilinear (torch's 1-d linear as one row) and ScaleAndTranslate (Lanczos without "
+             "antialias) take uint8 images and return float32, where torch refuses uint8 in area and linear and "
+             "refuses Lanczos without antialias",
      "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["align_corners_with_nearest"],
      "rule": "ResizeNearestNeighbor takes align_corners (False is its legacy floor(i * L/O) mode) where the reference "

@@ -434,8 +434,8 @@ def _error_cases() -> list[GoldenCase]:
                        dict(output_size=2), ("integer_input",), "int64", error="TypeError"),
         ]
     out += [
-        GoldenCase("interpolate-e000", "interpolate", (1, 2, 5, 5), dict(size=3, mode="bilinear"),
-                   ("interpolate_uint8_interpolating_modes",), "uint8", error="TypeError"),
+        GoldenCase("interpolate-e000", "interpolate", (1, 2, 5, 5), dict(size=3, mode="area"),
+                   ("uint8_refused",), "uint8", error="TypeError"),
         GoldenCase("interpolate-e001", "interpolate", (1, 2, 5, 5), dict(size=3, scale_factor=2.0, mode="bilinear"),
                    ("size_and_scale_factor",), "float64", error="ValueError"),
         GoldenCase("interpolate-e002", "interpolate", (1, 2, 5), dict(size=3, mode="bilinear"),
@@ -680,7 +680,10 @@ def _max_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None
 
 def _interp_dtype_rule(case: Case, dtype: str) -> tuple[tuple[str, ...], str | None]:
     if dtype == "uint8" and case.args["mode"] not in ("nearest", "nearest-exact"):
-        return ("interpolate_uint8_interpolating_modes",), "TypeError"
+        # torch's integer pipeline (int16 weights, each pass rounded and clamped); the other modes refuse uint8
+        fixed = case.args["mode"] in ("bilinear", "bicubic") or (case.args["mode"] == "lanczos"
+                                                                 and case.args.get("antialias"))
+        return (("uint8_fixed_point",), None) if fixed else (("uint8_refused",), "TypeError")
     return (("interpolate_antialias_half",) if case.args.get("antialias") and dtype in ("float16", "bfloat16")
             else ()), None
 

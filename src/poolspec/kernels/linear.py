@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import copy, dtype_name, is_dask_array, namespace, on, to_compute, to_namespace
+from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
 from .chunked import as_table, axis_pass, groups, local_table
@@ -217,3 +218,19 @@ def outer_product(factors: list[np.ndarray]) -> Divisor | int:
     if all(f.size and (f == f[0]).all() for f in frozen):
         return math.prod(int(f[0]) for f in frozen)
     return Divisor(tuple(frozen))
+
+
+def fixed_point(x: Any, axes: tuple[FixedPoint | None, ...]) -> Any:
+    """uint8 resampling in integers (torch's CPU pipeline): along each axis, innermost first, int32 sums of the
+    int16 weights times the cells, plus half, shifted right by the precision and clamped to 0..255."""
+    xp = namespace(x)
+    lead = x.ndim - len(axes)
+    work = x
+    for i in reversed(range(len(axes))):
+        a = axes[i]
+        if a is None:
+            continue
+        acc = _apply_axis(xp, xp.astype(work, xp.int32), lead + i, a.plan, transpose=False)
+        acc = (acc + (1 << (a.precision - 1))) // (1 << a.precision)
+        work = xp.astype(xp.clip(acc, 0, 255), x.dtype)
+    return copy(xp, x) if work is x else work

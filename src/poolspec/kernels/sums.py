@@ -92,7 +92,9 @@ def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     # an eager call on a small array costs its op count, and the phases' strided runs take several ops per tap
     # where the gather takes one (same products, same order); compiled (JAX) and lazy backends keep the
     # slices, which XLA compiles faster than gathers
-    if plan.phases is not None and (math.prod(x.shape) > SMALL or writable_module(x) is None):
+    # integer weights (uint8 resampling's fixed point) stay on the take path, whose products stay in x's dtype
+    if plan.phases is not None and (plan.weight is None or plan.weight.dtype.kind == "f") and (
+            math.prod(x.shape) > SMALL or writable_module(x) is None):
         return phase_sum(xp, x, axis, plan.phases)
     return take_sum(xp, x, axis, plan)
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .._compat import compute_dtype_name
+from .._compat import compute_dtype_name, dtype_name, namespace
 from .._types import Array
 from ..autodiff import graph_op, in_graph, linear
-from ..kernels.linear import SeparableLinear
+from ..kernels.linear import SeparableLinear, fixed_point
 from ..plans import resample
 from ._common import keep_layout, layout_op, resolve, resolve_backward
 from .avg_pool import _adaptive_plan
@@ -52,9 +52,22 @@ def _plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], mode: str, 
     return SeparableLinear(in_spatial, out_spatial, axes, custom_vjp=True)
 
 
+def _uint8(x: Any, args: dict[str, Any]) -> Any | None:
+    """uint8 bilinear, bicubic and lanczos: torch's integer pipeline (no gradient: integers have none)."""
+    if args["mode"] not in ("bilinear", "bicubic", "lanczos") or dtype_name(namespace(x), x.dtype) != "uint8":
+        return None
+    _, _, r = resolve("interpolate", x, **args)
+    p = r.params
+    axes = tuple(resample.fixed_point(L, O, s, p["align_corners"], p["mode"], p["antialias"])
+                 for L, O, s in zip(tuple(x.shape[-len(p["size"]):]), p["size"], p["scales"]))
+    return keep_layout(layout_op("interpolate", r), x, fixed_point(x, axes))
+
+
 def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     if in_graph(x):
         return graph_op("interpolate", args, x, grad_output)
+    if grad_output is None and (y := _uint8(x, args)) is not None:
+        return y
     if grad_output is None:
         _, dtype, r = resolve("interpolate", x, **args)
     else:
@@ -83,7 +96,8 @@ def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None =
     x : array
         Input shaped (N, C, *spatial), any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict):
         3-D for linear, 4-D for bilinear, bicubic and lanczos, 5-D for trilinear, 3- to 5-D for nearest,
-        nearest-exact and area. float16, bfloat16, float32, float64; uint8 with nearest and nearest-exact only.
+        nearest-exact and area. float16, bfloat16, float32, float64; uint8 with nearest, nearest-exact, bilinear,
+        bicubic and lanczos (antialias), computed in torch's integer pipeline.
     size : int, tuple of int or None, default None
         The output spatial size, one int for every axis or one per spatial axis; entries > 0 (area takes 0).
     scale_factor : float, tuple of float or None, default None

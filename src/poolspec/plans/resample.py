@@ -11,6 +11,7 @@ and arrays reproduce C++ ``float`` arithmetic, and the places where torch's C++ 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -201,3 +202,72 @@ def lanczos(length: int, out: int, scale: float | None, ctype_name: str) -> Gath
     total = w.sum(axis=0)
     w = np.where(total != 0, w / np.where(total != 0, total, 1.0), 0.0)
     return _frozen(np.where(inside, j, length), w.astype(ctype), length)
+
+
+@dataclass(frozen=True, eq=False)
+class FixedPoint:
+    """One axis of torch's uint8 resampling: integer weights (int16 values) with ``precision`` fraction bits;
+    y = clamp((2^(precision-1) + sum_t w_t x_t) >> precision, 0, 255)."""
+
+    plan: GatherPlan
+    precision: int
+
+
+def _keys(x: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic on |x| (torch's ``aa_filter`` for bicubic), float64."""
+    x = np.abs(x)
+    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
+
+
+@lru_cache(maxsize=1024)
+def fixed_point(length: int, out: int, scale: float | None, align_corners: bool, mode: str,
+                antialiased: bool) -> FixedPoint | None:
+    """torch's uint8 bilinear / bicubic / lanczos along one axis (its CPU kernels for uint8, after Pillow): float64
+    weights, quantised to int16 with as many fraction bits as the largest weight allows (at most 22), rounded
+    half away from zero. With antialias the weights are those of :func:`antialias` in float64; without, the 2 or
+    4 taps around the source index (Keys' cubic with A = -0.75), taps outside the input added onto the edge cell.
+    An axis with O == L is skipped, as torch skips it."""
+    if out == length:
+        return None
+    if antialiased:
+        table = antialias(length, out, scale, align_corners, mode, "float64")
+        assert table is not None
+        index, w = table.index, np.asarray(table.weight, dtype=np.float64)
+        wt_max = float(w.max(initial=0.0))  # a row whose weights summed to 0 is kept raw, as torch, but not counted
+        raw = w.sum(axis=0) == 0
+        if raw.any():
+            wt_max = float(np.where(raw[None, :], 0.0, w).max(initial=0.0))
+    else:
+        taps = 2 if mode == "bilinear" else 4
+        r = float(ratio(length, out, align_corners, scale, np.float64))
+        i = np.arange(out, dtype=np.float64)
+        real = r * i if align_corners else r * (i + 0.5) - 0.5
+        if taps == 2 and not align_corners:
+            real = np.maximum(real, 0.0)
+        i0 = np.minimum(_floorf(real), length - 1)
+        lam = np.clip(real - i0, 0.0, 1.0)
+        half = taps // 2
+        first = i0 - half + 1  # the first tap's cell, before clamping
+        lo = np.maximum(first, 0)
+        count = np.clip(np.minimum(i0 + half + 1, length) - lo, 0, taps)
+        w = np.zeros((taps, out))
+        slot = np.zeros(out, dtype=np.int64)
+        cols = np.arange(out)
+        wt_max = 0.0
+        for t in range(taps):  # a tap outside the input adds its weight onto the edge cell's
+            cell = first + t
+            slot = np.where(cell <= 0, 0, np.where(cell >= length - 1, count - 1, slot))
+            v = 1.0 - np.abs(t + 1 - half - lam) if taps == 2 else _keys(t + 1 - half - lam, CUBIC_A)
+            w[slot, cols] += np.maximum(v, 0.0) if taps == 2 else v
+            wt_max = max(wt_max, float(w[slot, cols].max(initial=0.0)))
+            slot = slot + 1
+        index = np.where(np.arange(taps)[:, None] < count[None, :], lo[None, :] + np.arange(taps)[:, None], length)
+    precision = 0
+    while precision < 22 and int(0.5 + wt_max * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    v = w * float(1 << precision)
+    q = np.where(v < 0, np.trunc(v - 0.5), np.trunc(v + 0.5)).astype(np.int64)
+    q = q.astype(np.int16).astype(np.int64)  # torch stores the weights as int16
+    q = np.where(index < length, q, 0)
+    return FixedPoint(_frozen(index, q, length), precision)

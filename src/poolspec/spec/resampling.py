@@ -61,9 +61,14 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
         if i >= 2:
             spatial.append(int(dim))
     check_dtype(op, dtype, card.dtypes)
-    if dtype is not None and dtype not in FLOATS and mode not in ("nearest", "nearest-exact"):
-        fail(op, "x.dtype", dtype, f"is not supported with mode {mode!r}: integer input is resampled only by "
-                                   "nearest and nearest-exact (convert to a floating dtype first)", TypeError)
+    if dtype is not None and dtype not in FLOATS and mode not in ("nearest", "nearest-exact", "bilinear", "bicubic",
+                                                                  "lanczos"):
+        fail(op, "x.dtype", dtype, f"is not supported with mode {mode!r}: uint8 input is resampled by nearest, "
+                                   "nearest-exact, bilinear, bicubic and lanczos, as torch's (convert to a floating "
+                                   "dtype first)", TypeError)
+    if dtype is not None and dtype not in FLOATS and mode == "lanczos" and not a["antialias"]:
+        fail(op, "x.dtype", dtype, "uint8 lanczos needs antialias=True, as torch's (poolspec's Lanczos-3 without "
+                                   "antialias takes floating input)", TypeError)
     size, sf = a["size"], a["scale_factor"]
     if (size is None) == (sf is None):
         fail(op, "size", size, "exactly one of size and scale_factor must be given "
@@ -146,7 +151,11 @@ def resampling_cards() -> list[Card]:
         torch_reference="torch.nn.functional.interpolate",
         notes=("canonical rules are torch's generic kernels, whose backward is the true adjoint; where torch's "
                "CPU fast paths differ (docs/TORCH_NUMERICS.md 5.6) see the deviations",
-               "uint8 is accepted by nearest and nearest-exact only",
+               "uint8: nearest and nearest-exact gather; bilinear and bicubic (with or without antialias) and "
+               "lanczos (antialias) follow torch's CPU integer pipeline: float64 weights quantised to int16 with "
+               "as many fraction bits as the largest weight allows (at most 22), the innermost axis first, each "
+               "pass (2^(p-1) + sum w x) >> p clamped to 0..255; an axis whose size is unchanged is skipped; "
+               "linear, trilinear and area refuse uint8, as torch",
                "float16/bfloat16 weights and sums in float32, rounded once",
                "a channels_last torch input gives a channels_last output in every mode but 3-d area, which is "
                "adaptive_avg_pool3d's (contiguous), as torch"),
