@@ -18,20 +18,21 @@ from ..plans import windows
 from ._common import keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
+Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
 OutputSize = int | None | tuple[int | None, ...]
 
 
 @lru_cache(maxsize=512)
 def _avg_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], kernel: tuple[int, ...],
-              stride: tuple[int, ...], padding: tuple[int, ...], count_include_pad: bool,
+              stride: tuple[int, ...], padding: tuple[int, ...], high: tuple[int, ...], count_include_pad: bool,
               divisor_override: int | None) -> SeparableLinear:
     axes = tuple(windows.regular(L, O, k, s, p) for L, O, k, s, p in
                  zip(in_spatial, out_spatial, kernel, stride, padding))
     if divisor_override is not None:
         divisor: Any = divisor_override
     else:
-        divisor = outer_product([windows.avg_counts(L, O, k, s, p, count_include_pad) for L, O, k, s, p in
-                                 zip(in_spatial, out_spatial, kernel, stride, padding)])
+        divisor = outer_product([windows.avg_counts(L, O, k, s, p, count_include_pad, h) for L, O, k, s, p, h in
+                                 zip(in_spatial, out_spatial, kernel, stride, padding, high)])
     return SeparableLinear(in_spatial, out_spatial, axes, divisor)
 
 
@@ -45,7 +46,7 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
         _, _, r = resolve_backward(name, grad_output, x, **args)
     p = r.params
     plan = _avg_plan(tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), p["kernel_size"], p["stride"],
-                     p["padding"], p["count_include_pad"], p["divisor_override"])
+                     p["padding"], p["padding_high"], p["count_include_pad"], p["divisor_override"])
     if grad_output is None:
         return keep_layout(name, x, linear(plan, x))
     return linear(plan, grad_output, transpose=True, primal=x)
@@ -78,7 +79,7 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
     return linear(plan, grad_output, transpose=True, primal=x)
 
 
-def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
     """1-d average pooling, as ``torch.nn.functional.avg_pool1d`` (plus ``divisor_override``).
@@ -96,8 +97,10 @@ def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
         The window size k, an int or a 1-tuple; every entry > 0.
     stride : int, tuple of int or None, default None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
         padding).
@@ -133,7 +136,7 @@ def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
-def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
     """2-d average pooling, as ``torch.nn.functional.avg_pool2d``.
@@ -151,8 +154,10 @@ def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
         The window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0.
     stride : int, tuple of int or None, default None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
         padding).
@@ -188,7 +193,7 @@ def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
-def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
+def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Array:
     """3-d average pooling, as ``torch.nn.functional.avg_pool3d``.
@@ -207,8 +212,10 @@ def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
         The window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0.
     stride : int, tuple of int or None, default None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit zero padding p on both sides; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
         padding).
@@ -246,7 +253,7 @@ def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
 
 
 def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                        padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
@@ -265,7 +272,7 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The window size, as in :func:`avg_pool1d`.
     stride : int, tuple of int or None, default None
         The window step, as in :func:`avg_pool1d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The implicit zero padding, as in :func:`avg_pool1d`.
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`avg_pool1d`.
@@ -300,7 +307,7 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 
 def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                        padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
@@ -319,7 +326,7 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The window size, as in :func:`avg_pool2d`.
     stride : int, tuple of int or None, default None
         The window step, as in :func:`avg_pool2d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The implicit zero padding, as in :func:`avg_pool2d`.
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`avg_pool2d`.
@@ -355,7 +362,7 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 
 def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+                        padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None) -> Array:
     """The gradient of :func:`avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
@@ -374,7 +381,7 @@ def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The window size, as in :func:`avg_pool3d`.
     stride : int, tuple of int or None, default None
         The window step, as in :func:`avg_pool3d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The implicit zero padding, as in :func:`avg_pool3d`.
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`avg_pool3d`.

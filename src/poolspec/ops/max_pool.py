@@ -22,6 +22,7 @@ from ..kernels.maxes import MaxWindows, adaptive_max_windows
 from ._common import check_indices, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
+Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
 OutputSize = int | None | tuple[int | None, ...]
 
 
@@ -53,21 +54,21 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
 
 
 @overload
-def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
 
 
 @overload
-def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
 
 
 @overload
-def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
 
 
-def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """1-d max pooling of ``x``, as ``torch.nn.functional.max_pool1d``.
 
@@ -83,8 +84,10 @@ def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
         Window size k: one int for every spatial axis or one per axis; every entry > 0.
     stride : int, tuple of int or None, default None
         Window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit -inf padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most (k - 1) * d (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     dilation : int or tuple of int, default 1
         Spacing d between a window's taps; every entry > 0.
     ceil_mode : bool, default False
@@ -121,21 +124,21 @@ def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
 
 
 @overload
-def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
 
 
 @overload
-def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
 
 
 @overload
-def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
 
 
-def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """2-d max pooling of ``x``, as ``torch.nn.functional.max_pool2d``.
 
@@ -151,8 +154,10 @@ def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
         Window size k: one int for every spatial axis or one per axis; every entry > 0.
     stride : int, tuple of int or None, default None
         Window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit -inf padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most (k - 1) * d (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     dilation : int or tuple of int, default 1
         Spacing d between a window's taps; every entry > 0.
     ceil_mode : bool, default False
@@ -190,21 +195,21 @@ def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
 
 
 @overload
-def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
 
 
 @overload
-def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
 
 
 @overload
-def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Size = ..., dilation: Size = ...,
+def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
                ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
 
 
-def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Size = 0, dilation: Size = 1,
+def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
                ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """3-d max pooling of ``x``, as ``torch.nn.functional.max_pool3d``.
 
@@ -220,8 +225,10 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
         Window size k: one int for every spatial axis or one per axis; every entry > 0.
     stride : int, tuple of int or None, default None
         Window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        Implicit -inf padding p on both sides of each spatial axis; 0 <= p <= k // 2.
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
+        Implicit -inf padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+        (low, high) pair, each at most (k - 1) * d (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
     dilation : int or tuple of int, default 1
         Spacing d between a window's taps; every entry > 0.
     ceil_mode : bool, default False
@@ -259,7 +266,7 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: S
 
 
 def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool1d` w.r.t. ``x`` (its vector-Jacobian product).
 
@@ -275,7 +282,7 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The forward's window size, as in :func:`max_pool1d`.
     stride : int, tuple of int or None, default None
         The forward's window step, as in :func:`max_pool1d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The forward's padding, as in :func:`max_pool1d`.
     dilation : int or tuple of int, default 1
         The forward's dilation, as in :func:`max_pool1d`.
@@ -315,7 +322,7 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 
 def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
@@ -332,7 +339,7 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The forward's window size, as in :func:`max_pool2d`.
     stride : int, tuple of int or None, default None
         The forward's window step, as in :func:`max_pool2d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The forward's padding, as in :func:`max_pool2d`.
     dilation : int or tuple of int, default 1
         The forward's dilation, as in :func:`max_pool2d`.
@@ -374,7 +381,7 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 
 def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
-                        padding: Size = 0, dilation: Size = 1, ceil_mode: bool = False,
+                        padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
                         return_indices: bool = False, *, indices: Any = None) -> Array:
     """The gradient of :func:`max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
@@ -391,7 +398,7 @@ def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         The forward's window size, as in :func:`max_pool3d`.
     stride : int, tuple of int or None, default None
         The forward's window step, as in :func:`max_pool3d` (None: kernel_size).
-    padding : int or tuple of int, default 0
+    padding : int, tuple of int, tuple of (int, int) or str, default 0
         The forward's padding, as in :func:`max_pool3d`.
     dilation : int or tuple of int, default 1
         The forward's dilation, as in :func:`max_pool3d`.

@@ -212,11 +212,12 @@ def regular(length: int, out: int, kernel: int, stride: int, padding: int, dilat
 
 
 def avg_counts(length: int, out: int, kernel: int, stride: int, padding: int,
-               count_include_pad: bool) -> np.ndarray:
-    """Per-output divisor factor along one axis (torch: padding counts, the ceil overhang never does)."""
+               count_include_pad: bool, high: int | None = None) -> np.ndarray:
+    """Per-output divisor factor along one axis (torch: padding counts, the ceil overhang never does);
+    ``high``: a right padding other than ``padding``."""
     a = np.arange(out, dtype=np.int64) * stride - padding
     if count_include_pad:
-        return np.minimum(a + kernel, length + padding) - a
+        return np.minimum(a + kernel, length + (padding if high is None else high)) - a
     return np.minimum(a + kernel, length) - np.maximum(a, 0)
 
 

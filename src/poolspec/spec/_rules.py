@@ -90,11 +90,12 @@ def check_dtype(op: str, dtype: str | None, allowed: tuple[str, ...]) -> None:
         fail(op, "x.dtype", dtype, f"is not supported; {op} takes {', '.join(allowed)}", TypeError)
 
 
-def pool_output_size(L: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+def pool_output_size(L: int, k: int, s: int, p: int, d: int, ceil_mode: bool, high: int | None = None) -> int:
     """torch's pooling output length, including the rule that the last ceil_mode window must start
-    inside the input or the left padding (never in the right padding)."""
+    inside the input or the left padding (never in the right padding); ``high``: a right padding other than
+    ``p``."""
     eff = d * (k - 1) + 1
-    out = (L + 2 * p - eff + (s - 1 if ceil_mode else 0)) // s + 1
+    out = (L + p + (p if high is None else high) - eff + (s - 1 if ceil_mode else 0)) // s + 1
     if ceil_mode and (out - 1) * s >= L + p:
         out -= 1
     return out

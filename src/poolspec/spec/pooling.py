@@ -41,26 +41,58 @@ def _stride(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, 
     return int_tuple(op, "stride", value, n)
 
 
+def _padding(op: str, value: Any, n: int) -> tuple[tuple[int, ...], tuple[int, ...], str]:
+    """(low, high, form) of a padding argument: torch's symmetric ints (``"symmetric"``), per-axis ``(low, high)``
+    pairs as ``lax.reduce_window`` and ONNX's ``pads`` take them (``"pairs"``), or ``"valid"`` / ``"same"``
+    (TensorFlow's rule, resolved by :func:`_window_checks`)."""
+    if isinstance(value, str):
+        if value not in ("valid", "same"):
+            fail(op, "padding", value, "must be an int, a tuple of ints, a tuple of (low, high) pairs, 'valid' or "
+                                       "'same'")
+        return (0,) * n, (0,) * n, value
+    if isinstance(value, (tuple, list)) and value and any(isinstance(v, (tuple, list)) for v in value):
+        if len(value) != n or not all(isinstance(v, (tuple, list)) and len(v) == 2 for v in value):
+            fail(op, "padding", value, f"as (low, high) pairs must be {n} pairs of ints, one per spatial axis")
+        lo = tuple(as_int(op, "padding", v[0], value) for v in value)
+        hi = tuple(as_int(op, "padding", v[1], value) for v in value)
+        return lo, hi, "pairs"
+    p = int_tuple(op, "padding", value, n)
+    return p, p, "symmetric"
+
+
 def _window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...],
-                   p: tuple[int, ...], d: tuple[int, ...], ceil_mode: bool) -> tuple[int, ...]:
-    """torch's shared pooling checks, in its order, then the output size (which must be >= 1)."""
+                   padding: Any, d: tuple[int, ...], ceil_mode: bool) -> tuple[tuple[int, ...], tuple[int, ...],
+                                                                            tuple[int, ...]]:
+    """torch's shared pooling checks, in its order, then the output size (which must be >= 1); returns
+    (output size, low padding, high padding). Asymmetric and 'same' padding may reach a window's last cell but
+    one on either side (every window still reads the input); torch's symmetric padding at most half a window."""
     if any(v <= 0 for v in k):
         fail(op, "kernel_size", k, "every entry must be > 0")
     if any(v <= 0 for v in s):
         fail(op, "stride", s, "every entry must be > 0 (torch: stride should not be zero)")
     if any(v <= 0 for v in d):
         fail(op, "dilation", d, "every entry must be > 0")
-    if any(v < 0 for v in p):
-        fail(op, "padding", p, "every entry must be >= 0")
+    lo, hi, form = _padding(op, padding, n)
+    if form == "same":  # TensorFlow's: ceil(L / s) outputs, the odd padding cell at the end
+        total = tuple(max((-(-spatial[i] // s[i]) - 1) * s[i] + (k[i] - 1) * d[i] + 1 - spatial[i], 0)
+                      for i in range(n))
+        lo, hi = tuple(t // 2 for t in total), tuple(t - t // 2 for t in total)
+    if any(v < 0 for v in lo + hi):
+        fail(op, "padding", padding, "every entry must be >= 0")
     for i in range(n):
-        if p[i] > k[i] // 2:
-            fail(op, "padding", p, f"must be at most half the kernel size (padding <= kernel_size // 2); "
-                                   f"axis {i} has padding {p[i]} with kernel_size {k[i]}")
-    out = tuple(pool_output_size(spatial[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n))
+        if form == "symmetric" and lo[i] > k[i] // 2:
+            fail(op, "padding", padding, f"must be at most half the kernel size (padding <= kernel_size // 2); "
+                                         f"axis {i} has padding {lo[i]} with kernel_size {k[i]}")
+        if form == "pairs" and max(lo[i], hi[i]) > (k[i] - 1) * d[i]:
+            fail(op, "padding", padding, f"(low, high) entries must be at most (kernel_size - 1) * dilation, so "
+                                         f"that every window reads the input; axis {i} has {(lo[i], hi[i])} with "
+                                         f"kernel_size {k[i]} and dilation {d[i]}")
+    out = tuple(pool_output_size(spatial[i], k[i], s[i], lo[i], d[i], ceil_mode, hi[i]) for i in range(n))
     if any(o < 1 for o in out):
-        fail(op, "kernel_size", k, f"with stride={s}, padding={p}, dilation={d} the output size {out} for "
+        shown = padding if form != "symmetric" else lo
+        fail(op, "kernel_size", k, f"with stride={s}, padding={shown}, dilation={d} the output size {out} for "
                                    f"input size {spatial} is too small (every entry must be >= 1)")
-    return out
+    return out, lo, hi
 
 
 def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
@@ -69,7 +101,6 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     check_dtype(op, dtype, card.dtypes)
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
     s = _stride(op, a["stride"], k, n)
-    p = int_tuple(op, "padding", a["padding"], n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     cip = check_bool(op, "count_include_pad", a["count_include_pad"])
     div = a["divisor_override"]
@@ -77,12 +108,12 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
         div = as_int(op, "divisor_override", div)
         if div == 0:
             fail(op, "divisor_override", div, "must not be zero (None means the window's cell count)")
-    out = _window_checks(op, n, spatial, k, s, p, (1,) * n, ceil_mode)
+    out, p, high = _window_checks(op, n, spatial, k, s, a["padding"], (1,) * n, ceil_mode)
     if n == 3 and any(spatial[i] < k[i] for i in range(n)):
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis; avg_pool3d requires "
                                    "every input extent >= kernel_size, padding notwithstanding (as torch)")
-    params = dict(kernel_size=k, stride=s, padding=p, ceil_mode=ceil_mode, count_include_pad=cip,
-                  divisor_override=div)
+    params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, ceil_mode=ceil_mode,
+                  count_include_pad=cip, divisor_override=div)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
 
@@ -92,18 +123,18 @@ def _resolve_max(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     check_dtype(op, dtype, card.dtypes)
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
     s = _stride(op, a["stride"], k, n)
-    p = int_tuple(op, "padding", a["padding"], n)
     d = int_tuple(op, "dilation", a["dilation"], n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     ret = check_bool(op, "return_indices", a["return_indices"])
-    out = _window_checks(op, n, spatial, k, s, p, d, ceil_mode)
+    out, p, high = _window_checks(op, n, spatial, k, s, a["padding"], d, ceil_mode)
     for i in range(n):
         empty = _first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
         if empty is not None:
             fail(op, "dilation", d, f"leaves window {empty} of axis {i} without a single input cell "
                                     f"(taps {empty * s[i] - p[i]} + t*{d[i]} for t < {k[i]} all fall in the "
                                     f"padding of an input of length {spatial[i]}); torch returns -inf there")
-    params = dict(kernel_size=k, stride=s, padding=p, dilation=d, ceil_mode=ceil_mode, return_indices=ret)
+    params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, dilation=d, ceil_mode=ceil_mode,
+                  return_indices=ret)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
 
@@ -203,7 +234,7 @@ def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[s
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
     s = _stride(op, a["stride"], k, n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
-    out = _window_checks(op, n, spatial, k, s, (0,) * n, (1,) * n, ceil_mode)
+    out, _, _ = _window_checks(op, n, spatial, k, s, (0,) * n, (1,) * n, ceil_mode)
     if n == 3 and math.isfinite(norm) and any(spatial[i] < k[i] for i in range(n)):
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis (lp_pool3d inherits "
                                    "avg_pool3d's rule for finite norm_type: every input extent >= kernel_size)")
@@ -233,6 +264,9 @@ def _ranks(n: int) -> tuple[int, ...]:
     return (n + 1, n + 2)
 
 
+_PADDING_TYPE = "int | tuple[int x {n}] | tuple[(int, int) x {n}] | 'valid' | 'same'"
+
+
 def _size_arg(name: str, n: int, default: Any, what: str, constraint: str) -> Argument:
     return Argument(name, f"int | tuple[int x {n}]" + (" | None" if default is None else ""), default,
                     (constraint,), what)
@@ -247,8 +281,8 @@ def _input_arg(n: int) -> Argument:
 
 _REG = "regular windows a = o*s - p, taps a + t*d for t < k; windows that start in the right padding " \
        "are dropped in ceil_mode"
-_OUT_FORMULA = "O = floor((L + 2p - d(k-1) - 1 + (s-1 if ceil_mode)) / s) + 1, minus 1 if ceil_mode and " \
-               "(O-1)*s >= L + p"
+_OUT_FORMULA = "O = floor((L + p_lo + p_hi - d(k-1) - 1 + (s-1 if ceil_mode)) / s) + 1, minus 1 if ceil_mode and " \
+               "(O-1)*s >= L + p_lo (p_lo = p_hi = p for torch's int padding; 'same': O = ceil(L / s))"
 
 
 def _avg_card(n: int) -> Card:
@@ -258,7 +292,11 @@ def _avg_card(n: int) -> Card:
         _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
-        _size_arg("padding", n, 0, "implicit zero padding p on both sides", "0 <= p <= k // 2"),
+        Argument("padding", _PADDING_TYPE.format(n=n), 0,
+                 ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= k - 1",
+                  "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
+                 "implicit zero padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
+                 "pads, or 'valid' / 'same' as TensorFlow and Keras"),
         Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
         Argument("count_include_pad", "bool", True, (),
                  "count padding cells (not the ceil_mode overhang) in the divisor"),
@@ -278,7 +316,7 @@ def _avg_card(n: int) -> Card:
         spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + ("int64",),
         arguments=args,
         shape_relation=f"per spatial axis: {_OUT_FORMULA}; "
-                       "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p) - a) if "
+                       "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p_hi) - a) if "
                        "count_include_pad, else the number of input cells in the window",
         determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
                     "across runs on every backend; backward gathers (no scatter, no atomics)",
@@ -290,7 +328,8 @@ def _avg_card(n: int) -> Card:
         outputs=(_output(n),),
         examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
                   Example(_shape(n, 7), dict(kernel_size=2, ceil_mode=True, count_include_pad=False)),
-                  Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9))),
+                  Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9)),
+                  Example(_shape(n, 7), dict(kernel_size=2, stride=2, padding="same", count_include_pad=False))),
         torch_determinism="avg_pool3d's CUDA backward uses atomicAdd (avg_pool3d_backward_cuda raises under "
                           "use_deterministic_algorithms)" if n == 3 else _TORCH_OK,
         channels_last=(4,) if n == 2 else (),
@@ -350,7 +389,11 @@ def _max_card(n: int) -> Card:
         _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
-        _size_arg("padding", n, 0, "implicit -inf padding p on both sides", "0 <= p <= k // 2"),
+        Argument("padding", _PADDING_TYPE.format(n=n), 0,
+                 ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= (k - 1) * d",
+                  "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
+                 "implicit -inf padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
+                 "pads, or 'valid' / 'same' as TensorFlow and Keras"),
         _size_arg("dilation", n, 1, "the spacing d between taps", "every entry > 0"),
         Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
         Argument("return_indices", "bool", False, (), "also return int64 flat indices into the input plane"),
@@ -373,7 +416,8 @@ def _max_card(n: int) -> Card:
         outputs=(_output(n), _indices(n, "the unpadded input plane")),
         examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
                   Example(_shape(n, 11), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True,
-                                              return_indices=True))),
+                                              return_indices=True)),
+                  Example(_shape(n, 10), dict(kernel_size=3, stride=1, padding=((2, 0),) * n))),
         torch_determinism=_TORCH_OK if n < 3 else
         "deterministic in torch 2.13; older releases raised max_pool3d_with_indices_backward_cuda",
         channels_last=(4,) if n == 2 else (5,) if n == 3 else (),
