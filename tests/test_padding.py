@@ -147,3 +147,87 @@ def test_padding_errors_name_the_rule(padding, match):
         poolspec.max_pool2d(np.zeros((1, 5, 5)), 3, padding=padding)
     with pytest.raises(TypeError):
         poolspec.avg_pool2d(np.zeros((1, 5, 5)), 3, padding=((1.5, 0), (0, 0)))
+
+
+def _torch_native(torch, op: str, x, k, s, pairs, d):
+    """torch's own ops on the explicitly padded input: -inf (max) or zeros (avg, dividing by the window)."""
+    F = torch.nn.functional
+    flat = [v for lo_hi in reversed(pairs) for v in lo_hi]  # F.pad: last axis first
+    if op == "max":
+        return F.max_pool2d(F.pad(x, flat, value=float("-inf")), k, s, dilation=d)
+    return F.avg_pool2d(F.pad(x, flat), k, s)
+
+
+@pytest.mark.parametrize("op", ["max", "avg"])
+def test_padding_under_torch_transforms(op):
+    """torch.func (vmap, jacrev, jvp), forward-mode AD and torch.compile(fullgraph=True) of the asymmetric pools,
+    against torch's native pool of the explicitly padded input under the same transform."""
+    torch = pytest.importorskip("torch")
+    tf = torch.func
+    k, s, d = (3, 2), (2, 1), ((2, 1) if op == "max" else (1, 1))
+    pairs = ((0, 2), (1, 0))
+    kw = dict(dilation=d) if op == "max" else {}
+    ours = lambda t: getattr(poolspec, f"{op}_pool2d")(t, k, s, pairs, **kw)  # noqa: E731
+    theirs = lambda t: _torch_native(torch, op, t, k, s, pairs, d)  # noqa: E731
+    x = torch.randn(2, 3, 7, 6, dtype=torch.float64)
+    torch.testing.assert_close(ours(x), theirs(x), rtol=1e-12, atol=1e-13)
+    torch.testing.assert_close(tf.vmap(ours)(x), tf.vmap(theirs)(x), rtol=1e-12, atol=1e-13)
+    xs = x[:1, :1]
+    torch.testing.assert_close(tf.jacrev(ours)(xs), tf.jacrev(theirs)(xs), rtol=1e-12, atol=1e-13)
+    v = torch.randn_like(xs)
+    torch.testing.assert_close(tf.jvp(ours, (xs,), (v,))[1], tf.jvp(theirs, (xs,), (v,))[1], rtol=1e-12,
+                               atol=1e-13)
+    compiled = torch.compile(ours, fullgraph=True)
+    torch.testing.assert_close(compiled(x), theirs(x), rtol=1e-12, atol=1e-13)
+
+
+def _cubed(f):
+    return lambda t: (f(t) ** 3).sum()
+
+
+def _grad_of_grad(f):
+    return jax.grad(lambda t: jax.grad(_cubed(f))(t).sum())
+
+
+def test_padding_under_jax_transforms():
+    """jit, grad, grad of grad and vmap of the asymmetric and 'same' pools, against lax.reduce_window's."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 7, 6))
+    with jax.enable_x64(True):
+        xj = jnp.asarray(x)
+        for kw in (dict(kernel_size=(3, 2), stride=(2, 1), padding=((0, 2), (1, 0)), count_include_pad=False),
+                   dict(kernel_size=3, stride=2, padding="same", count_include_pad=True)):
+            k = kw["kernel_size"] if isinstance(kw["kernel_size"], tuple) else (3, 3)
+            s = kw["stride"] if isinstance(kw["stride"], tuple) else (2, 2)
+            pad = kw["padding"].upper() if isinstance(kw["padding"], str) else [(0, 0), (0, 0)] + list(kw["padding"])
+
+            def ref(t, k=k, s=s, pad=pad, cip=kw["count_include_pad"]):
+                total = lax.reduce_window(t, 0.0, lax.add, (1, 1) + k, (1, 1) + s, pad)
+                if cip:
+                    return total / math.prod(k)
+                return total / lax.reduce_window(jnp.ones_like(t), 0.0, lax.add, (1, 1) + k, (1, 1) + s, pad)
+
+            def ours(t, kw=kw):
+                return poolspec.avg_pool2d(t, **kw)
+
+            np.testing.assert_allclose(jax.jit(ours)(xj), ref(xj), rtol=1e-12)
+            np.testing.assert_allclose(jax.jit(jax.grad(_cubed(ours)))(xj), jax.grad(_cubed(ref))(xj), rtol=1e-12)
+            np.testing.assert_allclose(_grad_of_grad(ours)(xj), _grad_of_grad(ref)(xj), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(jax.vmap(ours)(xj[:, None]), jax.vmap(ref)(xj[:, None]), rtol=1e-12)
+
+
+def test_padding_on_devices_without_reading_values():
+    """torch's meta device and array-api-strict's second device: shapes and devices follow, nothing is read."""
+    torch = pytest.importorskip("torch")
+    x = torch.empty(2, 3, 9, 8, device="meta")
+    y = poolspec.max_pool2d(x, 3, 2, padding="same")
+    assert y.device.type == "meta" and tuple(y.shape) == (2, 3, 5, 4)
+    g = poolspec.avg_pool2d_backward(torch.empty(2, 3, 3, 4, device="meta"), x, (3, 2), padding=((1, 0), (0, 1)))
+    assert g.device.type == "meta" and tuple(g.shape) == (2, 3, 9, 8)
+    xps = pytest.importorskip("array_api_strict")
+    dev = xps.Device("device1")
+    a = xps.asarray(np.random.default_rng(0).standard_normal((1, 2, 7, 5)), device=dev)
+    b = poolspec.max_pool2d(a, 3, 2, padding=((2, 0), (1, 1)))
+    assert b.device == dev
+    cpu = xps.Device("CPU_DEVICE")
+    np.testing.assert_array_equal(np.asarray(b.to_device(cpu)),
+                                  poolspec.max_pool2d(np.asarray(a.to_device(cpu)), 3, 2, padding=((2, 0), (1, 1))))
