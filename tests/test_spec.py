@@ -157,10 +157,13 @@ def _torch_signature(name: str) -> list[tuple[str, Any]]:
         return _doc_signature(fn, name)
 
 
-def _card_signature(name: str) -> list[tuple[str, Any]]:
+def _card_signature(name: str, layout: bool = False) -> list[tuple[str, Any]]:
+    """The card's arguments as (name, default); without ``layout``, poolspec's keyword-only extension beyond
+    torch's signature (tested in test_layout.py), unless asked for."""
     # by value: Argument.required compares by identity and misses the cards' "<required>" literals (see
     # test_required_arguments_are_marked_required)
-    return [(a.name, REQUIRED if a.default == "<required>" else a.default) for a in spec.card(name).arguments]
+    return [(a.name, REQUIRED if a.default == "<required>" else a.default) for a in spec.card(name).arguments
+            if layout or a.name != "layout"]
 
 
 @pytest.mark.parametrize("name", POOLING_STYLE)
@@ -195,8 +198,8 @@ def test_required_arguments_are_marked_required(name):
 
 @pytest.mark.parametrize("name", [n for n in IMPLEMENTED if n not in SAMPLING])
 def test_card_arguments_match_poolspec_signature(name):
+    assert _signature(getattr(poolspec, name)) == _card_signature(name, layout=True)
     card_sig = _card_signature(name)
-    assert _signature(getattr(poolspec, name)) == card_sig
     backward = spec.card(name).gradient.backward
     assert backward == f"{name}_backward"
     params = inspect.signature(getattr(poolspec, backward)).parameters.values()
@@ -726,14 +729,16 @@ def test_sampling_cards_match_torch_and_poolspec_signatures(name):
     first = {"input": "x"}.get(torch_sig[0][0], torch_sig[0][0])  # poolspec names torch's input x
     assert card_sig == [(first, REQUIRED)] + torch_sig[1:]
     assert _signature(getattr(poolspec, name))[:len(card_sig)] == card_sig
+    if name != "affine_grid":  # (a matrix, no image to lay out)
+        assert _signature(getattr(poolspec, name))[-1] == ("layout", "channels_first")
     c = spec.card(name)
     assert c.category == ("pooling" if name.startswith("fractional") else "sampling") and c.status == "implemented"
     assert c.torch_reference == f"torch.nn.functional.{name}"
-    backward = _signature(getattr(poolspec, c.gradient.backward))
+    backward = [p for p in _signature(getattr(poolspec, c.gradient.backward)) if p[0] != "layout"]
     if name.startswith("fractional"):
         assert card_sig[-1] == ("_random_samples", None)
         assert backward[1:-1] == card_sig and backward[-1] == ("indices", None)  # max_pool's keyword-only extra
-        assert _signature(getattr(poolspec, name))[-1] == ("rng", None)  # how samples are drawn when omitted
+        assert _signature(getattr(poolspec, name))[-2] == ("rng", None)  # how samples are drawn when omitted
         return
     assert backward[0][0].startswith("grad_") and backward[1:] == card_sig
     arrays = [a.name for a in c.arguments if a.is_array]

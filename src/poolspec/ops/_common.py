@@ -138,3 +138,44 @@ def keep_layout(op: str, x: Any, result: Any) -> Any:
     if isinstance(result, tuple):
         return tuple(r.contiguous(memory_format=fmt) for r in result)
     return result.contiguous(memory_format=fmt)
+
+
+LAYOUTS = ("channels_first", "channels_last")
+
+
+def layout_order(rank: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(channels-last -> channels-first, and back) axis orders for an array of ``rank`` with ``n`` spatial axes:
+    (N, *S, C) <-> (N, C, *S), or unbatched (*S, C) <-> (C, *S)."""
+    lead = rank - n - 1  # 1 batched, 0 unbatched
+    first = tuple(range(lead)) + (rank - 1,) + tuple(range(lead, rank - 1))
+    back = tuple(first.index(i) for i in range(rank))
+    return first, back
+
+
+def check_layout(op: str, layout: Any) -> bool:
+    """Whether ``layout`` asks for channels last; a TypeError or ValueError naming it otherwise."""
+    if not isinstance(layout, str):
+        raise TypeError(f"{op}: layout={layout!r}: must be a str, 'channels_first' or 'channels_last'")
+    if layout not in LAYOUTS:
+        raise ValueError(f"{op}: layout={layout!r}: must be 'channels_first' (torch's (N, C, *spatial)) or "
+                         "'channels_last' ((N, *spatial, C), as TensorFlow, Keras, Flax and JAX images)")
+    return layout == "channels_last"
+
+
+def channels_last(fn: Any, args: dict[str, Any], spatial: int | None, arrays: tuple[str, ...],
+                  outputs: tuple[int, ...] | None = None) -> Any:
+    """``fn(**args)`` for channels-last arrays: the ``arrays`` named are passed as channels-first views (a
+    permutation of axes: no data is copied), and the results (those at ``outputs`` of a tuple) are turned
+    back. The kernels work along whichever axes the views give them."""
+    x = args["x"]
+    n = spatial if spatial is not None else x.ndim - 2
+    if x.ndim not in (n + 1, n + 2) or (spatial is None and x.ndim < 3):
+        return fn(**{**args, "layout": "channels_first"})  # the op's own rank error
+    first, back = layout_order(x.ndim, n)
+    moved = {name: None if args[name] is None else namespace(args[name]).permute_dims(args[name], first)
+             for name in arrays}
+    out = fn(**{**args, **moved, "layout": "channels_first"})
+    if isinstance(out, tuple):
+        return tuple(namespace(o).permute_dims(o, back) if outputs is None or i in outputs else o
+                     for i, o in enumerate(out))
+    return namespace(out).permute_dims(out, back)

@@ -15,7 +15,7 @@ from .._types import Array
 from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear, outer_product
 from ..plans import windows
-from ._common import keep_layout, resolve, resolve_backward
+from ._common import channels_last, check_layout, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
@@ -81,7 +81,7 @@ def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = Non
 
 def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Array:
+               divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """1-d average pooling, as ``torch.nn.functional.avg_pool1d`` (plus ``divisor_override``).
 
     Each output is its window's sum over the input divided by the window's cell count (padding included if
@@ -109,6 +109,10 @@ def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
     divisor_override : int or None, default None
         Divide every window sum by this non-zero int (negative allowed) instead of the cell count; torch's avg_pool1d
         lacks it.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -132,13 +136,15 @@ def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
     >>> poolspec.avg_pool1d(np.arange(5.0)[None], 2, ceil_mode=True)
     array([[0.5, 2.5, 4. ]])
     """
+    if check_layout("avg_pool1d", layout):
+        return channels_last(avg_pool1d, locals(), 1, ("x",))
     return _avg_op(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
 def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Array:
+               divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """2-d average pooling, as ``torch.nn.functional.avg_pool2d``.
 
     Each output is its window's sum over the input divided by the window's cell count (padding included if
@@ -165,6 +171,10 @@ def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
         Count padding cells (not the ceil_mode overhang) in the divisor.
     divisor_override : int or None, default None
         Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -189,13 +199,15 @@ def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
     >>> poolspec.avg_pool2d(np.ones((1, 3, 3)), 2, stride=1, padding=1, count_include_pad=False).shape
     (1, 4, 4)
     """
+    if check_layout("avg_pool2d", layout):
+        return channels_last(avg_pool2d, locals(), 2, ("x",))
     return _avg_op(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
 def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Array:
+               divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """3-d average pooling, as ``torch.nn.functional.avg_pool3d``.
 
     Each output is its window's sum over the input divided by the window's cell count (padding included if
@@ -223,6 +235,10 @@ def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
         Count padding cells (not the ceil_mode overhang) in the divisor.
     divisor_override : int or None, default None
         Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -248,13 +264,15 @@ def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding:
     >>> poolspec.avg_pool3d(np.ones((2, 1, 4, 4, 4)), 2).shape
     (2, 1, 2, 2, 2)
     """
+    if check_layout("avg_pool3d", layout):
+        return channels_last(avg_pool3d, locals(), 3, ("x",))
     return _avg_op(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
 def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Array:
+                        divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
@@ -280,6 +298,10 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         Count padding cells in the divisor, as in :func:`avg_pool1d`.
     divisor_override : int or None, default None
         The divisor instead of the cell count, as in :func:`avg_pool1d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -301,6 +323,8 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     >>> poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2)
     array([[0.5, 0.5, 0.5, 0.5]])
     """
+    if check_layout("avg_pool1d_backward", layout):
+        return channels_last(avg_pool1d_backward, locals(), 1, ("grad_output", "x"))
     return _avg_op(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override),
                    grad_output)
@@ -308,7 +332,7 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Array:
+                        divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
@@ -334,6 +358,10 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         Count padding cells in the divisor, as in :func:`avg_pool2d`.
     divisor_override : int or None, default None
         The divisor instead of the cell count, as in :func:`avg_pool2d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -356,6 +384,8 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     array([[[0.25, 0.25],
             [0.25, 0.25]]])
     """
+    if check_layout("avg_pool2d_backward", layout):
+        return channels_last(avg_pool2d_backward, locals(), 2, ("grad_output", "x"))
     return _avg_op(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override),
                    grad_output)
@@ -363,7 +393,7 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
-                        divisor_override: int | None = None) -> Array:
+                        divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
@@ -389,6 +419,10 @@ def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         Count padding cells in the divisor, as in :func:`avg_pool3d`.
     divisor_override : int or None, default None
         The divisor instead of the cell count, as in :func:`avg_pool3d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -410,12 +444,14 @@ def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     >>> float(poolspec.avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 2).sum())
     1.0
     """
+    if check_layout("avg_pool3d_backward", layout):
+        return channels_last(avg_pool3d_backward, locals(), 3, ("grad_output", "x"))
     return _avg_op(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override),
                    grad_output)
 
 
-def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool1d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
     """1-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool1d``.
 
     Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
@@ -429,6 +465,10 @@ def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
     output_size : int, None or tuple of (int or None)
         The output spatial size O: an int or a 1-tuple; entries >= 0 (0 gives an empty output); None, or a None entry,
         keeps the input size.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -450,10 +490,12 @@ def adaptive_avg_pool1d(x: Array, output_size: OutputSize) -> Array:
     >>> poolspec.adaptive_avg_pool1d(np.arange(5.0)[None], 3)
     array([[0.5, 2. , 3.5]])
     """
+    if check_layout("adaptive_avg_pool1d", layout):
+        return channels_last(adaptive_avg_pool1d, locals(), 1, ("x",))
     return _adaptive_op(1, x, output_size)
 
 
-def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool2d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
     """2-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool2d``.
 
     Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
@@ -467,6 +509,10 @@ def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
     output_size : int, None or tuple of (int or None)
         The output spatial size O: an int (every axis) or a 2-tuple; entries >= 0 (0 gives an empty output); None, or a
         None entry, keeps the input size.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -488,10 +534,12 @@ def adaptive_avg_pool2d(x: Array, output_size: OutputSize) -> Array:
     >>> poolspec.adaptive_avg_pool2d(np.ones((2, 3, 13, 13)), 7).shape
     (2, 3, 7, 7)
     """
+    if check_layout("adaptive_avg_pool2d", layout):
+        return channels_last(adaptive_avg_pool2d, locals(), 2, ("x",))
     return _adaptive_op(2, x, output_size)
 
 
-def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool3d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
     """3-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool3d``.
 
     Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
@@ -505,6 +553,10 @@ def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
     output_size : int, None or tuple of (int or None)
         The output spatial size O: an int (every axis) or a 3-tuple; entries >= 0 (0 gives an empty output); None, or a
         None entry, keeps the input size.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -526,10 +578,13 @@ def adaptive_avg_pool3d(x: Array, output_size: OutputSize) -> Array:
     >>> poolspec.adaptive_avg_pool3d(np.ones((1, 5, 5, 5)), (2, None, 3)).shape
     (1, 2, 5, 3)
     """
+    if check_layout("adaptive_avg_pool3d", layout):
+        return channels_last(adaptive_avg_pool3d, locals(), 3, ("x",))
     return _adaptive_op(3, x, output_size)
 
 
-def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize,
+                                 *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
@@ -545,6 +600,10 @@ def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
         bfloat16, float32 or float64.
     output_size : int, None or tuple of (int or None)
         The output spatial size, as in :func:`adaptive_avg_pool1d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -566,10 +625,13 @@ def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
     >>> poolspec.adaptive_avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 3)), 2)
     array([[0.5, 1. , 0.5]])
     """
+    if check_layout("adaptive_avg_pool1d_backward", layout):
+        return channels_last(adaptive_avg_pool1d_backward, locals(), 1, ("grad_output", "x"))
     return _adaptive_op(1, x, output_size, grad_output)
 
 
-def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize,
+                                 *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
@@ -585,6 +647,10 @@ def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
         bfloat16, float32 or float64.
     output_size : int, None or tuple of (int or None)
         The output spatial size, as in :func:`adaptive_avg_pool2d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -607,10 +673,13 @@ def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
     array([[[0.25, 0.25],
             [0.25, 0.25]]])
     """
+    if check_layout("adaptive_avg_pool2d_backward", layout):
+        return channels_last(adaptive_avg_pool2d_backward, locals(), 2, ("grad_output", "x"))
     return _adaptive_op(2, x, output_size, grad_output)
 
 
-def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize) -> Array:
+def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize,
+                                 *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
     Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
@@ -626,6 +695,10 @@ def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: Outp
         float16, bfloat16, float32 or float64.
     output_size : int, None or tuple of (int or None)
         The output spatial size, as in :func:`adaptive_avg_pool3d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -647,4 +720,6 @@ def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: Outp
     >>> float(poolspec.adaptive_avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 1).sum())
     1.0
     """
+    if check_layout("adaptive_avg_pool3d_backward", layout):
+        return channels_last(adaptive_avg_pool3d_backward, locals(), 3, ("grad_output", "x"))
     return _adaptive_op(3, x, output_size, grad_output)

@@ -31,7 +31,7 @@ from .._compat import (
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
-from ._common import check_cotangent, check_indices, resolve
+from ._common import channels_last, check_cotangent, check_indices, check_layout, resolve
 
 Size = int | tuple[int, ...]
 
@@ -229,24 +229,25 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
 @overload
 def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., return_indices: Literal[False] = ...,
-                          _random_samples: Any = ..., *, rng: Any = ...) -> Array: ...
+                          _random_samples: Any = ..., *, rng: Any = ..., layout: str = ...) -> Array: ...
 
 
 @overload
 def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., *, return_indices: Literal[True],
-                          _random_samples: Any = ..., rng: Any = ...) -> tuple[Array, Array]: ...
+                          _random_samples: Any = ..., rng: Any = ..., layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., return_indices: bool = ...,
-                          _random_samples: Any = ..., *, rng: Any = ...) -> Array | tuple[Array, Array]: ...
+                          _random_samples: Any = ..., *, rng: Any = ...,
+                          layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
 def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
-                          _random_samples: Any = None, *, rng: Any = None) -> Any:
+                          _random_samples: Any = None, *, rng: Any = None, layout: str = "channels_first") -> Any:
     """2-d fractional max pooling of ``x``, as ``torch.nn.functional.fractional_max_pool2d``.
 
     Windows of ``kernel_size`` sit at pseudo-random fractional strides fixed by one sample u per plane and axis: with
@@ -276,6 +277,10 @@ def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = 
         ``torch.rand`` from torch's global generator (torch's own draw); with a JAX x and a JAX key,
         ``jax.random.uniform`` (required under ``jax.jit``); otherwise ``numpy.random.default_rng(rng)`` on the
         host.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -304,6 +309,8 @@ def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = 
     array([[[[ 6.,  9.],
              [21., 24.]]]])
     """
+    if check_layout("fractional_max_pool2d", layout):
+        return channels_last(fractional_max_pool2d, locals(), 2, ("x",))
     return _forward(2, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
                                return_indices=return_indices), _random_samples, rng)
 
@@ -311,24 +318,25 @@ def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = 
 @overload
 def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., return_indices: Literal[False] = ...,
-                          _random_samples: Any = ..., *, rng: Any = ...) -> Array: ...
+                          _random_samples: Any = ..., *, rng: Any = ..., layout: str = ...) -> Array: ...
 
 
 @overload
 def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., *, return_indices: Literal[True],
-                          _random_samples: Any = ..., rng: Any = ...) -> tuple[Array, Array]: ...
+                          _random_samples: Any = ..., rng: Any = ..., layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., return_indices: bool = ...,
-                          _random_samples: Any = ..., *, rng: Any = ...) -> Array | tuple[Array, Array]: ...
+                          _random_samples: Any = ..., *, rng: Any = ...,
+                          layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
 def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
-                          _random_samples: Any = None, *, rng: Any = None) -> Any:
+                          _random_samples: Any = None, *, rng: Any = None, layout: str = "channels_first") -> Any:
     """3-d fractional max pooling of ``x``, as ``torch.nn.functional.fractional_max_pool3d``.
 
     Windows of ``kernel_size`` sit at pseudo-random fractional strides fixed by one sample u per plane and axis: with
@@ -358,6 +366,10 @@ def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = 
         ``torch.rand`` from torch's global generator (torch's own draw); with a JAX x and a JAX key,
         ``jax.random.uniform`` (required under ``jax.jit``); otherwise ``numpy.random.default_rng(rng)`` on the
         host.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -386,6 +398,8 @@ def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = 
     >>> poolspec.fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3))).ravel()
     array([26.])
     """
+    if check_layout("fractional_max_pool3d", layout):
+        return channels_last(fractional_max_pool3d, locals(), 3, ("x",))
     return _forward(3, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
                                return_indices=return_indices), _random_samples, rng)
 
@@ -393,7 +407,7 @@ def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = 
 def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
-                                   indices: Any = None) -> Array:
+                                   indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`fractional_max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
     The windows come from the forward's ``_random_samples`` or its ``indices``; each cotangent goes to its window's
@@ -421,6 +435,10 @@ def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Si
         Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
         samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
         and within the plane wherever their values can be read (not under traces).
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -447,6 +465,8 @@ def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Si
     >>> np.argwhere(g[0, 0]).tolist()
     [[1, 1], [1, 4], [4, 1], [4, 4]]
     """
+    if check_layout("fractional_max_pool2d_backward", layout):
+        return channels_last(fractional_max_pool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _backward(2, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,
                                              output_ratio=output_ratio), _random_samples, indices)
 
@@ -454,7 +474,7 @@ def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Si
 def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
-                                   indices: Any = None) -> Array:
+                                   indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`fractional_max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
     The windows come from the forward's ``_random_samples`` or its ``indices``; each cotangent goes to its window's
@@ -482,6 +502,10 @@ def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Si
         Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
         samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
         and within the plane wherever their values can be read (not under traces).
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -508,5 +532,7 @@ def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Si
     >>> float(g.sum()), float(g[0, 2, 2, 2])
     (1.0, 1.0)
     """
+    if check_layout("fractional_max_pool3d_backward", layout):
+        return channels_last(fractional_max_pool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _backward(3, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,
                                              output_ratio=output_ratio), _random_samples, indices)

@@ -38,7 +38,7 @@ from .._types import Array
 from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
 from ..kernels.cells import Cells
 from ..spec import card
-from ._common import check_cotangent, resolve
+from ._common import channels_last, check_cotangent, check_layout, resolve
 
 _A = -0.75  # torch's cubic convolution constant
 
@@ -478,7 +478,7 @@ def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out
 
 
 def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool | None = None) -> Array:
+                align_corners: bool | None = None, *, layout: str = "channels_first") -> Array:
     """Sample ``x`` at the positions ``grid``, as ``torch.nn.functional.grid_sample``.
 
     The forward gathers; the input gradient is a sort and a segmented sum, not a scatter (bit-identical across
@@ -498,6 +498,10 @@ def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str
         What positions outside the image read: zeros, border or reflection.
     align_corners : bool or None, default None
         Whether -1 and 1 are the centres (True) or the outer edges (False) of the corner pixels; None means False.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -521,6 +525,8 @@ def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str
     >>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
     array([[[[1.5]]]])
     """
+    if check_layout("grid_sample", layout):
+        return channels_last(grid_sample, locals(), None, ("x",))
     args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
     if in_graph(x):
         return graph_node("grid_sample", args, x, grid)
@@ -539,7 +545,7 @@ def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str
 
 
 def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
-                         align_corners: bool | None = None) -> tuple[Array, Array]:
+                         align_corners: bool | None = None, *, layout: str = "channels_first") -> tuple[Array, Array]:
     """The gradients (grad_x, grad_grid) of :func:`grid_sample` for the cotangent ``grad_output``.
 
     grad_x is a sort of the tap indices and a segmented sum (no scatter, no atomics), grad_grid a gather; both
@@ -559,6 +565,10 @@ def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = 
         As in :func:`grid_sample`.
     align_corners : bool or None, default None
         As in :func:`grid_sample`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -583,6 +593,8 @@ def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = 
     >>> gx.ravel().tolist(), gg.ravel().tolist()
     ([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
     """
+    if check_layout("grid_sample_backward", layout):
+        return channels_last(grid_sample_backward, locals(), None, ("grad_output", "x"), outputs=(0,))
     args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
     if in_graph(x):
         return graph_node("grid_sample_backward", args, grad_output, x, grid)

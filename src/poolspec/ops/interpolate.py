@@ -20,7 +20,7 @@ from .._types import Array
 from ..autodiff import graph_op, in_graph, linear
 from ..kernels.linear import SeparableLinear, fixed_point
 from ..plans import resample
-from ._common import keep_layout, layout_op, resolve, resolve_backward
+from ._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 from .avg_pool import _adaptive_plan
 
 Size = int | tuple[int, ...]
@@ -84,7 +84,7 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
 
 def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
-                antialias: bool = False) -> Array:
+                antialias: bool = False, *, layout: str = "channels_first") -> Array:
     """Resample ``x`` to ``size`` or by ``scale_factor``, as ``torch.nn.functional.interpolate``.
 
     Every mode of torch 2.13; ``mode="lanczos"`` with ``antialias=False`` (an extension: torch requires
@@ -111,6 +111,10 @@ def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None =
         With ``scale_factor``: True derives the kernel's scale from the output size instead; not True with ``size``.
     antialias : bool, default False
         Widen the kernel when downsampling (PIL-style); bilinear, bicubic and lanczos on a 4-D input only.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -135,13 +139,16 @@ def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None =
     >>> poolspec.interpolate(np.array([[[0.0, 1.0, 2.0]]]), size=5, mode="linear", align_corners=True)
     array([[[0. , 0.5, 1. , 1.5, 2. ]]])
     """
+    if check_layout("interpolate", layout):
+        return channels_last(interpolate, locals(), None, ("x",))
     return _run(x, dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners,
                         recompute_scale_factor=recompute_scale_factor, antialias=antialias))
 
 
 def interpolate_backward(grad_output: Array, x: Array, size: Size | None = None, scale_factor: Scale | None = None,
                          mode: str = "nearest", align_corners: bool | None = None,
-                         recompute_scale_factor: bool | None = None, antialias: bool = False) -> Array:
+                         recompute_scale_factor: bool | None = None, antialias: bool = False,
+                         *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`interpolate` with respect to ``x`` for the cotangent ``grad_output``.
 
     Each input cell gathers the weighted cotangents of the outputs that read it (the transposed tap tables, no
@@ -165,6 +172,10 @@ def interpolate_backward(grad_output: Array, x: Array, size: Size | None = None,
         As in :func:`interpolate`.
     antialias : bool, default False
         As in :func:`interpolate`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -186,5 +197,7 @@ def interpolate_backward(grad_output: Array, x: Array, size: Size | None = None,
     >>> poolspec.interpolate_backward(np.ones((1, 1, 4)), np.zeros((1, 1, 2)), size=4, mode="nearest")
     array([[[2., 2.]]])
     """
+    if check_layout("interpolate_backward", layout):
+        return channels_last(interpolate_backward, locals(), None, ("grad_output", "x"))
     return _run(x, dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners,
                         recompute_scale_factor=recompute_scale_factor, antialias=antialias), grad_output)

@@ -23,7 +23,7 @@ from ..autodiff import compose, graph_op, in_graph, linear, max_backward, max_in
 from ..kernels.linear import SeparableLinear, outer_product
 from ..kernels.maxes import MaxWindows
 from ..plans import windows
-from ._common import keep_layout, layout_op, resolve, resolve_backward
+from ._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -148,7 +148,7 @@ def _args(norm_type: float, kernel_size: Size, stride: Size | None, ceil_mode: b
 
 
 def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Array:
+              ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d``.
 
     torch's formula: y = S^(1/p) with S = avg_pool1d(x^p, k, s, 0, ceil_mode) * k (a partial ceil_mode window of c cells
@@ -169,6 +169,10 @@ def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -191,11 +195,13 @@ def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
     >>> poolspec.lp_pool1d(np.array([[3.0, 4.0, 1.0]]), 2, 2, ceil_mode=True)
     array([[5.        , 1.41421356]])
     """
+    if check_layout("lp_pool1d", layout):
+        return channels_last(lp_pool1d, locals(), 1, ("x",))
     return _forward(1, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
 def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Array:
+              ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """2-d power-average pooling, as ``torch.nn.functional.lp_pool2d``.
 
     torch's formula: y = S^(1/p) with S = avg_pool2d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
@@ -216,6 +222,10 @@ def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -238,11 +248,13 @@ def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
     >>> poolspec.lp_pool2d(np.full((1, 2, 2), 2.0), 1, 2)
     array([[[8.]]])
     """
+    if check_layout("lp_pool2d", layout):
+        return channels_last(lp_pool2d, locals(), 2, ("x",))
     return _forward(2, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
 def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-              ceil_mode: bool = False) -> Array:
+              ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """3-d power-average pooling, as ``torch.nn.functional.lp_pool3d``.
 
     torch's formula: y = S^(1/p) with S = avg_pool3d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
@@ -263,6 +275,10 @@ def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
         The window step s; every entry > 0 (None or (): kernel_size, as torch).
     ceil_mode : bool, default False
         Use ceil instead of floor in the output size rule.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -287,11 +303,13 @@ def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None
     >>> poolspec.lp_pool3d(-np.arange(8.0).reshape(1, 2, 2, 2), float("inf"), 2)
     array([[[[7.]]]])
     """
+    if check_layout("lp_pool3d", layout):
+        return channels_last(lp_pool3d, locals(), 3, ("x",))
     return _forward(3, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
 def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Array:
+                       ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`lp_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
 
     The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
@@ -313,6 +331,10 @@ def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
         The window step, as in :func:`lp_pool1d` (None: kernel_size).
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`lp_pool1d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -334,11 +356,13 @@ def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
     >>> poolspec.lp_pool1d_backward(np.ones((1, 1)), np.array([[3.0, 4.0]]), 2, 2)
     array([[0.6, 0.8]])
     """
+    if check_layout("lp_pool1d_backward", layout):
+        return channels_last(lp_pool1d_backward, locals(), 1, ("grad_output", "x"))
     return _backward(1, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
 def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Array:
+                       ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`lp_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
 
     The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
@@ -360,6 +384,10 @@ def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
         The window step, as in :func:`lp_pool2d` (None: kernel_size).
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`lp_pool2d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -382,11 +410,13 @@ def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
     array([[[0., 0.],
             [0., 0.]]])
     """
+    if check_layout("lp_pool2d_backward", layout):
+        return channels_last(lp_pool2d_backward, locals(), 2, ("grad_output", "x"))
     return _backward(2, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
 def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
-                       ceil_mode: bool = False) -> Array:
+                       ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`lp_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
 
     The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
@@ -408,6 +438,10 @@ def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
         The window step, as in :func:`lp_pool3d` (None: kernel_size).
     ceil_mode : bool, default False
         Ceil instead of floor in the output size rule, as in :func:`lp_pool3d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -429,4 +463,6 @@ def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_si
     >>> float(poolspec.lp_pool3d_backward(np.ones((1, 1, 1, 1)), np.ones((1, 2, 2, 2)), 1, 2).sum())
     8.0
     """
+    if check_layout("lp_pool3d_backward", layout):
+        return channels_last(lp_pool3d_backward, locals(), 3, ("grad_output", "x"))
     return _backward(3, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))

@@ -19,7 +19,7 @@ from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.cells import Cells
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
-from ._common import check_indices, keep_layout, resolve, resolve_backward
+from ._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
@@ -55,21 +55,22 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], indices: A
 
 @overload
 def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+               ceil_mode: bool = ..., return_indices: Literal[False] = ..., *, layout: str = ...) -> Array: ...
 
 
 @overload
 def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+               ceil_mode: bool = ..., *, return_indices: Literal[True], layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def max_pool1d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+               ceil_mode: bool = ..., return_indices: bool = ...,
+               *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
 def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+               ceil_mode: bool = False, return_indices: bool = False, *, layout: str = "channels_first") -> Any:
     """1-d max pooling of ``x``, as ``torch.nn.functional.max_pool1d``.
 
     Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
@@ -94,6 +95,10 @@ def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
         Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -119,27 +124,30 @@ def max_pool1d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
     >>> poolspec.max_pool1d(np.array([[1.0, 3.0, 3.0, 0.0, 5.0]]), 2, return_indices=True)
     (array([[3., 3.]]), array([[1, 2]]))
     """
+    if check_layout("max_pool1d", layout):
+        return channels_last(max_pool1d, locals(), 1, ("x",))
     return _forward(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
                                ceil_mode=ceil_mode, return_indices=return_indices))
 
 
 @overload
 def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+               ceil_mode: bool = ..., return_indices: Literal[False] = ..., *, layout: str = ...) -> Array: ...
 
 
 @overload
 def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+               ceil_mode: bool = ..., *, return_indices: Literal[True], layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def max_pool2d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+               ceil_mode: bool = ..., return_indices: bool = ...,
+               *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
 def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+               ceil_mode: bool = False, return_indices: bool = False, *, layout: str = "channels_first") -> Any:
     """2-d max pooling of ``x``, as ``torch.nn.functional.max_pool2d``.
 
     Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
@@ -164,6 +172,10 @@ def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
         Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -190,27 +202,30 @@ def max_pool2d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
     array([[[ 5.,  7.],
             [13., 15.]]])
     """
+    if check_layout("max_pool2d", layout):
+        return channels_last(max_pool2d, locals(), 2, ("x",))
     return _forward(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
                                ceil_mode=ceil_mode, return_indices=return_indices))
 
 
 @overload
 def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: Literal[False] = ...) -> Array: ...
+               ceil_mode: bool = ..., return_indices: Literal[False] = ..., *, layout: str = ...) -> Array: ...
 
 
 @overload
 def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., *, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+               ceil_mode: bool = ..., *, return_indices: Literal[True], layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def max_pool3d(x: Array, kernel_size: Size, stride: Size | None = ..., padding: Padding = ..., dilation: Size = ...,
-               ceil_mode: bool = ..., return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+               ceil_mode: bool = ..., return_indices: bool = ...,
+               *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
 def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: Padding = 0, dilation: Size = 1,
-               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+               ceil_mode: bool = False, return_indices: bool = False, *, layout: str = "channels_first") -> Any:
     """3-d max pooling of ``x``, as ``torch.nn.functional.max_pool3d``.
 
     Each output is the maximum of a window of ``kernel_size`` taps spaced ``dilation`` apart, placed every ``stride``
@@ -235,6 +250,10 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
         Use ceil instead of floor in the output size rule (a window starting in the right padding is dropped).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -261,13 +280,15 @@ def max_pool3d(x: Any, kernel_size: Size, stride: Size | None = None, padding: P
     >>> poolspec.max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2)
     array([[[[7.]]]])
     """
+    if check_layout("max_pool3d", layout):
+        return channels_last(max_pool3d, locals(), 3, ("x",))
     return _forward(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation,
                                ceil_mode=ceil_mode, return_indices=return_indices))
 
 
 def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Array:
+                        return_indices: bool = False, *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_pool1d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
@@ -295,6 +316,10 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -316,6 +341,8 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     >>> poolspec.max_pool1d_backward(np.ones((1, 2)), np.array([[1.0, 3.0, 3.0, 0.0]]), 2)
     array([[0., 1., 1., 0.]])
     """
+    if check_layout("max_pool1d_backward", layout):
+        return channels_last(max_pool1d_backward, locals(), 1, ("grad_output", "x", "indices"))
     return _backward(1, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                              dilation=dilation, ceil_mode=ceil_mode,
                                              return_indices=return_indices), indices)
@@ -323,7 +350,7 @@ def max_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Array:
+                        return_indices: bool = False, *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
@@ -352,6 +379,10 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -375,6 +406,8 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
             [0., 4., 0.],
             [0., 0., 0.]]])
     """
+    if check_layout("max_pool2d_backward", layout):
+        return channels_last(max_pool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _backward(2, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                              dilation=dilation, ceil_mode=ceil_mode,
                                              return_indices=return_indices), indices)
@@ -382,7 +415,7 @@ def max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
 
 def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, dilation: Size = 1, ceil_mode: bool = False,
-                        return_indices: bool = False, *, indices: Any = None) -> Array:
+                        return_indices: bool = False, *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering, with no scatter (bit-identical across runs).
@@ -411,6 +444,10 @@ def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -432,6 +469,8 @@ def max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     >>> float(poolspec.max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 2)[0, 1, 1, 1])
     1.0
     """
+    if check_layout("max_pool3d_backward", layout):
+        return channels_last(max_pool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _backward(3, grad_output, x, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                              dilation=dilation, ceil_mode=ceil_mode,
                                              return_indices=return_indices), indices)
@@ -483,19 +522,22 @@ def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape
 
 
 @overload
-def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...,
+                        *, layout: str = ...) -> Array: ...
 
 
 @overload
-def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+def adaptive_max_pool1d(x: Array, output_size: OutputSize, return_indices: Literal[True],
+                        *, layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def adaptive_max_pool1d(x: Array, output_size: OutputSize,
-                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+                        return_indices: bool = ..., *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
-def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = False,
+                        *, layout: str = "channels_first") -> Any:
     """1-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool1d``.
 
     Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
@@ -511,6 +553,10 @@ def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = 
         the input's size on that axis).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -533,23 +579,28 @@ def adaptive_max_pool1d(x: Any, output_size: OutputSize, return_indices: bool = 
     >>> poolspec.adaptive_max_pool1d(np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3, return_indices=True)
     (array([[5., 5., 4.]]), array([[1, 1, 3]]))
     """
+    if check_layout("adaptive_max_pool1d", layout):
+        return channels_last(adaptive_max_pool1d, locals(), 1, ("x",))
     return _adaptive_forward(1, x, output_size, return_indices)
 
 
 @overload
-def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...,
+                        *, layout: str = ...) -> Array: ...
 
 
 @overload
-def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+def adaptive_max_pool2d(x: Array, output_size: OutputSize, return_indices: Literal[True],
+                        *, layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def adaptive_max_pool2d(x: Array, output_size: OutputSize,
-                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+                        return_indices: bool = ..., *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
-def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = False,
+                        *, layout: str = "channels_first") -> Any:
     """2-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool2d``.
 
     Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
@@ -565,6 +616,10 @@ def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = 
         output) or None (keeps the input's size on that axis).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -588,23 +643,28 @@ def adaptive_max_pool2d(x: Any, output_size: OutputSize, return_indices: bool = 
     array([[[4., 5.],
             [7., 8.]]])
     """
+    if check_layout("adaptive_max_pool2d", layout):
+        return channels_last(adaptive_max_pool2d, locals(), 2, ("x",))
     return _adaptive_forward(2, x, output_size, return_indices)
 
 
 @overload
-def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...) -> Array: ...
+def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[False] = ...,
+                        *, layout: str = ...) -> Array: ...
 
 
 @overload
-def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[True]) -> tuple[Array, Array]: ...
+def adaptive_max_pool3d(x: Array, output_size: OutputSize, return_indices: Literal[True],
+                        *, layout: str = ...) -> tuple[Array, Array]: ...
 
 
 @overload
 def adaptive_max_pool3d(x: Array, output_size: OutputSize,
-                        return_indices: bool = ...) -> Array | tuple[Array, Array]: ...
+                        return_indices: bool = ..., *, layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
-def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = False) -> Any:
+def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = False,
+                        *, layout: str = "channels_first") -> Any:
     """3-d adaptive max pooling of ``x`` to ``output_size``, as ``torch.nn.functional.adaptive_max_pool3d``.
 
     Window i of an axis of length L and output size O is [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap and O > L
@@ -620,6 +680,10 @@ def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = 
         output) or None (keeps the input's size on that axis).
     return_indices : bool, default False
         Also return the winners' indices.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -643,11 +707,13 @@ def adaptive_max_pool3d(x: Any, output_size: OutputSize, return_indices: bool = 
     >>> poolspec.adaptive_max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1)
     array([[[[7.]]]])
     """
+    if check_layout("adaptive_max_pool3d", layout):
+        return channels_last(adaptive_max_pool3d, locals(), 3, ("x",))
     return _adaptive_forward(3, x, output_size, return_indices)
 
 
 def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Array:
+                                 *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_max_pool1d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
@@ -668,6 +734,10 @@ def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -690,11 +760,13 @@ def adaptive_max_pool1d_backward(grad_output: Array, x: Array, output_size: Outp
     >>> poolspec.adaptive_max_pool1d_backward(np.ones((1, 3)), np.array([[1.0, 5.0, 2.0, 4.0, 3.0]]), 3)
     array([[0., 2., 0., 1., 0.]])
     """
+    if check_layout("adaptive_max_pool1d_backward", layout):
+        return channels_last(adaptive_max_pool1d_backward, locals(), 1, ("grad_output", "x", "indices"))
     return _adaptive_backward(1, grad_output, x, output_size, return_indices, indices)
 
 
 def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Array:
+                                 *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
@@ -716,6 +788,10 @@ def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -739,11 +815,13 @@ def adaptive_max_pool2d_backward(grad_output: Array, x: Array, output_size: Outp
     array([[[0., 0.],
             [0., 1.]]])
     """
+    if check_layout("adaptive_max_pool2d_backward", layout):
+        return channels_last(adaptive_max_pool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _adaptive_backward(2, grad_output, x, output_size, return_indices, indices)
 
 
 def adaptive_max_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize, return_indices: bool = False,
-                                 *, indices: Any = None) -> Array:
+                                 *, indices: Any = None, layout: str = "channels_first") -> Array:
     """The gradient of :func:`adaptive_max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
 
     ``grad_output`` is routed to the forward's winners by gathering (overlapping windows add up on a shared winner),
@@ -765,6 +843,10 @@ def adaptive_max_pool3d_backward(grad_output: Array, x: Array, output_size: Outp
         which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
         cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
         graphs, whose values are not read, indices are taken as the winners.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -787,4 +869,6 @@ def adaptive_max_pool3d_backward(grad_output: Array, x: Array, output_size: Outp
     >>> float(poolspec.adaptive_max_pool3d_backward(np.ones((1, 1, 1, 1)), np.arange(8.0).reshape(1, 2, 2, 2), 1).sum())
     1.0
     """
+    if check_layout("adaptive_max_pool3d_backward", layout):
+        return channels_last(adaptive_max_pool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _adaptive_backward(3, grad_output, x, output_size, return_indices, indices)

@@ -19,7 +19,7 @@ from .._compat import extremes, is_dask_array
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_select
 from ..kernels.unpool import Unpool
-from ._common import check_indices, keep_layout, resolve, resolve_backward
+from ._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
 
 Size = int | tuple[int, ...]
 
@@ -94,7 +94,7 @@ def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, An
 
 
 def max_unpool1d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Array:
+                 output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
     """1-d max unpooling, as ``torch.nn.functional.max_unpool1d``: zeros except ``x`` at ``indices``.
 
     The partial inverse of max_pool1d. Of duplicate indices the last in row-major order wins (torch leaves the winner
@@ -118,6 +118,10 @@ def max_unpool1d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     output_size : tuple of int or None, default None
         The output spatial size: 1 int (or 3, the first two ignored, as torch), each strictly between O - s and O + s;
         None: O = (L - 1) * s - 2p + k.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -142,12 +146,14 @@ def max_unpool1d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     >>> poolspec.max_unpool1d(np.array([[3.0, 5.0]]), np.array([[1, 2]]), 2)
     array([[0., 3., 5., 0.]])
     """
+    if check_layout("max_unpool1d", layout):
+        return channels_last(max_unpool1d, locals(), 1, ("x", "indices"))
     return _forward(1, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
 def max_unpool2d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Array:
+                 output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
     """2-d max unpooling, as ``torch.nn.functional.max_unpool2d``: zeros except ``x`` at ``indices``.
 
     The partial inverse of max_pool2d. Of duplicate indices the last in row-major order wins (torch leaves the winner
@@ -172,6 +178,10 @@ def max_unpool2d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     output_size : tuple of int or None, default None
         The output spatial size: 2 ints (or 4, the first two ignored, as torch), each strictly between O - s and O + s;
         None: O = (L - 1) * s - 2p + k per axis.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -197,12 +207,14 @@ def max_unpool2d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     array([[[0., 0.],
             [0., 7.]]])
     """
+    if check_layout("max_unpool2d", layout):
+        return channels_last(max_unpool2d, locals(), 2, ("x", "indices"))
     return _forward(2, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
 def max_unpool3d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
-                 output_size: tuple[int, ...] | None = None) -> Array:
+                 output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
     """3-d max unpooling, as ``torch.nn.functional.max_unpool3d``: zeros except ``x`` at ``indices``.
 
     The partial inverse of max_pool3d. Of duplicate indices the last in row-major order wins (torch leaves the winner
@@ -227,6 +239,10 @@ def max_unpool3d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     output_size : tuple of int or None, default None
         The output spatial size: 3 ints (or 5, the first two ignored, as torch), each strictly between O - s and O + s;
         None: O = (L - 1) * s - 2p + k per axis.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -251,12 +267,15 @@ def max_unpool3d(x: Array, indices: Array, kernel_size: Size, stride: Size | Non
     >>> poolspec.max_unpool3d(np.array([[[[7.0]]]]), np.array([[[[7]]]]), 2).shape
     (1, 2, 2, 2)
     """
+    if check_layout("max_unpool3d", layout):
+        return channels_last(max_unpool3d, locals(), 3, ("x", "indices"))
     return _forward(3, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
 def max_unpool1d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None,
+                          *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_unpool1d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
 
     A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
@@ -280,6 +299,10 @@ def max_unpool1d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
         The pooling padding, as in :func:`max_unpool1d`.
     output_size : tuple of int or None, default None
         The output spatial size, as in :func:`max_unpool1d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -301,12 +324,15 @@ def max_unpool1d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
     >>> poolspec.max_unpool1d_backward(np.array([[1.0, 2.0, 3.0, 4.0]]), np.ones((1, 2)), np.array([[1, 2]]), 2)
     array([[2., 3.]])
     """
+    if check_layout("max_unpool1d_backward", layout):
+        return channels_last(max_unpool1d_backward, locals(), 1, ("grad_output", "x", "indices"))
     return _backward(1, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                                       output_size=output_size))
 
 
 def max_unpool2d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None,
+                          *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_unpool2d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
 
     A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
@@ -330,6 +356,10 @@ def max_unpool2d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
         The pooling padding, as in :func:`max_unpool2d`.
     output_size : tuple of int or None, default None
         The output spatial size, as in :func:`max_unpool2d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -351,12 +381,15 @@ def max_unpool2d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
     >>> poolspec.max_unpool2d_backward(np.arange(4.0).reshape(1, 2, 2), np.ones((1, 1, 1)), np.array([[[2]]]), 2)
     array([[[2.]]])
     """
+    if check_layout("max_unpool2d_backward", layout):
+        return channels_last(max_unpool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _backward(2, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                                       output_size=output_size))
 
 
 def max_unpool3d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
-                          padding: Size = 0, output_size: tuple[int, ...] | None = None) -> Array:
+                          padding: Size = 0, output_size: tuple[int, ...] | None = None,
+                          *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`max_unpool3d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
 
     A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
@@ -380,6 +413,10 @@ def max_unpool3d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
         The pooling padding, as in :func:`max_unpool3d`.
     output_size : tuple of int or None, default None
         The output spatial size, as in :func:`max_unpool3d`.
+    layout : str, default "channels_first"
+        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+        images are: every array argument and result in that layout, read through a permuted view (nothing is
+        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
 
     Returns
     -------
@@ -402,5 +439,7 @@ def max_unpool3d_backward(grad_output: Array, x: Array, indices: Array, kernel_s
     >>> poolspec.max_unpool3d_backward(g, np.ones((1, 1, 1, 1)), np.array([[[[5]]]]), 2)
     array([[[[5.]]]])
     """
+    if check_layout("max_unpool3d_backward", layout):
+        return channels_last(max_unpool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _backward(3, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                                       output_size=output_size))

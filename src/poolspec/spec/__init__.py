@@ -40,7 +40,20 @@ def _with_deviations(c: Card) -> Card:
     return dataclasses.replace(c, deviations=tuple(d["id"] for d in _deviations() if c.name in d["ops"]))
 
 
-_CARDS: dict[str, Card] = {c.name: _with_deviations(c) for c in pooling_cards() + resampling_cards()
+# every op with an image input takes its layout (Card.resolve permutes the shapes; the public functions pass
+# channels-first views to the kernels): one argument, the same on every card
+LAYOUT = Argument("layout", "str", "channels_first", ("'channels_first' or 'channels_last'",),
+                  "'channels_last' takes and returns arrays (N, *spatial, C) (or (*spatial, C)), as TensorFlow, "
+                  "Keras, Flax and JAX images are laid out: the kernels read them through a permuted view, "
+                  "nothing is copied to change layout; indices keep their meaning (flat positions in each "
+                  "spatial plane)")
+
+
+def _with_layout(c: Card) -> Card:
+    return c if c.name == "affine_grid" else dataclasses.replace(c, arguments=c.arguments + (LAYOUT,))
+
+
+_CARDS: dict[str, Card] = {c.name: _with_layout(_with_deviations(c)) for c in pooling_cards() + resampling_cards()
                            + sampling_cards()}
 
 

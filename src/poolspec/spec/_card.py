@@ -165,7 +165,23 @@ class Card:
         """
         if self._resolve is None:
             raise NotImplementedError(f"{self.id} has no shape rule")
-        return self._resolve(self, tuple(input_shape), dtype, self.bind(arguments))
+        bound = self.bind(arguments)
+        layout = bound.pop("layout", "channels_first")
+        if layout == "channels_first":
+            return self._resolve(self, tuple(input_shape), dtype, bound)
+        if not isinstance(layout, str) or layout != "channels_last":
+            kind = ValueError if isinstance(layout, str) else TypeError
+            raise kind(f"{self.name}: layout={layout!r}: must be 'channels_first' or 'channels_last'")
+        shape = tuple(input_shape)
+        n = self.spatial_dims[0] if len(self.spatial_dims) == 1 else len(shape) - 2
+        if len(shape) not in (n + 1, n + 2) or n < 1:
+            return self._resolve(self, shape, dtype, bound)  # the rule's own rank error
+        lead = len(shape) - n - 1
+        first = tuple(range(lead)) + (len(shape) - 1,) + tuple(range(lead, len(shape) - 1))
+        r = self._resolve(self, tuple(shape[i] for i in first), dtype, bound)
+        out = tuple(r.output_shape)
+        back = tuple(out[first.index(i)] for i in range(len(out)))
+        return Resolved(r.op, shape, back, r.params, r.batched)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,151 @@
+"""layout="channels_last" on every op with an image input: the same values, indices and gradients as the
+channels-first call on the transposed arrays, bit for bit, on every installed backend (the kernels read the
+arrays through a permuted view), with no copy of the input; shapes from the cards; under jit and compile."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec.conformance import golden
+from poolspec.conformance.families import family
+
+OPS = [c.name for c in poolspec.spec.cards() if c.name != "affine_grid"]
+
+
+def _cases(op: str, count: int) -> list[golden.Golden]:
+    cases = [c for c in golden.cases([op]) if c.dtype == "float64" and c.error is None]
+    return cases[:: max(1, len(cases) // count)][:count]
+
+
+def _last(a: np.ndarray, n: int) -> np.ndarray:
+    """A channels-first array (N, C, *S) or (C, *S) laid out channels-last, as a contiguous copy."""
+    lead = a.ndim - n - 1
+    return np.ascontiguousarray(np.moveaxis(a, lead, -1))
+
+
+def _first(a: np.ndarray, n: int) -> np.ndarray:
+    return np.moveaxis(a, -1, a.ndim - n - 1)
+
+
+def _same(op: str, got: np.ndarray, want: np.ndarray, name: str) -> None:
+    """Bit for bit, but for grid_sample on torch, whose sums of corner products may take another vectorised
+    order on a strided view (1 ulp)."""
+    if op == "grid_sample":
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15, err_msg=name)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_channels_last_equals_channels_first(backend, op):
+    fam = family(op)
+    fn, bw = getattr(poolspec, op), getattr(poolspec, f"{op}_backward")
+    for case in _cases(op, 4 if backend.name in ("numpy", "torch") else 2):
+        a = case.arrays()
+        x = a["input"]
+        n = x.ndim - 2 if op in ("interpolate", "grid_sample") else int(op[-2])
+        args = dict(case.arguments)
+        rest = {p: a[p] for p in fam.ports[1:] if p in a}
+        if "indices" in rest:  # max_unpool's indices have x's layout
+            rest["indices"] = _last(rest["indices"], n)
+        keywords = {fam.keyword_ports.get(p, p): backend.asarray(v) for p, v in rest.items()}
+        if op == "grid_sample":
+            keywords = {"grid": backend.asarray(a["grid"])}
+        if op.startswith("fractional"):
+            keywords = {"_random_samples": backend.asarray(a["samples"])}
+        want = fn(backend.asarray(x), *( [backend.asarray(a["indices"])] if op.startswith("max_unpool") else []),
+                  **({k: v for k, v in keywords.items() if k != "indices"}), **args)
+        got = fn(backend.asarray(_last(x, n)), *([keywords["indices"]] if op.startswith("max_unpool") else []),
+                 **{k: v for k, v in keywords.items() if k != "indices"}, **args, layout="channels_last")
+        want = want if isinstance(want, tuple) else (want,)
+        got = got if isinstance(got, tuple) else (got,)
+        for w, g in zip(want, got):
+            _same(op, _first(backend.to_numpy(g), n), backend.to_numpy(w), case.name)
+        if "grad_output" not in a:
+            continue
+        go = a["grad_output"]
+        extra = {"indices": backend.asarray(_last(a["indices"], n))} if op.startswith("max_unpool") else {}
+        lead = (extra.pop("indices"),) if op.startswith("max_unpool") else ()
+        others = {k: v for k, v in keywords.items() if k != "indices"}
+        dw = bw(backend.asarray(go), backend.asarray(x),
+                *((backend.asarray(a["indices"]),) if lead else ()), **others, **args)
+        dg = bw(backend.asarray(_last(go, n)), backend.asarray(_last(x, n)), *lead, **others, **args,
+                layout="channels_last")
+        if op == "grid_sample":
+            _same(op, _first(backend.to_numpy(dg[0]), n), backend.to_numpy(dw[0]), case.name)
+            # the grid's gradient sums over the channels, a reduction whose order a backend may pick by layout
+            np.testing.assert_allclose(backend.to_numpy(dg[1]), backend.to_numpy(dw[1]), rtol=1e-13, atol=1e-15)
+        else:
+            np.testing.assert_array_equal(_first(backend.to_numpy(dg), n), backend.to_numpy(dw), err_msg=case.name)
+
+
+def test_max_pool_indices_and_their_backward_in_channels_last():
+    x = np.random.default_rng(0).standard_normal((2, 9, 8, 3))
+    y, idx = poolspec.max_pool2d(x, 3, 2, padding="same", return_indices=True, layout="channels_last")
+    y0, idx0 = poolspec.max_pool2d(np.moveaxis(x, -1, 1), 3, 2, padding="same", return_indices=True)
+    np.testing.assert_array_equal(np.moveaxis(idx, -1, 1), idx0)  # flat positions in each (H, W) plane
+    g = np.random.default_rng(1).standard_normal(y.shape)
+    np.testing.assert_array_equal(
+        poolspec.max_pool2d_backward(g, x, 3, 2, padding="same", indices=idx, layout="channels_last"),
+        np.moveaxis(poolspec.max_pool2d_backward(np.moveaxis(g, -1, 1), np.moveaxis(x, -1, 1), 3, 2,
+                                                 padding="same", indices=idx0), 1, -1))
+    up = poolspec.max_unpool2d(y, idx, 3, 2, output_size=(10, 8), layout="channels_last")
+    assert up.shape == (2, 10, 8, 3)
+    np.testing.assert_array_equal(np.moveaxis(up, -1, 1), poolspec.max_unpool2d(y0, idx0, 3, 2, output_size=(10, 8)))
+
+
+def test_cards_resolve_channels_last_shapes():
+    assert poolspec.output_shape("max_pool2d", ("N", 224, 224, 64), kernel_size=3, stride=2, padding="same",
+                                 layout="channels_last") == ("N", 112, 112, 64)
+    assert poolspec.output_shape("avg_pool1d", (7, 3), kernel_size=2, layout="channels_last") == (3, 3)
+    assert poolspec.output_shape("interpolate", ("N", 10, 12, 3), size=(20, 24), mode="bilinear",
+                                 layout="channels_last") == ("N", 20, 24, 3)
+    assert poolspec.output_shape("grid_sample", ("N", 10, 12, 3), grid=("N", 4, 5, 2),
+                                 layout="channels_last") == ("N", 4, 5, 3)
+
+
+@pytest.mark.parametrize("bad, kind", [("NHWC", ValueError), ("channels-last", ValueError), (True, TypeError)])
+def test_layout_errors_name_the_argument(bad, kind):
+    with pytest.raises(kind, match="layout="):
+        poolspec.avg_pool2d(np.zeros((1, 4, 4, 2)), 2, layout=bad)
+    with pytest.raises(kind, match="layout="):
+        poolspec.output_shape("avg_pool2d", (1, 4, 4, 2), kernel_size=2, layout=bad)
+
+
+def test_channels_last_copies_nothing_to_change_layout():
+    """NumPy: the peak allocated during a channels-last call is that of the channels-first call (no copy of the
+    input into channels-first order)."""
+    x = np.random.default_rng(0).standard_normal((4, 64, 64, 32))
+    xf = np.ascontiguousarray(np.moveaxis(x, -1, 1))
+
+    def peak(f):
+        f()
+        tracemalloc.start()
+        f()
+        out = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return out
+
+    for call in (lambda a, **k: poolspec.avg_pool2d(a, 2, **k), lambda a, **k: poolspec.max_pool2d(a, 3, 2, 1, **k),
+                 lambda a, **k: poolspec.interpolate(a, scale_factor=0.5, mode="bilinear", **k)):
+        last = peak(lambda call=call: call(x, layout="channels_last"))
+        first = peak(lambda call=call: call(xf))
+        assert last <= 1.1 * first + 2**16, (last, first, x.nbytes)
+
+
+def test_channels_last_under_jit_and_compile():
+    jax = pytest.importorskip("jax")
+    x = np.random.default_rng(0).standard_normal((2, 9, 8, 3)).astype(np.float32)
+    f = jax.jit(lambda t: poolspec.interpolate(t, size=(5, 4), mode="bicubic", layout="channels_last"))
+    np.testing.assert_allclose(np.asarray(f(x)), poolspec.interpolate(x, size=(5, 4), mode="bicubic",
+                                                                      layout="channels_last"), atol=2e-6)
+    g = jax.grad(lambda t: poolspec.max_pool2d(t, 2, layout="channels_last").sum())(x)
+    assert g.shape == x.shape and float(g.sum()) == 2 * 4 * 4 * 3
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(x)
+    c = torch.compile(lambda a: poolspec.avg_pool2d(a, 2, padding="same", layout="channels_last"), fullgraph=True)
+    torch.testing.assert_close(c(t), poolspec.avg_pool2d(t, 2, padding="same", layout="channels_last"))
