@@ -253,7 +253,14 @@ def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool =
     """
     if mod.__name__ != "torch":
         return (mod.zeros if zero else mod.empty)(shape, dtype=dtype)
-    out = mod.empty(shape, dtype=dtype, device=like.device)
+    fmt = mod.contiguous_format
+    if like.ndim == len(shape) and like.ndim in (4, 5) and not like.is_contiguous():
+        # a channels-last input (torch's memory format, or poolspec's layout="channels_last" view): the buffer
+        # in its order, so that writes follow the reads and no layout copy is left for the end
+        last = mod.channels_last if like.ndim == 4 else mod.channels_last_3d
+        if like.is_contiguous(memory_format=last):
+            fmt = last
+    out = mod.empty(shape, dtype=dtype, device=like.device, memory_format=fmt)
     if like.device.type == "cpu" and out.numel() * out.element_size() >= _HUGE:
         _advise_huge(out.data_ptr(), out.numel() * out.element_size())
     return out.zero_() if zero else out
