@@ -414,6 +414,8 @@ def test_catalogue_exercises_every_argument_of_every_card():
         for arg in card.arguments:
             if arg.is_array or arg.name == "return_indices":  # the runner always asks for the indices
                 continue
+            if arg.name == "layout":  # the stored vectors are channels-first; test_layout.py replays them channels-last
+                continue
             values = [c.arguments[arg.name] for c in mine if arg.name in c.arguments]
             if arg.required:
                 assert values, (card.name, arg.name)
