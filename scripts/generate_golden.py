@@ -147,19 +147,6 @@ def _rule_unpool_grad(g: np.ndarray, idx: np.ndarray, n: int, in_spatial: tuple[
     return out.reshape(lead + in_spatial)
 
 
-def _uint8_interpolate(x: np.ndarray, args: dict[str, Any]) -> np.ndarray:
-    """torch's uint8 bilinear / bicubic / lanczos. Where a width-1 output meets its generic kernel's bug (deviation
-    interpolate_uint8_single_column: more than 4 channels), a channel at a time, which its AVX2 kernel computes
-    right (every x86 CPU this runs on has AVX2)."""
-    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
-        raise RuntimeError("torch's uint8 references need its AVX2 kernels (this CPU or build has none)")
-    t = torch.from_numpy(x.copy())
-    y = F.interpolate(t, **args)
-    if y.shape[-1] == 1 and x.shape[1] > 4:
-        y = torch.cat([F.interpolate(t[:, i:i + 1].contiguous(), **args) for i in range(x.shape[1])], dim=1)
-    return y.numpy().copy()
-
-
 def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
     """(reference kind, arrays) of one case."""
     args = _arguments(case)
@@ -184,7 +171,7 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
         return _by_autograd(case, fam, args, arrays)
     dtype, floating = case.dtype, case.dtype.startswith(("float", "bfloat"))
     if "uint8_fixed_point" in case.flags:
-        out["output"] = _uint8_interpolate(arrays["input"], args)
+        out["output"] = oracle.uint8_interpolate(arrays["input"], args)
         return "torch", out
     if fam.reference == "torch+quirk-matrices":
         q = interp_quirks(case.shape, args)

@@ -194,3 +194,18 @@ def apply_axes(a: np.ndarray, matrices: list[np.ndarray], transpose: bool = Fals
         axis = a.ndim - n + i
         a = np.moveaxis(np.tensordot(a, m if transpose else m.T, axes=([axis], [0])), -1, axis)
     return a
+
+
+def uint8_interpolate(x: np.ndarray, kw: dict[str, Any], channels_last: bool = False) -> np.ndarray:
+    """torch's uint8 interpolate (its CPU integer pipeline). A width-1 output is made a channel at a time, which
+    torch's AVX2 kernel computes right where its generic kernel (more than 4 channels) gives every row the first
+    row's value (deviation interpolate_uint8_single_column); a CPU or build without AVX2 has that bug for every
+    channel count, and gets a RuntimeError here."""
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        raise RuntimeError("torch's uint8 references need its AVX2 kernels (this CPU or build has none)")
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    if F.interpolate(torch.zeros(x.shape), **kw).shape[-1] == 1:
+        return np.concatenate([F.interpolate(t[:, i:i + 1], **kw).numpy() for i in range(x.shape[1])], axis=1)
+    if channels_last:
+        t = t.contiguous(memory_format=torch.channels_last)
+    return np.ascontiguousarray(F.interpolate(t, **kw).numpy())

@@ -164,8 +164,9 @@ def test_other_dtypes(backend, errors, case, dtype):
             with pytest.raises(TypeError, match="x.dtype"):
                 poolspec.interpolate(xb, **kw)
             return
-        if want.shape[-1] == 1 and x.shape[1] > 4:
-            pytest.skip("deviation interpolate_uint8_single_column")
+        if torch.backends.cpu.get_cpu_capability() == "DEFAULT" and want.shape[-1] == 1:
+            pytest.skip("no AVX2: torch's single-column uint8 bug for every channel count")
+        want = oracle.uint8_interpolate(x, kw)  # the single-column bug's cases made right (its docstring)
         np.testing.assert_array_equal(backend.to_numpy(poolspec.interpolate(xb, **kw)), want)
         return
     y = poolspec.interpolate(xb, **kw)

@@ -11,6 +11,7 @@ import poolspec
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
+oracle = pytest.importorskip("oracle")
 
 
 def _configs(seed: int, count: int) -> list[dict]:
@@ -35,24 +36,16 @@ def _configs(seed: int, count: int) -> list[dict]:
 
 
 def _torch(cfg: dict) -> np.ndarray | str | None:
-    """torch's uint8 result; None where torch refuses the call. Calls that meet torch's CPU kernel bugs (deviation
-    interpolate_uint8_single_column) are made a channel at a time in channels_last, where torch's kernel is
-    right: each channel is resampled on its own."""
+    """torch's uint8 result (``oracle.uint8_interpolate``); None where torch refuses the call, "skip" on a CPU
+    without AVX2 (torch's single-column bug for every channel count)."""
     kw = {k: v for k, v in cfg.items() if k not in ("x", "channels_last")}
-    x = torch.from_numpy(cfg["x"])
     try:
-        probe = F.interpolate(x.float(), **kw)
+        F.interpolate(torch.from_numpy(cfg["x"]).float(), **kw)
     except Exception:
         return None
-    out_w = probe.shape[-1]
-    if out_w == 1 and torch.backends.cpu.get_cpu_capability() == "DEFAULT":
-        return "skip"  # no AVX2: torch's generic kernel has the bug for every channel count
-    if out_w == 1:
-        return np.concatenate([F.interpolate(x[:, i:i + 1].contiguous(memory_format=torch.channels_last), **kw).numpy()
-                               for i in range(x.shape[1])], axis=1)
-    if cfg["channels_last"]:
-        x = x.contiguous(memory_format=torch.channels_last)
-    return np.ascontiguousarray(F.interpolate(x, **kw).numpy())
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        return "skip"
+    return oracle.uint8_interpolate(cfg["x"], kw, cfg["channels_last"])
 
 
 @pytest.mark.parametrize("seed", range(4))

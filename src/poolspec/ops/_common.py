@@ -8,6 +8,7 @@ from typing import Any
 
 from .._compat import device, dtype_name, is_torch_array, namespace
 from ..spec import Resolved, card
+from ..spec._rules import layout_order
 
 
 def _typed(value: Any) -> Any:
@@ -141,15 +142,6 @@ def keep_layout(op: str, x: Any, result: Any) -> Any:
 
 
 LAYOUTS = ("channels_first", "channels_last")
-
-
-def layout_order(rank: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(channels-last -> channels-first, and back) axis orders for an array of ``rank`` with ``n`` spatial axes:
-    (N, *S, C) <-> (N, C, *S), or unbatched (*S, C) <-> (C, *S)."""
-    lead = rank - n - 1  # 1 batched, 0 unbatched
-    first = tuple(range(lead)) + (rank - 1,) + tuple(range(lead, rank - 1))
-    back = tuple(first.index(i) for i in range(rank))
-    return first, back
 
 
 def check_layout(op: str, layout: Any) -> bool:

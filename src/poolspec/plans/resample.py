@@ -129,10 +129,11 @@ def _triangle(x: np.ndarray, ctype: type) -> np.ndarray:
     return np.where(x < ctype(1), ctype(1) - x, ctype(0)).astype(ctype)
 
 
-def _aa_cubic(x: np.ndarray, ctype: type) -> np.ndarray:
+def _aa_cubic(x: np.ndarray, ctype: type, a: float = AA_CUBIC_A) -> np.ndarray:
+    """Keys' cubic on |x| (torch's ``aa_filter``): A = -0.5 for antialiasing, -0.75 for uint8 bicubic."""
     x = np.abs(x)
-    return np.where(x < ctype(1), _cubic1(x, AA_CUBIC_A, ctype),
-                    np.where(x < ctype(2), _cubic2(x, AA_CUBIC_A, ctype), ctype(0))).astype(ctype)
+    return np.where(x < ctype(1), _cubic1(x, a, ctype),
+                    np.where(x < ctype(2), _cubic2(x, a, ctype), ctype(0))).astype(ctype)
 
 
 def _sinpi(x: np.ndarray) -> np.ndarray:
@@ -213,13 +214,6 @@ class FixedPoint:
     precision: int
 
 
-def _keys(x: np.ndarray, a: float) -> np.ndarray:
-    """Keys' cubic on |x| (torch's ``aa_filter`` for bicubic), float64."""
-    x = np.abs(x)
-    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
-                    np.where(x < 2, ((a * x - 5 * a) * x + 8 * a) * x - 4 * a, 0.0))
-
-
 @lru_cache(maxsize=1024)
 def fixed_point(length: int, out: int, scale: float | None, align_corners: bool, mode: str,
                 antialiased: bool) -> FixedPoint | None:
@@ -234,19 +228,12 @@ def fixed_point(length: int, out: int, scale: float | None, align_corners: bool,
         table = antialias(length, out, scale, align_corners, mode, "float64")
         assert table is not None
         index, w = table.index, np.asarray(table.weight, dtype=np.float64)
-        wt_max = float(w.max(initial=0.0))  # a row whose weights summed to 0 is kept raw, as torch, but not counted
-        raw = w.sum(axis=0) == 0
-        if raw.any():
-            wt_max = float(np.where(raw[None, :], 0.0, w).max(initial=0.0))
+        raw = w.sum(axis=0) == 0  # a row whose weights summed to 0 is kept raw, as torch, but not counted
+        wt_max = float(np.where(raw[None, :], 0.0, w).max(initial=0.0))
     else:
         taps = 2 if mode == "bilinear" else 4
-        r = float(ratio(length, out, align_corners, scale, np.float64))
-        i = np.arange(out, dtype=np.float64)
-        real = r * i if align_corners else r * (i + 0.5) - 0.5
-        if taps == 2 and not align_corners:
-            real = np.maximum(real, 0.0)
-        i0 = np.minimum(_floorf(real), length - 1)
-        lam = np.clip(real - i0, 0.0, 1.0)
+        r = ratio(length, out, align_corners, scale, np.float64)
+        i0, lam = _index_and_lambda(_source(r, out, align_corners, taps == 4, np.float64), length, np.float64)
         half = taps // 2
         first = i0 - half + 1  # the first tap's cell, before clamping
         lo = np.maximum(first, 0)
@@ -258,8 +245,8 @@ def fixed_point(length: int, out: int, scale: float | None, align_corners: bool,
         for t in range(taps):  # a tap outside the input adds its weight onto the edge cell's
             cell = first + t
             slot = np.where(cell <= 0, 0, np.where(cell >= length - 1, count - 1, slot))
-            v = 1.0 - np.abs(t + 1 - half - lam) if taps == 2 else _keys(t + 1 - half - lam, CUBIC_A)
-            w[slot, cols] += np.maximum(v, 0.0) if taps == 2 else v
+            d = t + 1 - half - lam
+            w[slot, cols] += _triangle(d, np.float64) if taps == 2 else _aa_cubic(d, np.float64, CUBIC_A)
             wt_max = max(wt_max, float(w[slot, cols].max(initial=0.0)))
             slot = slot + 1
         index = np.where(np.arange(taps)[:, None] < count[None, :], lo[None, :] + np.arange(taps)[:, None], length)

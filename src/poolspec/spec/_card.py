@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._rules import layout_order
+
 _MISSING = object()
 REQUIRED = "<required>"
 
@@ -176,12 +178,10 @@ class Card:
         n = self.spatial_dims[0] if len(self.spatial_dims) == 1 else len(shape) - 2
         if len(shape) not in (n + 1, n + 2) or n < 1:
             return self._resolve(self, shape, dtype, bound)  # the rule's own rank error
-        lead = len(shape) - n - 1
-        first = tuple(range(lead)) + (len(shape) - 1,) + tuple(range(lead, len(shape) - 1))
+        first, back = layout_order(len(shape), n)
         r = self._resolve(self, tuple(shape[i] for i in first), dtype, bound)
         out = tuple(r.output_shape)
-        back = tuple(out[first.index(i)] for i in range(len(out)))
-        return Resolved(r.op, shape, back, r.params, r.batched)
+        return Resolved(r.op, shape, tuple(out[i] for i in back), r.params, r.batched)
 
     def to_dict(self) -> dict[str, Any]:
         return {

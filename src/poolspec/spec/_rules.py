@@ -100,3 +100,12 @@ def pool_output_size(L: int, k: int, s: int, p: int, d: int, ceil_mode: bool, hi
         out -= 1
     return out
 
+
+
+def layout_order(rank: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(channels-last -> channels-first, and back) axis orders for an array of ``rank`` with ``n`` spatial axes:
+    (N, *S, C) <-> (N, C, *S), or unbatched (*S, C) <-> (C, *S)."""
+    lead = rank - n - 1  # 1 batched, 0 unbatched
+    first = tuple(range(lead)) + (rank - 1,) + tuple(range(lead, rank - 1))
+    back = tuple(first.index(i) for i in range(rank))
+    return first, back
