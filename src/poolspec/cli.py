@@ -119,6 +119,8 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cards", help="print op cards as JSON, or write them as Markdown pages (--out)")
     c.add_argument("ops", nargs="*", help="op names (all if none)")
     c.add_argument("--out", default=None, help="write one Markdown page per op (and an index) to this folder")
+    c.add_argument("--frontends", action="store_true",
+                   help="the front-end cards (poolspec.frontends) instead of the op cards")
     s = sub.add_parser("selfcheck", help="check the implemented ops on one backend (no torch needed)")
     s.add_argument("--backend", default="numpy", choices=["numpy", "torch", "jax", "array_api_strict", "dask", "cupy"],
                    help="array library to check on (default numpy)")
@@ -167,13 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "conformance":
         return conformance_command(args)
     if args.command == "cards" and args.out:
+        from .spec.frontends import write as write_frontends
         from .spec.markdown import write
 
-        paths = write(args.out)
+        paths = (write_frontends if args.frontends else write)(args.out)
         print(f"{len(paths)} pages written to {args.out}")
         return 0
     if args.command == "cards":
-        chosen = [spec.card(n) for n in args.ops] if args.ops else spec.cards()
+        chosen: list[Any] = ([spec.frontend_card(n) for n in args.ops] if args.ops else spec.frontend_cards()) \
+            if args.frontends else ([spec.card(n) for n in args.ops] if args.ops else spec.cards())
         json.dump([c.to_dict() for c in chosen], sys.stdout, indent=2)
         print()
         return 0

@@ -17,12 +17,13 @@ from typing import Any
 
 from ._card import Argument, Card, Gradient, Resolved
 from ._rules import fail, is_int
+from .frontends import FrontendCard, frontend_card, frontend_cards
 from .pooling import pooling_cards
 from .resampling import resampling_cards
 from .sampling import sampling_cards
 
-__all__ = ["Argument", "Card", "Gradient", "Resolved", "card", "cards", "deviations", "output_shape",
-           "infer_arguments"]
+__all__ = ["Argument", "Card", "FrontendCard", "Gradient", "Resolved", "card", "cards", "deviations",
+           "frontend_card", "frontend_cards", "output_shape", "infer_arguments"]
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,23 @@
+"""Other libraries' conventions on poolspec's kernels: each module mirrors a library's own path, function
+names and signatures, so that changing the import prefix is the whole port.
+
+============================================  =============================================================
+``poolspec.frontends.keras.ops``              ``max_pool``, ``average_pool``, ``adaptive_*_pool``
+``poolspec.frontends.keras.ops.image``        ``resize``
+``poolspec.frontends.jax.image``              ``resize``, ``scale_and_translate``
+``poolspec.frontends.flax.linen``             ``max_pool``, ``avg_pool``, ``min_pool``, ``pool``
+``poolspec.frontends.tf.nn``                  ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``max_pool_with_argmax``
+``poolspec.frontends.tf.image``               ``resize``
+``poolspec.frontends.onnx``                   one function per ONNX operator
+============================================  =============================================================
+
+They take any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), not only the mirrored
+library's, and differentiate through poolspec's deterministic bindings on torch and JAX. Each function has a card
+(``poolspec.spec.frontend_card``) stating the library's rules as established against it.
+
+>>> import numpy as np
+>>> from poolspec.frontends.tf import nn
+>>> nn.max_pool2d(np.arange(16.0).reshape(1, 4, 4, 1), 2, 2, "VALID")[0, :, :, 0]
+array([[ 5.,  7.],
+       [13., 15.]])
+"""
