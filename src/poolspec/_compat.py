@@ -266,6 +266,31 @@ def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool =
     return out.zero_() if zero else out
 
 
+def permuted_buffer(like: Any, shape: tuple[int, ...], dtype: Any) -> Any | None:
+    """For a NumPy ``like`` that is a permuted C-contiguous array (a ``layout="channels_last"`` view), an empty
+    buffer of ``shape`` laid out in ``like``'s memory order, so that a pass that writes as it reads follows
+    memory; None where ``like`` is C-contiguous or no such permutation."""
+    order = memory_order(like)
+    if order is None or len(shape) != like.ndim:
+        return None
+    out = np.empty(tuple(shape[a] for a in order), dtype=dtype)
+    return out.transpose(tuple(order.index(a) for a in range(like.ndim)))
+
+
+def memory_order(like: Any) -> list[int] | None:
+    """The axes of a NumPy array that is a permuted C-contiguous array, outermost in memory first; None where
+    it is C-contiguous itself, not NumPy, or not such a permutation."""
+    if not isinstance(like, np.ndarray) or like.ndim < 3 or like.flags.c_contiguous or 0 in like.shape:
+        return None
+    order = sorted(range(like.ndim), key=lambda a: -like.strides[a])
+    step = like.itemsize
+    for a in reversed(order):
+        if like.shape[a] > 1 and like.strides[a] != step:
+            return None
+        step *= like.shape[a]
+    return order
+
+
 # glibc serves smaller buffers from its heap once warm (no fresh pages, nothing to gain), and advice there
 # would split the heap's mappings; from its largest mmap threshold up, every call maps fresh pages
 _HUGE = 1 << 25

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import copy, dtype_name, is_dask_array, namespace, on, to_compute, to_namespace
+from .._compat import copy, dtype_name, is_dask_array, memory_order, namespace, on, to_compute, to_namespace
 from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
@@ -93,8 +93,8 @@ class SeparableLinear:
         lead = x.ndim - len(self.axes)
         if self.is_global:  # one window over the whole plane: the backend's own reduction
             work = xp.sum(work, axis=tuple(range(lead, x.ndim)), keepdims=True, dtype=work.dtype)
-        for i in reversed(range(len(self.axes)) if not self.is_global else ()):  # innermost axis first
-            work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=False)
+        if not self.is_global:
+            work = self._passes(xp, work, lead, transpose=False)
         work = self._divide(xp, work, name)
         if work is x:  # every axis the identity: still a new array, as torch returns one
             return copy(xp, x)
@@ -109,11 +109,22 @@ class SeparableLinear:
         lead = g.ndim - len(self.axes)
         if self.is_global:
             return self._cast(xp, copy(xp, xp.broadcast_to(work, tuple(g.shape[:lead]) + self.in_spatial)), g)
-        for i in reversed(range(len(self.axes))):
-            work = _apply_axis(xp, work, lead + i, self.axes[i], transpose=True)
+        work = self._passes(xp, work, lead, transpose=True)
         if work is g:
             return copy(xp, g)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
+
+    def _passes(self, xp: Any, work: Any, lead: int, transpose: bool) -> Any:
+        """The per-axis passes, innermost axis first. A NumPy array that is a permuted contiguous one (a
+        ``layout="channels_last"`` view) is passed through in its memory order, with the axes renamed: the
+        passes' reads and writes then follow memory (the same products in the same order)."""
+        order = memory_order(work)
+        axes = list(range(work.ndim)) if order is None else order
+        if order is not None:
+            work = work.transpose(order)
+        for i in reversed(range(len(self.axes))):
+            work = _apply_axis(xp, work, axes.index(lead + i), self.axes[i], transpose=transpose)
+        return work if order is None else work.transpose(tuple(order.index(a) for a in range(len(order))))
 
     @property
     def is_global(self) -> bool:

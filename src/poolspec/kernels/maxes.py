@@ -30,6 +30,7 @@ from .._compat import (
     is_jax_array,
     namespace,
     on,
+    permuted_buffer,
     take,
     to_compute,
     to_namespace,
@@ -72,7 +73,9 @@ tap_ranges = windows.tap_ranges
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
     shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
-    return buffer(mod, shape, dtype, like)
+    # a channels-last view's passes write in its memory order (NumPy; torch's buffer does so itself)
+    permuted = permuted_buffer(like, shape, dtype) if mod is np else None
+    return permuted if permuted is not None else buffer(mod, shape, dtype, like)
 
 
 def _fill_where(mod: Any, view: Any, mask: Any, value: int) -> None:
