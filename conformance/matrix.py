@@ -156,12 +156,17 @@ def write_matrix(results: Path, out: Path) -> None:
              "gradients, the gradients and second order) match torch within the case's tolerance",
              "(float64: rtol 1e-12).",
              "",
-             "| peer | version | API | arrays | gradients | cases run | time |",
-             "|---|---|---|---|---|---|---|"]
+             "The column *own convention* is the other direction: poolspec's front-end for the library",
+             "(`poolspec.frontends`, the library's own signatures, layouts and rules) against the live library on",
+             "random configurations (`conformance/check_frontends.py`, section at the end).",
+             "",
+             "| peer | version | API | arrays | gradients | cases run | time | own convention |",
+             "|---|---|---|---|---|---|---|---|"]
+    own = _own_conventions(results / "frontends")
     for p in peers:
         ran = sum(c["status"] in ("pass", "fail") for c in p["cases"])
         lines.append(f"| {p['peer']} | {p['version']} | {p['api']} | {p['backend']} | {p['gradients']} |"
-                     f" {ran} | {p['seconds']:.0f} s |")
+                     f" {ran} | {p['seconds']:.0f} s | {_own_cell(own.get(p['peer']))} |")
     lines += ["", "## Passed / failed / not expressible, per op", "",
               "`—`: the peer has no such op. Cases a peer's array library cannot hold (bfloat16 on NumPy) are left",
               "out. `(+k dev)`: k more failures in cases whose reference is one of poolspec's documented",
@@ -184,7 +189,46 @@ def write_matrix(results: Path, out: Path) -> None:
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     for p in peers:
         lines += _peer_section(p, analysed[p["peer"]])
+    lines += _own_section(own)
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+_OUTCOMES = ("passed", "both_refuse", "library_refuses", "poolspec_refuses", "failed")
+
+
+def _own_conventions(folder: Path) -> dict[str, dict[str, Any]]:
+    found = {}
+    for path in sorted(folder.glob("*.json")) if folder.exists() else []:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("available"):
+            found[data["library"]] = data
+    return found
+
+
+def _own_cell(data: dict[str, Any] | None) -> str:
+    if data is None:
+        return "—"
+    total = Counter[str]()
+    for counts in data["functions"].values():
+        total.update({k: v for k, v in counts.items() if k in _OUTCOMES})
+    bad = total["failed"] + total["poolspec_refuses"] + total["library_refuses"]
+    return (f"{data['configs']} configs, {bad} differ ({total['passed']} pass, {total['both_refuse']} refused by "
+            "both)")
+
+
+def _own_section(own: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["", "## Under its own convention: poolspec's front-ends against the live libraries", "",
+             "Random configurations over each function's whole argument space (`python conformance/check_frontends.py"
+             " --all --configs 2000`, each library in its venv). *both refuse*: the library raises and so does the "
+             "front-end (with a message naming the argument). Gradients: poolspec's through torch or JAX autodiff "
+             "against the library's own, where it has them. Forward on NumPy, JAX and torch in turn.", "",
+             "| library | function | configs | passed | both refuse | library refuses | poolspec refuses | failed | "
+             "gradients checked |", "|---|---|---|---|---|---|---|---|---|"]
+    for data in own.values():
+        for fn, c in data["functions"].items():
+            lines.append(f"| {data['version']} | `poolspec.frontends.{fn}` | {c.get('configs', 0)} | "
+                         + " | ".join(str(c.get(k, 0)) for k in _OUTCOMES) + f" | {c.get('gradients_checked', 0)} |")
+    return lines
 
 
 def _peer_section(p: dict[str, Any], result: dict[str, Any]) -> list[str]:

@@ -4,6 +4,7 @@ that renders the docs site's API reference."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 
@@ -13,10 +14,19 @@ import pytest
 import poolspec
 
 PUBLIC = [name for name in poolspec.__all__ if inspect.isfunction(getattr(poolspec, name))]
+# the front-ends' functions, by their path under poolspec.frontends (their cards list them)
+FRONTENDS = [f"frontends.{c.name}" for c in poolspec.spec.frontend_cards()]
+
+
+def _function(name: str) -> object:
+    if not name.startswith("frontends."):
+        return getattr(poolspec, name)
+    module, _, fn = name.rpartition(".")
+    return getattr(importlib.import_module(f"poolspec.{module}"), fn)
 
 
 def _sections(name: str, caplog) -> dict[str, object]:
-    text = inspect.getdoc(getattr(poolspec, name))
+    text = inspect.getdoc(_function(name))
     assert text, f"{name} has no docstring"
     with caplog.at_level(logging.WARNING):
         parsed = griffe.Docstring(text, parser="numpy").parse()
@@ -32,11 +42,11 @@ def test_public_functions_are_listed():
     assert len(PUBLIC) >= 45 and "interpolate" in PUBLIC and "grid_sample_backward" in PUBLIC
 
 
-@pytest.mark.parametrize("name", PUBLIC)
+@pytest.mark.parametrize("name", PUBLIC + FRONTENDS)
 def test_numpydoc_sections(name, caplog):
     sections = _sections(name, caplog)
     assert "text" in sections, f"{name}: no summary line"
-    params = [p for p in inspect.signature(getattr(poolspec, name)).parameters.values()
+    params = [p for p in inspect.signature(_function(name)).parameters.values()
               if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     documented = sections.get("parameters", [])
     assert [p.name for p in documented] == [p.name for p in params], f"{name}: Parameters section vs signature"

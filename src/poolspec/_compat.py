@@ -267,9 +267,9 @@ def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool =
 
 
 def permuted_buffer(like: Any, shape: tuple[int, ...], dtype: Any) -> Any | None:
-    """For a NumPy ``like`` that is a permuted C-contiguous array (a ``layout="channels_last"`` view), an empty
+    """For a NumPy ``like`` whose axes are permuted in memory (a ``layout="channels_last"`` view), an empty
     buffer of ``shape`` laid out in ``like``'s memory order, so that a pass that writes as it reads follows
-    memory; None where ``like`` is C-contiguous or no such permutation."""
+    memory; None where ``like``'s axes are in order."""
     order = memory_order(like)
     if order is None or len(shape) != like.ndim:
         return None
@@ -278,17 +278,13 @@ def permuted_buffer(like: Any, shape: tuple[int, ...], dtype: Any) -> Any | None
 
 
 def memory_order(like: Any) -> list[int] | None:
-    """The axes of a NumPy array that is a permuted C-contiguous array, outermost in memory first; None where
-    it is C-contiguous itself, not NumPy, or not such a permutation."""
+    """The axes of a NumPy array ordered by decreasing stride (outermost in memory first), where that is not
+    their own order: a permuted array (a ``layout="channels_last"`` view, or a block sliced from one); None for
+    C-contiguous arrays and other backends."""
     if not isinstance(like, np.ndarray) or like.ndim < 3 or like.flags.c_contiguous or 0 in like.shape:
         return None
     order = sorted(range(like.ndim), key=lambda a: -like.strides[a])
-    step = like.itemsize
-    for a in reversed(order):
-        if like.shape[a] > 1 and like.strides[a] != step:
-            return None
-        step *= like.shape[a]
-    return order
+    return None if order == list(range(like.ndim)) else order
 
 
 # glibc serves smaller buffers from its heap once warm (no fresh pages, nothing to gain), and advice there

@@ -93,6 +93,8 @@ def selfcheck(backend: str) -> int:
 def conformance_command(args: argparse.Namespace) -> int:
     from .conformance import load_module, module_implementation, run
 
+    if args.conventions:
+        return conventions_command(args)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
     try:
         impl = module_implementation(load_module(args.impl)) if args.impl else None
@@ -106,6 +108,34 @@ def conformance_command(args: argparse.Namespace) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report.to_dict(), f, indent=1)
     return 0 if report.passed else 1
+
+
+def conventions_command(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from .conformance import conventions
+
+    libs = None if args.conventions == "all" else [v.strip() for v in args.conventions.split(",") if v.strip()]
+    try:
+        report = conventions.run(args.backend, libs, device=args.device)
+    except (ValueError, ImportError) as e:
+        print(f"poolspec conformance: {e}", file=sys.stderr)
+        return 2
+    by_function: dict[str, Counter[str]] = {}
+    for name, status, detail in report.results:
+        by_function.setdefault(name.rsplit("-", 1)[0], Counter())[status] += 1
+        if status == "failed":
+            print(f"FAILED {name}: {detail}")
+    print(f"{'function':40s} passed failed skipped")
+    for fn, n in by_function.items():
+        print(f"{fn:40s} {n['passed']:6d} {n['failed']:6d} {n['skipped']:7d}")
+    total = report.counts()
+    print(f"{len(report.results)} cases on {args.backend}: {total.get('passed', 0)} passed, "
+          f"{total.get('failed', 0)} failed, {total.get('skipped', 0)} skipped")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"backend": args.backend, "results": report.results}, f, indent=1)
+    return 0 if report.failed == 0 and report.results else 1
 
 
 def parser() -> argparse.ArgumentParser:
@@ -133,6 +163,9 @@ def parser() -> argparse.ArgumentParser:
                    "a dotted name importable from the current directory, or a .py path")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
+    k.add_argument("--conventions", default=None, metavar="LIBRARIES",
+                   help="instead: replay the stored cases of other libraries' conventions through the front-ends "
+                        "(poolspec.frontends), 'all' or comma-separated libraries")
     k.add_argument("--jobs", type=int, default=None,
                    help="cases at once, in threads (default: one per CPU on jax, whose cost is compilation; 1 else)")
     e = sub.add_parser("export", help="write the reference vectors for porters")
@@ -142,6 +175,9 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output folder")
     e.add_argument("--dtype", default="float64", choices=["float32", "float64"],
                    help="the stored cases of this dtype (default float64)")
+    e.add_argument("--conventions", default=None, metavar="LIBRARIES",
+                   help="instead: the stored cases of other libraries' conventions (front-ends), 'all' or "
+                        "comma-separated libraries (tensorflow, keras, jax, flax, onnx_reference, onnxruntime)")
     sub.add_parser("bench", help="benchmarks against the native kernels: ratio suite, --memory, --device cuda, "
                    "--models (poolspec bench --help)", add_help=False)
     return parser
@@ -155,6 +191,17 @@ def main(argv: list[str] | None = None) -> int:
 
         return bench_main(argv[1:])
     args = parser().parse_args(argv)
+    if args.command == "export" and args.conventions:
+        from .export import export_conventions
+
+        libs = None if args.conventions == "all" else [v.strip() for v in args.conventions.split(",") if v.strip()]
+        try:
+            manifest = export_conventions(args.out, libs, fmt=args.format)
+        except ValueError as err:
+            print(f"poolspec export: {err}", file=sys.stderr)
+            return 2
+        print(f"{len(manifest['cases'])} convention cases ({args.format}) written to {args.out}")
+        return 0
     if args.command == "export":
         from .export import export
 

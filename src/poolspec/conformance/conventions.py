@@ -98,8 +98,13 @@ def vjp(backend: str, fn: Any, arrays: list[Any], wrt: list[int], cotangents: li
         outs = fn(*inputs)
         outs = list(outs) if isinstance(outs, tuple) else [outs]
         floats = [o for o in outs if o.dtype.is_floating_point]
-        cots = [torch.from_numpy(np.asarray(c)).to(o.dtype) for o, c in zip(floats, cotangents)]
-        got = torch.autograd.grad(floats, [inputs[i] for i in wrt], cots, allow_unused=True)
+        # an empty output may be a fresh array, outside the graph: its cotangent contributes nothing
+        pairs = [(o, torch.from_numpy(np.asarray(c)).to(o.dtype)) for o, c in zip(floats, cotangents)
+                 if o.requires_grad]
+        if not pairs:
+            return [np.zeros(tuple(arrays[i].shape)) for i in wrt]
+        got = torch.autograd.grad([o for o, _ in pairs], [inputs[i] for i in wrt], [c for _, c in pairs],
+                                  allow_unused=True)
         return [np.zeros(tuple(arrays[i].shape)) if g is None else g.detach().numpy() for i, g in zip(wrt, got)]
     import jax
 

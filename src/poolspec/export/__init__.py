@@ -125,6 +125,44 @@ def export(out: str | Path, ops: list[str] | None = None, fmt: str = "npz", dtyp
     return manifest
 
 
+def export_conventions(out: str | Path, libraries: list[str] | None = None, fmt: str = "npz") -> dict[str, Any]:
+    """Write the stored cases of other libraries' conventions (``conformance.conventions``: inputs, the live
+    library's outputs, cotangents and gradients) of ``libraries`` (all if None) to ``out``; return the manifest.
+
+    >>> import tempfile, poolspec.export
+    >>> poolspec.export.export_conventions(tempfile.mkdtemp(), fmt="json")["format"]
+    'json'
+    """
+    from ..conformance import conventions
+
+    if fmt not in ("npz", "safetensors", "json"):
+        raise ValueError(f"fmt={fmt!r}: must be npz, safetensors or json for the convention cases")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for case in conventions.cases(libraries):
+        arrays = case.arrays()
+        dtype = str(arrays[case.inputs[0]].dtype)
+        entry: dict[str, Any] = {"id": case.name, "library": case.library, "version": case.version,
+                                 "function": f"poolspec.frontends.{case.function}",
+                                 "options": {k: encode(v) for k, v in case.options.items()},
+                                 "inputs": list(case.inputs), "outputs": [f"output{i}" for i in range(case.outputs)],
+                                 "differentiable": list(case.differentiable), "dtype": dtype, "rtol": case.rtol,
+                                 "atol": case.atol, "shapes": {k: list(v.shape) for k, v in arrays.items()}}
+        name = f"{case.library}-{case.name}"
+        if fmt == "npz":
+            write_npz(out / f"{name}.npz", arrays)
+        elif fmt == "safetensors":
+            write_safetensors(out / f"{name}.safetensors", arrays, dtype)
+        else:
+            (out / f"{name}.json").write_text(json.dumps(_json_arrays(arrays, dtype)) + "\n", encoding="utf-8")
+        entry["files"] = [f"{name}.{fmt}"]
+        entries.append(entry)
+    manifest = {"poolspec_version": __version__, "format": fmt, "kind": "conventions", "cases": entries}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
 # ----------------------------------------------------------------------------------------------- formats
 
 _ST_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "int64": "I64",

@@ -132,6 +132,8 @@ def keep_layout(op: str, x: Any, result: Any) -> Any:
         return result
     import torch  # already imported: x is a tensor
 
+    if torch._C._functorch.is_functorch_wrapped_tensor(x):
+        return result  # inside torch.func (vmap, grad): memory formats cannot be queried there, and mean nothing
     fmt = torch.contiguous_format
     if (x.ndim in card(op).channels_last and x.layout == torch.strided
             and _channels_last_strides(tuple(x.shape), x.stride())):

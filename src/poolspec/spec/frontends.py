@@ -21,6 +21,18 @@ from typing import Any
 
 from ._card import Argument, Gradient, Port, _jsonable
 
+# what every front-end claims, and tests/test_frontend_transforms.py checks on each function's stored cases:
+# the front-ends are compositions of poolspec's ops, tap tables and slices, which carry these transforms
+TORCH_TRANSFORMS = ("autograd (any order)", "torch.func.grad", "torch.func.vmap", "torch.func.jvp",
+                    "torch.func.jacrev")
+JAX_TRANSFORMS = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "jacfwd", "jacrev")
+
+
+def gradient(notes: str, wrt: tuple[str, ...] = ()) -> Gradient:
+    """A front-end's gradient entry: the transforms every front-end carries, and what its gradient is."""
+    return Gradient(None, TORCH_TRANSFORMS, JAX_TRANSFORMS, notes, wrt)
+
+
 # the modules of poolspec.frontends that hold cards, in page order
 MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx")
 

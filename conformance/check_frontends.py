@@ -1,0 +1,116 @@
+"""Run the front-ends against the live libraries on thousands of random configurations and write
+``results/frontends/<library>.json`` (counts per function: passed, failed, refused by either side).
+
+    python conformance/check_frontends.py --library jax --configs 2000
+    python conformance/check_frontends.py --all --configs 2000    # each library in its conformance/.venvs venv
+
+The libraries without a venv here run in this interpreter. Backends: NumPy always (forward), JAX and torch where
+installed (forward and, where the library has them, gradients).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "results" / "frontends"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def run(library: str, count: int, seed: int) -> dict:
+    import numpy as np
+
+    from conformance.frontend_checks import check, load
+
+    from backends import ALL, available
+
+    module = load(library)
+    reason = module.available()
+    if reason is not None:
+        return {"library": library, "available": False, "reason": reason}
+    have = available()
+    if have.get("jax") is None:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    backends = [ALL[b] for b in ("numpy", "jax", "torch") if have.get(b) is None]
+    rng = np.random.default_rng(seed)
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    examples: dict[str, list[str]] = defaultdict(list)
+    start = time.perf_counter()
+    for i in range(count):
+        config = module.config(rng)
+        backend = backends[i % len(backends)]
+        outcome = check(module, config, backend, rng)
+        c = counts[config.function]
+        c["configs"] += 1
+        c[outcome.status] += 1
+        c["gradients_checked"] += outcome.gradient_checked
+        if outcome.status != "passed" and len(examples[outcome.status]) < 20:
+            examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
+    return {"library": library, "available": True, "version": module.version(), "seed": seed, "configs": count,
+            "backends": [b.name for b in backends], "seconds": round(time.perf_counter() - start, 1),
+            "functions": {k: dict(v) for k, v in sorted(counts.items())}, "examples": dict(examples)}
+
+
+def store(library: str, per_function: int, seed: int) -> int:
+    from conformance.frontend_checks import load
+    from conformance.frontend_checks import store as make
+    from poolspec.conformance import conventions
+
+    from backends import ALL
+
+    module = load(library)
+    if module.available() is not None:
+        print(f"{library}: not available ({module.available()})")
+        return 1
+    entries, arrays, counts = make(module, per_function, seed, ALL["numpy"])
+    conventions.write(library, entries, arrays, ROOT / "src" / "poolspec" / "data" / "conventions")
+    print(f"{library}: {len(entries)} cases stored ({dict(counts)})")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--library", action="append", default=[])
+    parser.add_argument("--all", action="store_true")
+    parser.add_argument("--configs", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--here", action="store_true", help="run in this interpreter (no venv switch)")
+    parser.add_argument("--store", type=int, default=0, metavar="K",
+                        help="instead: store K cases per function (the library's outputs and gradients) in "
+                             "src/poolspec/data/conventions")
+    args = parser.parse_args()
+    from conformance.frontend_checks import LIBRARIES
+
+    libraries = list(LIBRARIES) if args.all else args.library
+    OUT.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for library in libraries:
+        venv = HERE / ".venvs" / library / "bin" / "python"
+        if not args.here and venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
+            failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
+                                       str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]) != 0
+            continue
+        if args.store:
+            failed += store(library, args.store, args.seed) != 0
+            continue
+        result = run(library, args.configs, args.seed)
+        (OUT / f"{library}.json").write_text(json.dumps(result, indent=1) + "\n")
+        bad = sum(v.get("failed", 0) + v.get("poolspec_refuses", 0) for v in result.get("functions", {}).values())
+        print(f"{library}: {result.get('configs', 0)} configurations, {bad} failed"
+              + ("" if result["available"] else f" (not available: {result['reason']})"))
+        failed += bad > 0
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

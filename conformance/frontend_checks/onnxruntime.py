@@ -1,0 +1,62 @@
+"""poolspec.frontends.onnx against onnxruntime (CPU provider, one thread) on one-node opset 22 models (opset 16 for
+GridSample's bilinear/bicubic names). Forward only: ONNX runtimes have no gradients.
+
+The configurations are onnx_reference's generator with onnxruntime's exclusions (the cards list them): float32 only
+where onnxruntime registers no float64 kernel (AveragePool, LpPool, GlobalLpPool, Resize), SAME_* auto_pad with
+dilation > 1 (onnxruntime sizes the padding without the dilation), Resize to an output shape equal to the input's
+under a scale != 1 (onnxruntime copies X) and nearest coordinates exactly on a rounding boundary (onnxruntime
+computes them in float32), and a size-1 axis with align_corners in AffineGrid."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import onnx_reference as _reference
+from .onnx_reference import Config, frontend  # noqa: F401
+
+LIBRARY = "onnxruntime"
+
+
+def available() -> str | None:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        return f"onnxruntime is not installed ({e})"
+    return _reference.available()
+
+
+def version() -> str:
+    import onnx
+    import onnxruntime
+
+    return f"onnxruntime {onnxruntime.__version__} (onnx {onnx.__version__}, opset {_reference.OPSET})"
+
+
+def _prepare(model: Any) -> Any:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.log_severity_level = 4
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, feeds)
+
+
+def _as_ort(fn: Any, *args: Any) -> Any:
+    saved = _reference.RUNTIME, _reference.prepare, _reference._CACHE
+    _reference.RUNTIME, _reference.prepare, _reference._CACHE = "ort", _prepare, _CACHE
+    try:
+        return fn(*args)
+    finally:
+        _reference.RUNTIME, _reference.prepare, _reference._CACHE = saved
+
+
+def config(rng: Any) -> Config:
+    return _as_ort(_reference.config, rng)
+
+
+def library(config: Config, cotangents: Any) -> Any:
+    return _as_ort(_reference.library, config, cotangents)
+
+
+_CACHE: dict[Any, Any] = {}

@@ -1,0 +1,343 @@
+"""``tf.image.resize`` on poolspec's tap tables: every ``tf.image.ResizeMethod`` with TensorFlow 2.21's kernels
+(ResizeBilinear / ResizeNearestNeighbor / ResizeBicubic with half-pixel centres, ResizeArea, ScaleAndTranslate
+with its sampling kernels and antialias), their float32 coordinate arithmetic reproduced on the host so that the
+taps and weights are TF's, and TF's output dtypes.
+
+>>> import numpy as np
+>>> from poolspec.frontends.tf import image
+>>> image.resize(np.array([[[0.0], [1.0]]]), [1, 4])[0, :, 0]
+array([0.  , 0.25, 0.75, 1.  ], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..._compat import dtype_name, namespace
+from ..._types import Array
+from ...plans.windows import GatherPlan
+from ...spec._card import Argument, Port
+from ...spec.frontends import FrontendCard, gradient
+from .._common import dense_table, fail, resample, tap_table
+
+_F = np.float32
+METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
+_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+
+
+# ---------------------------------------------------------------------------------- TF's sampling kernels
+# Each evaluates in float32 as sampling_kernels.h does (the Gaussian's exponent in double).
+
+def _lanczos(radius: float) -> Any:
+    r, pi = _F(radius), _F(3.14159265359)
+
+    def k(x: np.ndarray) -> np.ndarray:
+        x = np.abs(x).astype(_F)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = (r * np.sin(pi * x) * np.sin(pi * x / r) / (pi * pi * x * x)).astype(_F)
+        return np.where(x > r, _F(0), np.where(x <= 1e-3, _F(1), v)).astype(_F)
+
+    return k, r
+
+
+def _gaussian(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x).astype(_F)
+    sigma = _F(1.5) / _F(3.0)
+    v = np.exp((-x * x).astype(np.float64) / (2.0 * float(sigma) * float(sigma))).astype(_F)
+    return np.where(x >= _F(1.5), _F(0), v)
+
+
+def _triangle(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x).astype(_F)
+    return np.where(x < 1, (_F(1) - x).astype(_F), _F(0))
+
+
+def _keys(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x).astype(_F)
+    outer = (((_F(-0.5) * x + _F(2.5)) * x - _F(4.0)) * x + _F(2.0)).astype(_F)
+    inner = (((_F(1.5) * x - _F(2.5)) * x) * x + _F(1.0)).astype(_F)
+    return np.where(x >= 2, _F(0), np.where(x >= 1, outer, inner))
+
+
+def _mitchell(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x).astype(_F)
+    outer = ((((_F(-7.0) / _F(18.0)) * x + _F(2.0)) * x - _F(10.0) / _F(3.0)) * x + _F(16.0) / _F(9.0)).astype(_F)
+    inner = ((((_F(7.0) / _F(6.0)) * x - _F(2.0)) * x) * x + _F(8.0) / _F(9.0)).astype(_F)
+    return np.where(x >= 2, _F(0), np.where(x >= 1, outer, inner))
+
+
+_KERNELS: dict[str, tuple[Any, Any]] = {
+    "lanczos3": _lanczos(3.0), "lanczos5": _lanczos(5.0), "gaussian": (_gaussian, _F(1.5)),
+    "triangle": (_triangle, _F(1.0)), "keyscubic": (_keys, _F(2.0)), "mitchellcubic": (_mitchell, _F(2.0))}
+
+
+# ------------------------------------------------------------------------------------ per-axis tap tables
+
+def _scale_and_translate(kernel: str, antialias: bool, L: int, O: int) -> GatherPlan:
+    """ScaleAndTranslate's spans (ComputeSpansCore) for scale = float32(O) / float32(L), translation 0."""
+    fn, radius = _KERNELS[kernel]
+    scale = _F(O) / _F(L)
+    inv_scale = _F(1.0 / float(scale))
+    inv_translate = _F(-inv_scale * _F(0))
+    kernel_scale = max(inv_scale, _F(1)) if antialias else _F(1)
+    one_over = _F(_F(1) / kernel_scale)
+    reach = _F(radius * kernel_scale)
+    span = min(2 * math.ceil(float(reach)) + 1, L)
+    index = np.full((span, O), L, dtype=np.int64)
+    weight = np.zeros((span, O))
+    for x in range(O):
+        sample = _F(_F(_F(x) + _F(0.5)) * inv_scale + inv_translate)
+        if sample < 0 or sample > L:
+            continue
+        start = min(max(math.ceil(_F(_F(sample - reach) - _F(0.5))), 0), L - 1)
+        end = min(max(math.floor(_F(_F(sample + reach) - _F(0.5))), 0), L - 1) + 1
+        src = np.arange(start, end)
+        pos = (src.astype(_F) + _F(0.5) - sample).astype(_F)
+        w = fn((pos * one_over).astype(_F))
+        total = _F(0)
+        for v in w:
+            total = _F(total + v)
+        if abs(total) >= 1000.0 * np.finfo(_F).tiny:
+            w = (w * _F(_F(1) / total)).astype(_F)
+            index[: end - start, x] = src
+            weight[: end - start, x] = w
+    return tap_table(index, weight, L)
+
+
+def _half_pixel(L: int, O: int, shift: bool) -> np.ndarray:
+    """TF's HalfPixelScaler ((o + 0.5) * scale - 0.5) or, without ``shift``, HalfPixelScalerForNN, in float32
+    with scale = float32(L) / float32(O)."""
+    scale = _F(L) / _F(O)
+    src = ((np.arange(O).astype(_F) + _F(0.5)) * scale).astype(_F)
+    return (src - _F(0.5)).astype(_F) if shift else src
+
+
+def _bilinear(L: int, O: int) -> GatherPlan:
+    src = _half_pixel(L, O, True)
+    low_f = np.floor(src)
+    lower = np.maximum(low_f.astype(np.int64), 0)
+    upper = np.minimum(np.ceil(src).astype(np.int64), L - 1)
+    lerp = (src - low_f).astype(_F).astype(np.float64)
+    same = lower == upper
+    index = np.stack([lower, np.where(same, L, upper)])
+    weight = np.stack([np.where(same, 1.0, 1.0 - lerp), np.where(same, 0.0, lerp)])
+    return tap_table(index, weight, L)
+
+
+def _nearest(L: int, O: int) -> GatherPlan:
+    src = _half_pixel(L, O, False)
+    index = np.maximum(np.minimum(np.floor(src).astype(np.int64), L - 1), 0)
+    return tap_table(index[None, :], np.ones((1, O)), L)
+
+
+@lru_cache(maxsize=1)
+def _keys_table() -> np.ndarray:
+    """ResizeBicubic's coefficient table (1024 steps, Keys a = -0.5): columns (c0, c1) per step, the
+    polynomials evaluated in double at float32 positions and stored as float32."""
+    a = -0.5
+    table = np.zeros((1025, 2))
+    for i in range(1025):
+        x = float(_F(i * 1.0 / 1024))
+        table[i, 0] = _F(((a + 2) * x - (a + 3)) * x * x + 1)
+        x = float(_F(x + 1.0))
+        table[i, 1] = _F(((a * x - 5 * a) * x + 8 * a) * x - 4 * a)
+    return table
+
+
+def _bicubic(L: int, O: int) -> GatherPlan:
+    """ResizeBicubic with half_pixel_centers: four taps from the quantised table, taps outside the input
+    weighted 0 and the rest renormalised in float32."""
+    table = _keys_table()
+    src = _half_pixel(L, O, True)
+    index = np.full((4, O), L, dtype=np.int64)
+    weight = np.zeros((4, O))
+    for o in range(O):
+        loc = math.floor(src[o])
+        delta = _F(src[o] - _F(loc))
+        off = int(np.rint(_F(delta * _F(1024))))
+        coeffs = (table[off, 1], table[off, 0], table[1024 - off, 0], table[1024 - off, 1])
+        w = [_F(c) if 0 <= loc - 1 + t < L else _F(0) for t, c in enumerate(coeffs)]
+        total = _F(_F(_F(w[0] + w[1]) + w[2]) + w[3])
+        if abs(total) >= 1000.0 * np.finfo(_F).tiny:
+            w = [_F(v * _F(_F(1) / total)) for v in w]
+        for t in range(4):
+            if w[t] != 0:
+                index[t, o], weight[t, o] = loc - 1 + t, w[t]
+    return tap_table(index, weight, L)
+
+
+def _area(L: int, O: int, factor: float) -> GatherPlan:
+    """ResizeArea's coverage weights along one axis (each input cell's covered fraction, in float32, rows past
+    the end bounded onto the last), times ``factor``."""
+    scale = _F(L) / _F(O)
+    matrix = np.zeros((L, O))
+    for o in range(O):
+        lo, hi = _F(_F(o) * scale), _F(_F(o + 1) * scale)
+        for i in range(math.floor(lo), math.ceil(hi)):
+            if i < lo:
+                w = scale if i + 1 > hi else _F(_F(i + 1) - lo)
+            else:
+                w = _F(hi - _F(i)) if i + 1 > hi else _F(1)
+            matrix[min(max(i, 0), L - 1), o] += float(w) * factor
+    return dense_table(matrix)
+
+
+@lru_cache(maxsize=256)
+def _plans(method: str, antialias: bool, in_hw: tuple[int, int], out_hw: tuple[int, int]) -> tuple[GatherPlan, ...]:
+    (h, w), (oh, ow) = in_hw, out_hw
+    if method == "bilinear" and not antialias:
+        return _bilinear(h, oh), _bilinear(w, ow)
+    if method == "nearest":
+        return _nearest(h, oh), _nearest(w, ow)
+    if method == "bicubic" and not antialias:
+        return _bicubic(h, oh), _bicubic(w, ow)
+    if method == "area":
+        hs, ws = _F(h) / _F(oh), _F(w) / _F(ow)
+        factor = float(_F(1.0 / float(_F(hs * ws))))
+        return _area(h, oh, factor), _area(w, ow, 1.0)
+    kernel = {"bilinear": "triangle", "bicubic": "keyscubic"}.get(method, method)
+    return _scale_and_translate(kernel, antialias, h, oh), _scale_and_translate(kernel, antialias, w, ow)
+
+
+def _size(size: Any) -> tuple[int, int]:
+    if hasattr(size, "tolist") and not isinstance(size, (list, tuple)):
+        size = size.tolist()
+    if not isinstance(size, (list, tuple)) or len(size) != 2:
+        fail("resize", "size", size, "must be a 1-D sequence of 2 elements: new_height, new_width")
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in size):
+        fail("resize", "size", size, "must be a 1-D int32 sequence")
+    return int(size[0]), int(size[1])
+
+
+def _preserve(size: tuple[int, int], h: int, w: int) -> tuple[int, int]:
+    """TF's preserve_aspect_ratio in float32: scale = min(new_h / h, new_w / w), each side round(scale * side)
+    with ties to even."""
+    s = min(_F(size[0]) / _F(h), _F(size[1]) / _F(w))
+    return int(np.rint(_F(s * _F(h)))), int(np.rint(_F(s * _F(w))))
+
+
+def resize(images: Array, size: Any, method: str = "bilinear", preserve_aspect_ratio: bool = False,
+           antialias: bool = False, name: str | None = None) -> Array:
+    """Resize images, as ``tf.image.resize`` (TensorFlow 2.21), on poolspec's tap tables.
+
+    bilinear and bicubic are TF's half-pixel ResizeBilinear / ResizeBicubic (Keys a = -0.5 from a 1024-step
+    table, taps outside the image dropped and the rest renormalised); nearest is ResizeNearestNeighbor's
+    floor((o + 0.5) * L / O); area is ResizeArea's coverage average; lanczos3, lanczos5, gaussian and
+    mitchellcubic (and bilinear/bicubic with antialias, as triangle/keyscubic) are ScaleAndTranslate at scale
+    O / L, its kernel stretched by L / O when antialias and downsampling. Coordinates and weights are TF's
+    float32 ones; every method but nearest computes in float32.
+
+    Parameters
+    ----------
+    images : array
+        (N, H, W, C) or (H, W, C) images, H, W, C > 0; any array-API array of an int8/16/32/64, uint8/16,
+        float16, bfloat16, float32 or float64 dtype.
+    size : sequence of 2 int
+        (new_height, new_width), both > 0 (the bound of each side with preserve_aspect_ratio).
+    method : str, default "bilinear"
+        One of "bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"
+        (the ``tf.image.ResizeMethod`` values).
+    preserve_aspect_ratio : bool, default False
+        Resize to the largest size within ``size`` of the image's aspect ratio: scale = min(new_h / H, new_w / W),
+        each side round-half-even(scale * side), in float32.
+    antialias : bool, default False
+        Stretch the kernel when downsampling (bilinear, bicubic and the ScaleAndTranslate methods; nearest and
+        area ignore it, as TF).
+    name : str or None, default None
+        Accepted and ignored.
+
+    Returns
+    -------
+    array
+        (N, new_h, new_w, C) or (new_h, new_w, C): images' dtype for nearest, float32 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If images is not 3-d or 4-d or has an empty height, width or channel axis, size is not 2 ints > 0
+        (after preserve_aspect_ratio), or method is not one of the above.
+    TypeError
+        If images' dtype is not one of the above (e.g. bool) or preserve_aspect_ratio or antialias is not a
+        bool.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from poolspec.frontends.tf import image
+    >>> image.resize(np.arange(4, dtype=np.uint8).reshape(2, 2, 1), [4, 4], method="nearest")[:, :, 0]
+    array([[0, 0, 1, 1],
+           [0, 0, 1, 1],
+           [2, 2, 3, 3],
+           [2, 2, 3, 3]], dtype=uint8)
+    """
+    xp = namespace(images, names=("images",), op="resize")
+    if images.ndim not in (3, 4):
+        fail("resize", "images", tuple(images.shape), "must have either 3 or 4 dimensions")
+    new = _size(size)
+    if not isinstance(method, str) or method not in METHODS:
+        fail("resize", "method", method, f"must be one of {METHODS}")
+    for arg, value in (("preserve_aspect_ratio", preserve_aspect_ratio), ("antialias", antialias)):
+        if not isinstance(value, (bool, np.bool_)):
+            fail("resize", arg, value, "must be a bool", TypeError)
+    dt = dtype_name(xp, images.dtype)
+    if dt not in _DTYPES:
+        fail("resize", "images.dtype", dt, f"must be one of {_DTYPES}", TypeError)
+    axes = (1, 2) if images.ndim == 4 else (0, 1)
+    h, w, c = int(images.shape[axes[0]]), int(images.shape[axes[1]]), int(images.shape[-1])
+    if min(h, w, c) <= 0:
+        fail("resize", "images", tuple(images.shape), "height, width and channels must be non-empty")
+    if preserve_aspect_ratio:
+        new = _preserve(new, h, w)
+    if min(new) <= 0:
+        fail("resize", "size", new, "output dimensions must be positive")
+    plans = _plans(method, bool(antialias), (h, w), new)
+    x = images if method == "nearest" or dt == "float32" else xp.astype(images, xp.float32)
+    return resample(x, axes, plans)
+
+
+_BILINEAR_NOTE = ("bilinear: ResizeBilinear(half_pixel_centers=True): src = (o + 0.5) * (L / O) - 0.5 in "
+                  "float32, taps max(floor(src), 0) and min(ceil(src), L - 1), weight src - floor(src)")
+
+CARDS: tuple[FrontendCard, ...] = (FrontendCard(
+    name="tf.image.resize", version=1, library="tensorflow 2.21", mirrors="tf.image.resize",
+    summary="tf.image.resize with every ResizeMethod, antialias and preserve_aspect_ratio, TF's float32 "
+            "coordinates, weights and output dtypes.",
+    arguments=(
+        Argument("images", "array", description="(N, H, W, C) or (H, W, C); ints, uint8/16, float16/32/64, bfloat16"),
+        Argument("size", "list[int]", constraints=("2 entries", "entries > 0"), description="(new_h, new_w)"),
+        Argument("method", "str", "bilinear", (" | ".join(METHODS),), "a tf.image.ResizeMethod value"),
+        Argument("preserve_aspect_ratio", "bool", False, (), "fit within size keeping the aspect ratio"),
+        Argument("antialias", "bool", False, (), "stretch the kernel when downsampling"),
+        Argument("name", "str | None", None, (), "accepted and ignored"),
+    ),
+    outputs=(Port("output", "array", "(N, new_h, new_w, C) or (new_h, new_w, C)",
+                  "images' dtype for nearest, float32 otherwise"),),
+    core=("frontends._common.resample (per-axis tap tables)",), layout="NHWC or HWC (channels_last)",
+    gradient=gradient("linear in images: the transposed tap tables, gather-only; TF has gradients for every "
+                      "method but area (ResizeArea has no registered gradient)"),
+    determinism="deterministic (gather-only forward and backward)",
+    notes=(
+        _BILINEAR_NOTE,
+        "nearest: ResizeNearestNeighbor(half_pixel_centers=True): index min(floor((o + 0.5) * (L / O)), L - 1) "
+        "in float32; keeps the input dtype",
+        "bicubic: ResizeBicubic(half_pixel_centers=True): Keys a = -0.5 weights read from a 1025-entry table at "
+        "lrint(frac * 1024), taps outside the image weighted 0 and the four renormalised (not replicated)",
+        "area: ResizeArea: each output averages the input cells under [o * L/O, (o + 1) * L/O) weighted by the "
+        "covered fraction (float32), times 1 / (scale_h * scale_w)",
+        "lanczos3, lanczos5, gaussian (radius 1.5, sigma 0.5), mitchellcubic, and bilinear/bicubic with antialias "
+        "(triangle, keyscubic): ScaleAndTranslate with scale float32(O) / float32(L) and translation 0: sample "
+        "(o + 0.5) / scale, taps ceil(sample - r*ks - 0.5) .. floor(sample + r*ks - 0.5) clipped to the image, "
+        "kernel scale ks = max(L/O, 1) with antialias else 1, weights renormalised to sum 1 in float32",
+        "antialias is ignored by nearest and area",
+        "every method but nearest casts to float32 (float64 and integer input included) and returns float32",
+        "preserve_aspect_ratio: scale = min(new_h / H, new_w / W) in float32, sides rounded half to even",
+        "method strings are case-sensitive ('BILINEAR' is refused, as TF)",
+    ),
+    refuses=(),
+    checked="random configurations against tf.image.resize in conformance/frontend_checks/tensorflow.py (values "
+            "on NumPy, torch and JAX; gradients against tf.GradientTape where TF has them)",
+),)
