@@ -178,7 +178,9 @@ def _pool(function: str, inputs: Any, kind: str, window_shape: Any, strides: Any
     else:
         result = dtype
     if 0 in out_shape:
-        return xp.zeros(out_shape, dtype=dtype_of(xp, result), **on(inputs))
+        # an empty result still made from inputs (an empty slice reshaped), so autograd sees it depend on them
+        empty = xp.reshape(inputs[(slice(0, 0), ...)], out_shape)
+        return empty if result == dtype else xp.astype(empty, dtype_of(xp, result))
     if 0 in shape:
         fail(function, "inputs", shape, "an empty window axis can only give an empty output")
 
@@ -208,9 +210,13 @@ def _pool(function: str, inputs: Any, kind: str, window_shape: Any, strides: Any
         if lo < 0 or hi < 0:
             start, stop = max(-lo, 0), L - max(-hi, 0)
             if stop - start < 1:
-                fail(function, "padding", padding, f"crops the whole of window axis {a}")
-            x = x[(slice(None),) * axis + (slice(start, stop), ...)]
-            lo, hi = max(lo, 0), max(hi, 0)
+                # the crop eats the whole axis (and part of the other side's padding, as lax.pad does): every
+                # cell left, L + low + high of them, is padding
+                x = x[(slice(None),) * axis + (slice(0, 0), ...)]
+                lo, hi = L + lo + hi, 0
+            else:
+                x = x[(slice(None),) * axis + (slice(start, stop), ...)]
+                lo, hi = max(lo, 0), max(hi, 0)
         extra_lo, extra_hi = max(lo - (k - 1), 0), max(hi - (k - 1), 0)
         short = k - (int(x.shape[axis]) + extra_lo + extra_hi)
         if work == "sum" and short > 0:
@@ -323,8 +329,8 @@ def pool(inputs: Array, init: Any, reduce_fn: Callable[..., Any], window_shape: 
     ------
     ValueError
         If inputs has fewer than len(window_shape) + 1 dimensions, strides or padding has the wrong length, an
-        entry of window_shape or strides is below 1, padding is an unknown string or crops a whole axis, or init
-        is not the reduction's identity.
+        entry of window_shape or strides is below 1, padding is an unknown string or has (low, high) pairs with
+        more than one batch axis, or init is not the reduction's identity.
     TypeError
         If inputs is not an array of a supported library or its dtype has no kernel, reduce_fn is not lax.max,
         lax.add or lax.min, or window_shape, strides or padding are not sequences of ints.
