@@ -154,15 +154,6 @@ def index(cards: list[FrontendCard]) -> str:
 
 def write(out: str | Path) -> list[Path]:
     """Write every front-end card's page and the index to ``out``; returns the paths."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    all_cards = frontend_cards()
-    for c in all_cards:
-        path = out / f"{c.name}.md"
-        path.write_text(page(c), encoding="utf-8")
-        written.append(path)
-    path = out / "README.md"
-    path.write_text(index(all_cards), encoding="utf-8")
-    written.append(path)
-    return written
+    from .markdown import write_pages
+
+    return write_pages(out, frontend_cards(), page, index)

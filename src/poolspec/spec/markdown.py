@@ -111,19 +111,22 @@ def index(cards: list[Card]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_pages(out: str | Path, cards: list[Any], page_of: Any, index_of: Any) -> list[Path]:
+    """Write ``page_of(card)`` for each card (``<name>.md``) and ``index_of(cards)`` (README.md) to ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for c in cards:
+        path = out / f"{c.name}.md"
+        path.write_text(page_of(c), encoding="utf-8")
+        written.append(path)
+    path = out / "README.md"
+    path.write_text(index_of(cards), encoding="utf-8")
+    return written + [path]
+
+
 def write(out: str | Path) -> list[Path]:
     """Write every card's page and the index to ``out``; returns the paths."""
     from . import cards, deviations
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    all_cards = cards()
-    for c in all_cards:
-        path = out / f"{c.name}.md"
-        path.write_text(page(c, deviations(c.name)), encoding="utf-8")
-        written.append(path)
-    path = out / "README.md"
-    path.write_text(index(all_cards), encoding="utf-8")
-    written.append(path)
-    return written
+    return write_pages(out, cards(), lambda c: page(c, deviations(c.name)), index)
