@@ -4,6 +4,8 @@
     python conformance/check_frontends.py --library jax --configs 2000
     python conformance/check_frontends.py --all --configs 2000    # each library in its conformance/.venvs venv
 
+``--configs N`` is per front-end module: TensorFlow's run draws N for ``tf.nn`` and N for ``tf.image``.
+
 The libraries without a venv here run in this interpreter. Backends: NumPy always (forward), JAX and torch where
 installed (forward and, where the library has them, gradients).
 """
@@ -46,8 +48,11 @@ def run(library: str, count: int, seed: int) -> dict:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     examples: dict[str, list[str]] = defaultdict(list)
     start = time.perf_counter()
-    for i in range(count):
-        config = module.config(rng)
+    # A library with several front-end modules (tf.nn and tf.image, say) gets `count` configurations for each.
+    groups = getattr(module, "MODULES", {library: module.config})
+    draws = [(group, i) for group in groups for i in range(count)]
+    for i, (group, _) in enumerate(draws):
+        config = groups[group](rng)
         backend = backends[i % len(backends)]
         outcome = check(module, config, backend, rng)
         c = counts[config.function]
@@ -56,7 +61,8 @@ def run(library: str, count: int, seed: int) -> dict:
         c["gradients_checked"] += outcome.gradient_checked
         if outcome.status != "passed" and len(examples[outcome.status]) < 20:
             examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
-    return {"library": library, "available": True, "version": module.version(), "seed": seed, "configs": count,
+    return {"library": library, "available": True, "version": module.version(), "seed": seed,
+            "configs": len(draws), "configs_per_module": {g: count for g in groups},
             "backends": [b.name for b in backends], "seconds": round(time.perf_counter() - start, 1),
             "functions": {k: dict(v) for k, v in sorted(counts.items())}, "examples": dict(examples)}
 

@@ -35,3 +35,22 @@ def test_frontend_against_library(library, seed, backend):
             problems.append(f"{outcome.status}: {config.describe()}: {outcome.detail}")
     assert not problems, "\n".join(problems[:10])
     assert ran > 0
+
+
+@pytest.mark.parametrize("method", ["linear", "cubic", "lanczos3"])
+def test_samples_off_the_image_give_zeros_and_zero_gradients(method, backend):
+    """An axis translated or mirrored off the image: every weight is zero (a table whose every tap reads the
+    padding cell, and whose transpose still has one), against jax itself, gradients included."""
+    module = load("jax")
+    if module.available() is not None:
+        pytest.skip(module.available())
+    from conformance.frontend_checks import Config
+
+    rng = np.random.default_rng(7)
+    image = rng.standard_normal((3, 5, 4))
+    for translation in ([0.0, 40.0], [-60.0, 0.0], [40.0, -40.0]):
+        options = {"shape": (3, 6, 4), "spatial_dims": (1, 2), "scale": np.array([1.3, 1.0]),
+                   "translation": np.array(translation), "antialias": False, "method": method}
+        config = Config("jax.image.scale_and_translate", {"image": image}, options, differentiable=("image",))
+        outcome = check(module, config, backend, rng)
+        assert outcome.status == "passed", outcome.detail

@@ -98,6 +98,22 @@ def test_max_pool_indices_and_their_backward_in_channels_last():
     np.testing.assert_array_equal(np.moveaxis(up, -1, 1), poolspec.max_unpool2d(y0, idx0, 3, 2, output_size=(10, 8)))
 
 
+@pytest.mark.parametrize("memory", [(0, 2, 3, 1), (1, 2, 3, 0), (2, 3, 0, 1), (0, 1, 2, 3)])
+def test_max_pool_backward_on_permuted_memory(backend, memory):
+    """The max pool's gradient on an array whose axes are permuted in memory (channels-last, or planes
+    innermost) equals the contiguous array's bit for bit; on NumPy and torch it is laid out as the input is."""
+    rng = np.random.default_rng(sum(memory))
+    x = rng.standard_normal((2, 3, 9, 8))
+    x[0, 1, :3, :3] = x[0, 1, 0, 0]  # ties
+    g = rng.standard_normal((2, 3, 5, 4))
+    view = lambda a: np.ascontiguousarray(a.transpose(memory)).transpose(np.argsort(memory))  # noqa: E731
+    want = poolspec.max_pool2d_backward(backend.asarray(g), backend.asarray(x), 3, 2, 1)
+    got = poolspec.max_pool2d_backward(backend.asarray(view(g)), backend.asarray(view(x)), 3, 2, 1)
+    np.testing.assert_array_equal(backend.to_numpy(got), backend.to_numpy(want))
+    if backend.name == "numpy":
+        assert got.transpose(memory).flags.c_contiguous
+
+
 def test_cards_resolve_channels_last_shapes():
     assert poolspec.output_shape("max_pool2d", ("N", 224, 224, 64), kernel_size=3, stride=2, padding="same",
                                  layout="channels_last") == ("N", 112, 112, 64)
@@ -130,8 +146,10 @@ def test_channels_last_copies_nothing_to_change_layout():
         tracemalloc.stop()
         return out
 
+    g = np.ones((4, 32, 32, 32))
     for call in (lambda a, **k: poolspec.avg_pool2d(a, 2, **k), lambda a, **k: poolspec.max_pool2d(a, 3, 2, 1, **k),
-                 lambda a, **k: poolspec.interpolate(a, scale_factor=0.5, mode="bilinear", **k)):
+                 lambda a, **k: poolspec.interpolate(a, scale_factor=0.5, mode="bilinear", **k),
+                 lambda a, **k: poolspec.max_pool2d_backward(g if k else np.moveaxis(g, -1, 1), a, 3, 2, 1, **k)):
         last = peak(lambda call=call: call(x, layout="channels_last"))
         first = peak(lambda call=call: call(xf))
         assert last <= 1.1 * first + 2**16, (last, first, x.nbytes)

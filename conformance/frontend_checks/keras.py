@@ -186,6 +186,10 @@ def config(rng: np.random.Generator) -> Config:
     return _pool_config(rng, POOLS[int(rng.integers(len(POOLS)))])
 
 
+MODULES = {"keras.ops": lambda rng: _pool_config(rng, POOLS[int(rng.integers(len(POOLS)))]),
+           "keras.ops.image": _resize_config}
+
+
 # ---------------------------------------------------------------------------------------------------------- library
 
 def _documented(options: dict[str, Any]) -> dict[str, Any]:

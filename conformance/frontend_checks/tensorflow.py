@@ -172,6 +172,9 @@ def config(rng: np.random.Generator) -> Config:
     return _resize_config(rng) if rng.random() < 0.45 else _pool_config(rng)
 
 
+MODULES = {"tf.nn": _pool_config, "tf.image": _resize_config}
+
+
 # ----------------------------------------------------------------------------------------------- calls
 
 def _call(config: Config, x: Any) -> Any:

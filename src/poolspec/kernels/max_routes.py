@@ -303,6 +303,28 @@ def slot_tables(firsts: Sequence[np.ndarray], counts: Sequence[int], out_spatial
     return outs, cells
 
 
+def lanes(mod: Any, a: Any, n: int) -> list[int] | None:
+    """The axes of ``a`` in memory order where they are permuted and dense as (outer lead axes, the ``n``
+    spatial axes in order, inner lead axes) - a channels-last array or view - so that the planes can be
+    walked as (outer, cells, inner) without a copy; None otherwise (including arrays in their own order)."""
+    if a.ndim <= n + 1 or 0 in a.shape:
+        return None
+    if mod.__name__ == "torch":
+        strides = list(a.stride())
+    else:
+        strides = [st // a.itemsize for st in a.strides]
+    order = sorted(range(a.ndim), key=lambda ax: (-strides[ax], ax))
+    lead = a.ndim - n
+    if order == list(range(a.ndim)):
+        return None
+    at = order.index(lead)
+    if order[at:at + n] != list(range(lead, a.ndim)):
+        return None
+    view = mod.permute(a, order) if mod.__name__ == "torch" else a.transpose(order)
+    dense = view.is_contiguous() if mod.__name__ == "torch" else view.flags.c_contiguous
+    return order if dense else None
+
+
 def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray], counts: Sequence[int],
                in_spatial: tuple[int, ...], owner: Any) -> Any:
     """grad_x[j] = sum of g[o] over the outputs o whose winner is j, where each cell's covering windows are
@@ -311,7 +333,8 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     slot, in order, each output of the slot adds its g to its winner's cell (a gather, an add and a write
     to distinct cells: deterministic; the other outputs write to a spare cell past the planes, never read):
     each cell's outputs in ascending row-major order from zero, torch's accumulation order, bit for bit.
-    O(slots x output + input) work and O(input + output) memory; NumPy, CuPy and torch outside autograd."""
+    O(slots x output + input) work and O(input + output) memory; NumPy, CuPy and torch outside autograd.
+    Channels-last g and winners are walked in their memory order, and the gradient is laid out as they are."""
     n = len(in_spatial)
     lead = tuple(g.shape[:g.ndim - n])
     out_spatial = tuple(g.shape[g.ndim - n:])
@@ -320,23 +343,35 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     work = to_compute(xp, g) + 0  # a sum from zero turns -0.0 into +0.0
     out_code, first = _kept(owner, "_kept_slot_tables", M + P, lambda: slot_tables(firsts, counts, out_spatial))
     itype = index_dtype(xp, idx)
-    flat = xp.reshape(xp.astype(idx, itype, copy=False), (planes, M))
+    order = lanes(mod, work, n)
+    if order is None or lanes(mod, idx, n) != order:
+        order = list(range(g.ndim))
+    permute = (lambda a, o: mod.permute(a, o)) if mod.__name__ == "torch" else (lambda a, o: a.transpose(o))
+    at_cells = order.index(len(lead))
+    outer = math.prod(g.shape[a] for a in order[:at_cells])
+    inner = planes // outer  # the lead axes inside each cell in memory (channels, for channels-last)
+    flat = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner))
     # the planes at an offset of 64 bytes (the result keeps an aligned start), a spare cell before them and
-    # one after: for slot c, (code - c * size) clipped to [_LEAD - 1, _LEAD + planes * P] is the cell for the
-    # slot's outputs and a spare cell for the others (one subtraction and one clip per slot)
-    size = _LEAD + planes * P + 1
-    code = buffer(mod, (planes, M), flat.dtype, flat)  # (out_code - first[winner]) * size + winner + offset
+    # after them: for slot c, (code - c * size) clipped to [_LEAD - 1, size - 1] is the cell for the slot's
+    # outputs and a spare cell for the others (one subtraction and one clip per slot); size is a multiple of
+    # inner, so that code = ((out_code - first[winner]) * size / inner + winner) * inner + lane
+    size = -(-(_LEAD + planes * P + 1) // inner) * inner
+    code = buffer(mod, (outer, M, inner), flat.dtype, flat)
     at = device_copy(owner, "slot_first", first, flat, itype)
     if mod.__name__ == "torch":
         mod.index_select(at, 0, xp.reshape(flat, (-1,)), out=xp.reshape(code, (-1,)))
     else:
         mod.take(at, flat, out=code)
-    mod.subtract(xp.reshape(device_copy(owner, "slot_out", out_code, flat, itype), (1, M)), code, out=code)
-    mod.multiply(code, size, out=code)
+    mod.subtract(xp.reshape(device_copy(owner, "slot_out", out_code, flat, itype), (1, M, 1)), code, out=code)
+    mod.multiply(code, size // inner, out=code)
     mod.add(code, flat, out=code)
-    mod.add(code, xp.arange(_LEAD, _LEAD + planes * P, P, dtype=itype, **on(idx))[:, None], out=code)
+    lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
+            + np.arange(inner, dtype=np.int64)[None, None, :] + _LEAD)
+    if inner > 1:
+        mod.multiply(code, inner, out=code)
+    mod.add(code, to_namespace(lane, xp, flat, itype), out=code)
     code = xp.reshape(code, (-1,))
-    values = xp.reshape(work, (-1,))
+    values = xp.reshape(permute(work, order), (-1,))
     grad = buffer(mod, (size,), work.dtype, work, zero=True)
     # one index buffer and one value buffer for every slot, written in place: fresh megabyte-sized
     # temporaries per slot cost more in page faults than their arithmetic
@@ -354,6 +389,7 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
             mod.take(grad, dest, out=vals)
         mod.add(vals, values, out=vals)
         put(mod, grad, dest, vals)
-    grad = xp.reshape(grad[_LEAD:size - 1], lead + tuple(in_spatial))
+    memory = tuple(lead[a] if a < len(lead) else in_spatial[a - len(lead)] for a in order)
+    grad = permute(xp.reshape(grad[_LEAD:_LEAD + planes * P], memory), [order.index(a) for a in range(g.ndim)])
     return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)
 

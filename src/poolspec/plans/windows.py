@@ -82,7 +82,8 @@ class GatherPlan:
         order = np.lexsort((reader, cell))
         cell, reader = cell[order], reader[order]
         counts = np.bincount(cell, minlength=self.length)
-        width = int(counts.max()) if counts.size else 0
+        # a cell no output reads still gets one tap, on the padding cell: its gradient is an explicit zero
+        width = max(int(counts.max()) if counts.size else 0, 1)
         first = np.concatenate(([0], np.cumsum(counts)[:-1]))
         rank = np.arange(cell.size) - first[cell]
         index = np.full((width, self.length), out, dtype=np.int64)

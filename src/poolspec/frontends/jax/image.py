@@ -239,19 +239,9 @@ def _weights_dtype(scale: tuple[np.ndarray, bool], translation: tuple[np.ndarray
 # ------------------------------------------------------------------------------------------- functions
 
 def _apply(x: Any, dims: list[int], plans: list[GatherPlan]) -> Any:
-    dead = [p.out > 0 and bool((p.index == p.length).all()) for p in plans]
-    if not any(dead):
-        return resample(x, dims, plans)
-    # an axis whose every sample falls outside the image (a shift or mirror off it) gives zeros; built as
-    # 0 * (a gather of its first cell) so the result still depends on x (torch autograd, jax.vjp) while a
-    # table without a single tap, which has no transpose in the kernels, is never built
-    plans = [_first_cell(p.length, p.out) if d else p for p, d in zip(plans, dead)]
-    return resample(x, dims, plans) * 0
-
-
-@lru_cache(maxsize=256)
-def _first_cell(m: int, n: int) -> GatherPlan:
-    return tap_table(np.zeros((1, n), dtype=np.int64), np.ones((1, n)), m)
+    # an axis whose every sample falls outside the image (a shift or mirror off it) has a table whose every
+    # tap reads the padding cell: zeros, with a zero gradient
+    return resample(x, dims, plans)
 
 
 def _nearest(function: str, image: Any, shape: tuple[int, ...]) -> Any:
