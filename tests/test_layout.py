@@ -83,6 +83,50 @@ def test_channels_last_equals_channels_first(backend, op):
             np.testing.assert_array_equal(_first(backend.to_numpy(dg), n), backend.to_numpy(dw), err_msg=case.name)
 
 
+LAID_OUT = [
+    ("max_pool2d 3/2/1", lambda a, **k: poolspec.max_pool2d(a, 3, 2, 1, **k),
+     lambda g, a, **k: poolspec.max_pool2d_backward(g, a, 3, 2, 1, **k)),
+    ("max_pool2d 2", lambda a, **k: poolspec.max_pool2d(a, 2, **k),
+     lambda g, a, **k: poolspec.max_pool2d_backward(g, a, 2, **k)),
+    ("avg_pool2d 2", lambda a, **k: poolspec.avg_pool2d(a, 2, **k),
+     lambda g, a, **k: poolspec.avg_pool2d_backward(g, a, 2, **k)),
+    ("adaptive_avg_pool2d 1", lambda a, **k: poolspec.adaptive_avg_pool2d(a, 1, **k),
+     lambda g, a, **k: poolspec.adaptive_avg_pool2d_backward(g, a, 1, **k)),
+    ("adaptive_avg_pool2d 5", lambda a, **k: poolspec.adaptive_avg_pool2d(a, 5, **k),
+     lambda g, a, **k: poolspec.adaptive_avg_pool2d_backward(g, a, 5, **k)),
+    ("adaptive_max_pool2d 5", lambda a, **k: poolspec.adaptive_max_pool2d(a, 5, **k),
+     lambda g, a, **k: poolspec.adaptive_max_pool2d_backward(g, a, 5, **k)),
+    ("adaptive_max_pool2d 1", lambda a, **k: poolspec.adaptive_max_pool2d(a, 1, **k),
+     lambda g, a, **k: poolspec.adaptive_max_pool2d_backward(g, a, 1, **k)),
+    ("bilinear x2", lambda a, **k: poolspec.interpolate(a, scale_factor=2, mode="bilinear", **k),
+     lambda g, a, **k: poolspec.interpolate_backward(g, a, scale_factor=2, mode="bilinear", **k)),
+    ("bicubic", lambda a, **k: poolspec.interpolate(a, size=(7, 9), mode="bicubic", **k),
+     lambda g, a, **k: poolspec.interpolate_backward(g, a, size=(7, 9), mode="bicubic", **k)),
+]
+
+
+@pytest.mark.parametrize("name, forward, backward", LAID_OUT, ids=[c[0] for c in LAID_OUT])
+def test_channels_last_results_are_laid_out_channels_last(backend, name, forward, backward):
+    """NumPy and torch: the value and the gradient of a channels-last call on (N, H, W, C) data are dense
+    (N, H, W, C) arrays (nothing left for the caller to copy), and equal the channels-first call's."""
+    if backend.name not in ("numpy", "torch"):
+        pytest.skip("memory layout is NumPy's and torch's")
+    x = np.random.default_rng(3).standard_normal((2, 24, 26, 16))
+    y = forward(backend.asarray(x), layout="channels_last")
+    g = np.random.default_rng(4).standard_normal(tuple(y.shape))
+    dx = backward(backend.asarray(g), backend.asarray(x), layout="channels_last")
+    for a in (y, dx):
+        assert a.flags.c_contiguous if backend.name == "numpy" else a.is_contiguous(), (name, a.shape)
+    xf, gf = np.moveaxis(x, -1, 1).copy(), np.moveaxis(g, -1, 1).copy()
+    want = backend.to_numpy(forward(backend.asarray(xf)))
+    if name == "adaptive_avg_pool2d 1":  # the backend's whole-plane sum, whose order follows memory (torch's too)
+        np.testing.assert_allclose(_first(backend.to_numpy(y), 2), want, rtol=1e-13)
+    else:
+        np.testing.assert_array_equal(_first(backend.to_numpy(y), 2), want)
+    np.testing.assert_array_equal(_first(backend.to_numpy(dx), 2),
+                                  backend.to_numpy(backward(backend.asarray(gf), backend.asarray(xf))))
+
+
 def test_max_pool_indices_and_their_backward_in_channels_last():
     x = np.random.default_rng(0).standard_normal((2, 9, 8, 3))
     y, idx = poolspec.max_pool2d(x, 3, 2, padding="same", return_indices=True, layout="channels_last")

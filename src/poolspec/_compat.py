@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import array_api_compat as _aac
@@ -270,21 +270,49 @@ def permuted_buffer(like: Any, shape: tuple[int, ...], dtype: Any) -> Any | None
     """For a NumPy ``like`` whose axes are permuted in memory (a ``layout="channels_last"`` view), an empty
     buffer of ``shape`` laid out in ``like``'s memory order, so that a pass that writes as it reads follows
     memory; None where ``like``'s axes are in order."""
-    order = memory_order(like)
+    order = memory_order(like) if isinstance(like, np.ndarray) else None
     if order is None or len(shape) != like.ndim:
         return None
     out = np.empty(tuple(shape[a] for a in order), dtype=dtype)
     return out.transpose(tuple(order.index(a) for a in range(like.ndim)))
 
 
-def memory_order(like: Any) -> list[int] | None:
-    """The axes of a NumPy array ordered by decreasing stride (outermost in memory first), where that is not
-    their own order: a permuted array (a ``layout="channels_last"`` view, or a block sliced from one); None for
-    C-contiguous arrays and other backends."""
-    if not isinstance(like, np.ndarray) or like.ndim < 3 or like.flags.c_contiguous or 0 in like.shape:
+def stride_order(like: Any) -> list[int] | None:
+    """The axes of a NumPy array or torch tensor by decreasing stride, ties in axis order (size-1 axes then
+    tell a channels-last (N, C, 1, 1) from a channels-first one); None for other backends and tensors whose
+    strides are not to be read (torch.func's wrappers, graphs being decomposed)."""
+    if isinstance(like, np.ndarray):
+        strides = like.strides
+    elif (is_torch_array(like) and like.layout == sys.modules["torch"].strided and not FUNCTIONAL[0]
+          and not sys.modules["torch"]._C._functorch.is_functorch_wrapped_tensor(like)):
+        strides = like.stride()
+    else:
         return None
-    order = sorted(range(like.ndim), key=lambda a: -like.strides[a])
-    return None if order == list(range(like.ndim)) else order
+    return sorted(range(like.ndim), key=lambda a: -strides[a])
+
+
+def memory_order(like: Any) -> list[int] | None:
+    """The axes of a NumPy array or torch tensor in memory order (outermost first), where that is not their
+    own order: a permuted array (a ``layout="channels_last"`` view, a channels_last tensor, or a block sliced
+    from one); None for arrays in their own order and where :func:`stride_order` is None. Torch tensors
+    must also be dense in that order."""
+    if like.ndim < 3 or 0 in like.shape:
+        return None
+    if isinstance(like, np.ndarray) and like.flags.c_contiguous:
+        return None
+    if is_torch_array(like) and like.is_contiguous():
+        return None
+    order = stride_order(like)
+    if order is None or order == list(range(like.ndim)):
+        return None
+    if is_torch_array(like) and not like.permute(order).is_contiguous():
+        return None  # a slice of an ordered tensor, or overlapping strides: left to the kernels as it is
+    return order
+
+
+def permute(a: Any, order: Sequence[int]) -> Any:
+    """``a``'s axes in ``order`` (a view), by the array's own method."""
+    return a.permute(tuple(order)) if is_torch_array(a) else a.transpose(tuple(order))
 
 
 # glibc serves smaller buffers from its heap once warm (no fresh pages, nothing to gain), and advice there

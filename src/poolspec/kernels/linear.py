@@ -7,13 +7,26 @@ avg_pool (every flag), adaptive_avg_pool and lp_pool's inner sum are all of this
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._compat import copy, dtype_name, is_dask_array, memory_order, namespace, on, to_compute, to_namespace
+from .._compat import (
+    copy,
+    dtype_name,
+    is_dask_array,
+    is_torch_array,
+    memory_order,
+    namespace,
+    on,
+    permute,
+    stride_order,
+    to_compute,
+    to_namespace,
+)
 from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
@@ -108,23 +121,32 @@ class SeparableLinear:
         work = self._divide(xp, to_compute(xp, g), name)
         lead = g.ndim - len(self.axes)
         if self.is_global:
-            return self._cast(xp, copy(xp, xp.broadcast_to(work, tuple(g.shape[:lead]) + self.in_spatial)), g)
+            shape = tuple(g.shape[:lead]) + self.in_spatial
+            order = stride_order(g)  # g's: the division may drop the strides of size-1 axes
+            if order is None or order == list(range(g.ndim)):
+                return self._cast(xp, copy(xp, xp.broadcast_to(work, shape)), g)
+            # g's strides say channels-last (its size-1 axes outside the channels): so is the gradient
+            view = xp.broadcast_to(permute(work, order), tuple(shape[a] for a in order))
+            out = (view.clone(memory_format=sys.modules["torch"].contiguous_format) if is_torch_array(view)
+                   else np.array(view, order="C"))
+            return self._cast(xp, permute(out, [order.index(a) for a in range(g.ndim)]), g)
         work = self._passes(xp, work, lead, transpose=True)
         if work is g:
             return copy(xp, g)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
 
     def _passes(self, xp: Any, work: Any, lead: int, transpose: bool) -> Any:
-        """The per-axis passes, innermost axis first. A NumPy array that is a permuted contiguous one (a
-        ``layout="channels_last"`` view) is passed through in its memory order, with the axes renamed: the
-        passes' reads and writes then follow memory (the same products in the same order)."""
+        """The per-axis passes, innermost axis first. A NumPy array or torch tensor that is a permuted dense
+        one (a ``layout="channels_last"`` view, a channels_last tensor) is passed through in its memory order,
+        with the axes renamed: the passes' reads and writes then follow memory (the same products in the same
+        order), and the result is laid out as the input."""
         order = memory_order(work)
         axes = list(range(work.ndim)) if order is None else order
         if order is not None:
-            work = work.transpose(order)
+            work = permute(work, order)
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, axes.index(lead + i), self.axes[i], transpose=transpose)
-        return work if order is None else work.transpose(tuple(order.index(a) for a in range(len(order))))
+        return work if order is None else permute(work, [order.index(a) for a in range(len(order))])
 
     @property
     def is_global(self) -> bool:

@@ -21,6 +21,7 @@ from .._compat import (
     is_jax_array,
     namespace,
     on,
+    permute,
     put,
     take,
     to_compute,
@@ -274,9 +275,22 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     planes = math.prod(lead)
     out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     itype = index_dtype(xp, idx)
+    work = g + 0
+    order = lanes(mod, g, n)  # g's: NumPy's sum may drop the strides of size-1 axes
+    if order is not None:  # channels-last g: the gradient written in its memory order
+        at = order.index(len(lead))
+        outer = math.prod(g.shape[a] for a in order[:at])
+        inner = planes // outer
+        lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
+                + np.arange(inner, dtype=np.int64)[None, None, :])
+        keys = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)) * inner
+        put(mod, out, xp.reshape(keys + to_namespace(lane, xp, idx, itype), (-1,)),
+            xp.reshape(permute(work, order), (-1,)))
+        memory = tuple(lead[a] if a < len(lead) else in_spatial[a - len(lead)] for a in order)
+        return permute(xp.reshape(out, memory), [order.index(a) for a in range(g.ndim)])
     offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))
     keys = xp.reshape(xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)) + offsets[:, None], (-1,))
-    put(mod, out, keys, xp.reshape(g + 0, (-1,)))
+    put(mod, out, keys, xp.reshape(work, (-1,)))
     return xp.reshape(out, lead + tuple(in_spatial))
 
 
@@ -320,7 +334,7 @@ def lanes(mod: Any, a: Any, n: int) -> list[int] | None:
     at = order.index(lead)
     if order[at:at + n] != list(range(lead, a.ndim)):
         return None
-    view = mod.permute(a, order) if mod.__name__ == "torch" else a.transpose(order)
+    view = permute(a, order)
     dense = view.is_contiguous() if mod.__name__ == "torch" else view.flags.c_contiguous
     return order if dense else None
 
@@ -343,10 +357,8 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     work = to_compute(xp, g) + 0  # a sum from zero turns -0.0 into +0.0
     out_code, first = _kept(owner, "_kept_slot_tables", M + P, lambda: slot_tables(firsts, counts, out_spatial))
     itype = index_dtype(xp, idx)
-    order = lanes(mod, work, n)
-    if order is None or lanes(mod, idx, n) != order:
-        order = list(range(g.ndim))
-    permute = (lambda a, o: mod.permute(a, o)) if mod.__name__ == "torch" else (lambda a, o: a.transpose(o))
+    # a channels-last g is walked in its memory order (winners in another order are reordered: output-sized)
+    order = lanes(mod, g, n) or list(range(g.ndim))
     at_cells = order.index(len(lead))
     outer = math.prod(g.shape[a] for a in order[:at_cells])
     inner = planes // outer  # the lead axes inside each cell in memory (channels, for channels-last)

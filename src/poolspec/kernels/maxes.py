@@ -30,6 +30,7 @@ from .._compat import (
     is_jax_array,
     namespace,
     on,
+    permute,
     permuted_buffer,
     take,
     to_compute,
@@ -51,6 +52,7 @@ from .max_routes import (
     _walk,
     embed_sum,
     gathered_route,
+    lanes,
     put_winners,
     slot_route,
     sorted_route,
@@ -740,6 +742,10 @@ class AdaptiveMaxWindows(_PoolRoutes):
         xp = namespace(x)
         n = len(self.in_spatial)
         lead = x.ndim - n
+        mod = writable_module(x)
+        order = None if mod is None else lanes(mod, x, n)
+        if order is not None:
+            return self._dense_lanes(xp, x, with_index, order)
         head = tuple(x.shape[:lead])
         read, real, K, first = self._dense_tables()
         plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
@@ -751,6 +757,33 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
 
         return _reduce_cells(xp, x, cells, with_index, index_of)
+
+    def _dense_lanes(self, xp: Any, x: Any, with_index: bool, order: list[int]) -> tuple[Any, Any]:
+        """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
+        runs along the cells of that view, so nothing is copied to change layout and the results are laid out
+        as ``x``."""
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        at = order.index(lead)
+        outer = math.prod(x.shape[a] for a in order[:at])
+        inner = math.prod(x.shape[a] for a in order[at + n:])
+        read, real, K, first = self._dense_tables()
+        M = math.prod(self.out_spatial)
+        plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
+        plane = pad_axis(xp, plane, 1, 0, 1, _lowest(xp, x))
+        cells = take(xp, plane, device_copy(self, "dense_read", read, plane), 1)
+        cells = xp.moveaxis(xp.reshape(cells, (outer, M, K, inner)), 2, -1)
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            start = xp.reshape(device_copy(self, "dense_first", first, pos, dtype), (1, M, 1))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype),
+                                   xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
+
+        values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
+        memory = tuple(x.shape[a] for a in order[:at]) + self.out_spatial + tuple(x.shape[a] for a in order[at + n:])
+        back = [order.index(a) for a in range(x.ndim)]
+        return (permute(xp.reshape(values, memory), back),
+                None if idx is None else permute(xp.reshape(idx, memory), back))
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
