@@ -54,3 +54,27 @@ def test_samples_off_the_image_give_zeros_and_zero_gradients(method, backend):
         config = Config("jax.image.scale_and_translate", {"image": image}, options, differentiable=("image",))
         outcome = check(module, config, backend, rng)
         assert outcome.status == "passed", outcome.detail
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_keras_adaptive_max_pool_of_wide_unsigned_integers(dtype, backend):
+    """keras.ops.adaptive_max_pool keeps uint16/32/64 inputs exact on every backend that holds them (torch's CPU
+    kernels neither compare nor gather them), against the windows' maxima taken directly."""
+    from poolspec.frontends.keras import ops
+
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(5).integers(0, info.max, (2, 7, 5, 3), dtype=dtype, endpoint=True)
+    x[0, 0, 0, 0], x[1, 6, 4, 2] = info.max, info.max - 1
+    try:
+        a = backend.asarray(x)
+    except (TypeError, ValueError):
+        pytest.skip(f"{backend.name} has no {dtype}")
+    want = np.empty((2, 3, 2, 3), dtype=dtype)
+    for i in range(3):
+        for j in range(2):
+            rows = slice(i * 7 // 3, -(-(i + 1) * 7 // 3))
+            cols = slice(j * 5 // 2, -(-(j + 1) * 5 // 2))
+            want[:, i, j, :] = x[:, rows, cols, :].max(axis=(1, 2))
+    got = backend.to_numpy(ops.adaptive_max_pool(a, (3, 2)))
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, want)

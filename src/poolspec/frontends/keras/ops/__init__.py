@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, index_dtype, namespace, on, take
+from ...._compat import dtype_name, dtype_of, index_dtype, is_torch_array, namespace, on, take, to_namespace
 from ...._types import Array
 from ....ops.avg_pool import (
     adaptive_avg_pool1d,
@@ -59,6 +59,7 @@ _FLOATS = ("float16", "bfloat16", "float32", "float64")
 _INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 # poolspec's max pool has no uint16/uint32: a wider signed int holds every value (max is a selection: exact)
 _WIDEN = {"uint16": "int32", "uint32": "int64"}
+_SIGN = -(2**63)
 
 
 def _inexact(name: str) -> str:
@@ -353,9 +354,18 @@ def _adaptive_taps(length: int, out: int) -> np.ndarray:
 
 def _adaptive_max_int(xp: Any, x: Any, axes: tuple[int, ...], out: tuple[int, ...]) -> Any:
     """Integer adaptive max (no gradient): per axis, the maximum of gathered taps; exact for every integer width."""
+    name = dtype_name(xp, x.dtype)
+    if name in _WIDEN and is_torch_array(x):  # torch's CPU kernels neither compare nor gather uint16/uint32
+        return xp.astype(_adaptive_max_int(xp, xp.astype(x, dtype_of(xp, _WIDEN[name])), axes, out), x.dtype)
+    if name == "uint64" and is_torch_array(x):
+        # nor uint64, which no signed dtype holds: its bits as int64 with the sign bit flipped keep its order
+        import torch
+
+        flipped = _adaptive_max_int(xp, x.view(torch.int64) ^ _SIGN, axes, out)
+        return (flipped ^ _SIGN).view(torch.uint64)
     for axis, o in zip(axes, out):
         taps = _adaptive_taps(int(x.shape[axis]), o)
-        idx = xp.asarray(taps, dtype=index_dtype(xp, x), **on(x))
+        idx = to_namespace(taps, xp, x, index_dtype(xp, x))
         y = take(xp, x, idx[0, :], axis)
         for t in range(1, taps.shape[0]):
             y = xp.maximum(y, take(xp, x, idx[t, :], axis))
@@ -519,7 +529,9 @@ CARDS: tuple[FrontendCard, ...] = (
         notes=("windows as adaptive_average_pool (torch's); Keras reduces one spatial axis after another with "
                "stride-1 reduce_window max (-inf init) and a gather",
                "integer inputs keep their dtype (Keras' reduce_window takes them); poolspec takes the maximum of "
-               "gathered taps per axis for them (exact for every width; no gradient)"),
+               "gathered taps per axis for them (exact for every width; no gradient); on torch, whose CPU kernels "
+               "neither compare nor gather uint16/32/64, uint16/uint32 are pooled as int32/int64 and uint64 as "
+               "int64 bits with the sign bit flipped (order-preserving: exact)"),
         differences=("Keras' per-axis reduction sends the gradient among tied maxima to the first in column-major "
                      "order (last axis outermost); poolspec to the first in row-major order (torch's)",
                      "in a window holding NaN Keras' gradient (JAX's select_and_scatter_add, >=) goes to the largest "
