@@ -129,8 +129,9 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> tuple[
         return same, 0.0 if same else float("inf")
     g, w = got.astype(np.float64), want.astype(np.float64)
     both = ~np.isnan(w) & ~np.isnan(g)
-    err = np.abs(g - w)[both]
-    worst = float(np.where(np.isinf(err), 0, err).max()) if err.size else 0.0
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+        err = np.abs(g - w)[both]
+    worst = float(np.where(np.isfinite(err), err, 0).max()) if err.size else 0.0
     ok = bool((np.isnan(g) == np.isnan(w)).all() and np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True))
     return ok, worst
 
