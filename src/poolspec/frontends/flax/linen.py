@@ -504,9 +504,9 @@ _FLAX_GRADIENT = Gradient(None, torch=("grad", "vjp", "higher-order"), jax=("gra
 _FLAX_CHECKED = ("conformance/frontend_checks/flax.py against flax 0.12.8 (jax 0.10.2, jax_enable_x64): random "
                  "1-4 window axes, 0-2 batch axes, windows up to one past the input, strides, SAME / SAME_LOWER / "
                  "VALID in any case, (low, high) pairs including negative and beyond-window pads, count_include_pad "
-                 "both ways, float64/float32/float16 and integer/bool inputs; outputs on NumPy and JAX (the flax "
-                 "venv has no torch) and gradients against jax.vjp. conformance/results/frontends/flax.json has "
-                 "the counts.")
+                 "both ways, float64/float32/float16 and integer/bool inputs; outputs on NumPy, JAX and torch and "
+                 "gradients against jax.vjp on JAX and torch. conformance/results/frontends/flax.json has the "
+                 "counts.")
 _MAX_RULES = ("max: lax.reduce_window(max) with init -inf: integer inputs keep their dtype (windows in the padding "
               "give the dtype's lowest value), bool is an any(); the gradient goes to the first maximum of the "
               "window (jax's select_and_scatter_add).",

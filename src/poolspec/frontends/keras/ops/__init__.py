@@ -448,8 +448,9 @@ _LAYOUT = "data_format: channels_last (batch, *spatial, channels), Keras' defaul
           "permuted view (poolspec's layout='channels_last')"
 _CHECKED = ("conformance/frontend_checks/keras.py against keras 3.15.1 on JAX 0.10.2 (x64 enabled): random "
             "configurations over rank 1-3, both data formats, int/tuple/list/None sizes, both paddings in mixed "
-            "case, float32/float64/float16 and integer dtypes, empty batch or channel axes; values on NumPy and JAX, "
-            "gradients against jax.vjp of the keras op; counts in conformance/results/frontends/keras.json")
+            "case, float32/float64/float16 and integer dtypes, empty batch or channel axes; values on NumPy, JAX and "
+            "torch, gradients against jax.vjp of the keras op on JAX and torch; counts in "
+            "conformance/results/frontends/keras.json")
 _NO_LISTS = ("Keras on JAX refuses a list pool_size or strides (TypeError: tuple + list in "
              "_convert_to_spatial_operand) and a NumPy-integer scalar (tuple + np.int64 broadcasts to an array); "
              "poolspec takes both as its documentation says.")
