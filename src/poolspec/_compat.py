@@ -315,6 +315,13 @@ def permute(a: Any, order: Sequence[int]) -> Any:
     return a.permute(tuple(order)) if is_torch_array(a) else a.transpose(tuple(order))
 
 
+def laid_out(xp: Any, a: Any, shape: Sequence[int], order: Sequence[int]) -> Any:
+    """The array of ``shape`` whose elements ``a`` holds in memory ``order`` (outermost axis first): ``a``
+    reshaped to the axes in that order, then viewed in axis order."""
+    memory = tuple(shape[i] for i in order)
+    return permute(xp.reshape(a, memory), [list(order).index(i) for i in range(len(order))])
+
+
 # glibc serves smaller buffers from its heap once warm (no fresh pages, nothing to gain), and advice there
 # would split the heap's mappings; from its largest mmap threshold up, every call maps fresh pages
 _HUGE = 1 << 25

@@ -19,6 +19,7 @@ from .._compat import (
     dtype_name,
     is_dask_array,
     is_torch_array,
+    laid_out,
     memory_order,
     namespace,
     on,
@@ -129,7 +130,7 @@ class SeparableLinear:
             view = xp.broadcast_to(permute(work, order), tuple(shape[a] for a in order))
             out = (view.clone(memory_format=sys.modules["torch"].contiguous_format) if is_torch_array(view)
                    else np.array(view, order="C"))
-            return self._cast(xp, permute(out, [order.index(a) for a in range(g.ndim)]), g)
+            return self._cast(xp, laid_out(xp, out, shape, order), g)
         work = self._passes(xp, work, lead, transpose=True)
         if work is g:
             return copy(xp, g)

@@ -19,6 +19,7 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
+    laid_out,
     namespace,
     on,
     permute,
@@ -278,16 +279,13 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     work = g + 0
     order = lanes(mod, g, n)  # g's: NumPy's sum may drop the strides of size-1 axes
     if order is not None:  # channels-last g: the gradient written in its memory order
-        at = order.index(len(lead))
-        outer = math.prod(g.shape[a] for a in order[:at])
-        inner = planes // outer
+        outer, inner = lane_sizes(tuple(g.shape), order, n)
         lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
                 + np.arange(inner, dtype=np.int64)[None, None, :])
         keys = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)) * inner
         put(mod, out, xp.reshape(keys + to_namespace(lane, xp, idx, itype), (-1,)),
             xp.reshape(permute(work, order), (-1,)))
-        memory = tuple(lead[a] if a < len(lead) else in_spatial[a - len(lead)] for a in order)
-        return permute(xp.reshape(out, memory), [order.index(a) for a in range(g.ndim)])
+        return laid_out(xp, out, lead + tuple(in_spatial), order)
     offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))
     keys = xp.reshape(xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)) + offsets[:, None], (-1,))
     put(mod, out, keys, xp.reshape(work, (-1,)))
@@ -339,6 +337,13 @@ def lanes(mod: Any, a: Any, n: int) -> list[int] | None:
     return order if dense else None
 
 
+def lane_sizes(shape: tuple[int, ...], order: list[int], n: int) -> tuple[int, int]:
+    """(outer, inner) for an array of ``shape`` laid out in :func:`lanes` ``order``: the sizes of the lead
+    axes before and after its ``n`` spatial axes in memory (batch and channels, for channels-last)."""
+    at = order.index(len(shape) - n)
+    return math.prod(shape[a] for a in order[:at]), math.prod(shape[a] for a in order[at + n:])
+
+
 def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray], counts: Sequence[int],
                in_spatial: tuple[int, ...], owner: Any) -> Any:
     """grad_x[j] = sum of g[o] over the outputs o whose winner is j, where each cell's covering windows are
@@ -359,9 +364,7 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     itype = index_dtype(xp, idx)
     # a channels-last g is walked in its memory order (winners in another order are reordered: output-sized)
     order = lanes(mod, g, n) or list(range(g.ndim))
-    at_cells = order.index(len(lead))
-    outer = math.prod(g.shape[a] for a in order[:at_cells])
-    inner = planes // outer  # the lead axes inside each cell in memory (channels, for channels-last)
+    outer, inner = lane_sizes(tuple(g.shape), order, n)
     flat = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner))
     # the planes at an offset of 64 bytes (the result keeps an aligned start), a spare cell before them and
     # after them: for slot c, (code - c * size) clipped to [_LEAD - 1, size - 1] is the cell for the slot's
@@ -401,7 +404,6 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
             mod.take(grad, dest, out=vals)
         mod.add(vals, values, out=vals)
         put(mod, grad, dest, vals)
-    memory = tuple(lead[a] if a < len(lead) else in_spatial[a - len(lead)] for a in order)
-    grad = permute(xp.reshape(grad[_LEAD:_LEAD + planes * P], memory), [order.index(a) for a in range(g.ndim)])
+    grad = laid_out(xp, grad[_LEAD:_LEAD + planes * P], lead + tuple(in_spatial), order)
     return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)
 

@@ -28,6 +28,7 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
+    laid_out,
     namespace,
     on,
     permute,
@@ -52,6 +53,7 @@ from .max_routes import (
     _walk,
     embed_sum,
     gathered_route,
+    lane_sizes,
     lanes,
     put_winners,
     slot_route,
@@ -762,11 +764,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
         """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
         runs along the cells of that view, so nothing is copied to change layout and the results are laid out
         as ``x``."""
-        n = len(self.in_spatial)
-        lead = x.ndim - n
-        at = order.index(lead)
-        outer = math.prod(x.shape[a] for a in order[:at])
-        inner = math.prod(x.shape[a] for a in order[at + n:])
+        outer, inner = lane_sizes(tuple(x.shape), order, len(self.in_spatial))
         read, real, K, first = self._dense_tables()
         M = math.prod(self.out_spatial)
         plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
@@ -780,10 +778,8 @@ class AdaptiveMaxWindows(_PoolRoutes):
                                    xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
 
         values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
-        memory = tuple(x.shape[a] for a in order[:at]) + self.out_spatial + tuple(x.shape[a] for a in order[at + n:])
-        back = [order.index(a) for a in range(x.ndim)]
-        return (permute(xp.reshape(values, memory), back),
-                None if idx is None else permute(xp.reshape(idx, memory), back))
+        shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
+        return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
