@@ -166,9 +166,11 @@ def channels_last(fn: Any, args: dict[str, Any], spatial: int | None, arrays: tu
     if x.ndim not in (n + 1, n + 2) or (spatial is None and x.ndim < 3):
         return fn(**{**args, "layout": "channels_first"})  # the op's own rank error
     first, back = layout_order(x.ndim, n)
-    moved = {name: None if args[name] is None else namespace(args[name]).permute_dims(args[name], first)
-             for name in arrays}
-    out = fn(**{**args, **moved, "layout": "channels_first"})
+    args["layout"] = "channels_first"  # args is the caller's locals(), a snapshot: free to change
+    for name in arrays:
+        if args[name] is not None:
+            args[name] = namespace(args[name]).permute_dims(args[name], first)
+    out = fn(**args)
     if isinstance(out, tuple):
         return tuple(namespace(o).permute_dims(o, back) if outputs is None or i in outputs else o
                      for i, o in enumerate(out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,7 @@ def pool_output_size(L: int, k: int, s: int, p: int, d: int, ceil_mode: bool, hi
 
 
 
+@cache
 def layout_order(rank: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(channels-last -> channels-first, and back) axis orders for an array of ``rank`` with ``n`` spatial axes:
     (N, *S, C) <-> (N, C, *S), or unbatched (*S, C) <-> (C, *S)."""
