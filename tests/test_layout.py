@@ -211,3 +211,30 @@ def test_channels_last_under_jit_and_compile():
     t = torch.from_numpy(x)
     c = torch.compile(lambda a: poolspec.avg_pool2d(a, 2, padding="same", layout="channels_last"), fullgraph=True)
     torch.testing.assert_close(c(t), poolspec.avg_pool2d(t, 2, padding="same", layout="channels_last"))
+
+
+@pytest.mark.parametrize("op, args", [("adaptive_max_pool2d", dict(output_size=(3, 4))),
+                                      ("adaptive_max_pool1d", dict(output_size=5)),
+                                      ("max_pool2d", dict(kernel_size=3, stride=2, padding=1)),
+                                      ("max_pool1d", dict(kernel_size=3, stride=2))])
+def test_channels_last_winners_with_ties_and_nans(backend, op, args):
+    """Winners read across the channels of channels-last memory (torch takes another reduction there): the
+    first maximum of a window with ties, the last NaN of a window with NaNs, as torch's own op, forward and
+    backward."""
+    import torch
+
+    n = int(op[-2])
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 3, size=(2, 24) + (9, 11)[:n]).astype(np.float64)  # many ties
+    x[rng.random(x.shape) < 0.05] = np.nan
+    x[0, 0] = np.nan  # one all-NaN plane
+    g = rng.standard_normal(tuple(getattr(torch.nn.functional, op)(torch.from_numpy(x), **args).shape))
+    t = torch.from_numpy(x).requires_grad_()
+    want, want_idx = getattr(torch.nn.functional, op)(t, **args, return_indices=True)
+    (want_dx,) = torch.autograd.grad(want, t, torch.from_numpy(g))
+    fn, bw = getattr(poolspec, op), getattr(poolspec, f"{op}_backward")
+    got, idx = fn(backend.asarray(_last(x, n)), **args, return_indices=True, layout="channels_last")
+    np.testing.assert_array_equal(_first(backend.to_numpy(got), n), want.detach().numpy())
+    np.testing.assert_array_equal(_first(backend.to_numpy(idx), n), want_idx.numpy())
+    dx = bw(backend.asarray(_last(g, n)), backend.asarray(_last(x, n)), **args, layout="channels_last")
+    np.testing.assert_array_equal(_first(backend.to_numpy(dx), n), want_dx.numpy())

@@ -267,14 +267,17 @@ def buffer(mod: Any, shape: tuple[int, ...], dtype: Any, like: Any, zero: bool =
 
 
 def permuted_buffer(like: Any, shape: tuple[int, ...], dtype: Any) -> Any | None:
-    """For a NumPy ``like`` whose axes are permuted in memory (a ``layout="channels_last"`` view), an empty
-    buffer of ``shape`` laid out in ``like``'s memory order, so that a pass that writes as it reads follows
-    memory; None where ``like``'s axes are in order."""
-    order = memory_order(like) if isinstance(like, np.ndarray) else None
+    """For a NumPy array or torch tensor ``like`` whose axes are permuted in memory (a ``layout="channels_last"``
+    view of any rank), an empty buffer of ``shape`` laid out in ``like``'s memory order, so that a pass that
+    writes as it reads follows memory; None where ``like``'s axes are in order."""
+    order = memory_order(like) if isinstance(like, np.ndarray) or is_torch_array(like) else None
     if order is None or len(shape) != like.ndim:
         return None
-    out = np.empty(tuple(shape[a] for a in order), dtype=dtype)
-    return out.transpose(tuple(order.index(a) for a in range(like.ndim)))
+    memory = tuple(shape[a] for a in order)
+    back = tuple(order.index(a) for a in range(like.ndim))
+    if isinstance(like, np.ndarray):
+        return np.empty(memory, dtype=dtype).transpose(back)
+    return buffer(sys.modules["torch"], memory, dtype, permute(like, order)).permute(back)
 
 
 def stride_order(like: Any) -> list[int] | None:

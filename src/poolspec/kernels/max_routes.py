@@ -24,6 +24,7 @@ from .._compat import (
     on,
     permute,
     put,
+    stride_order,
     take,
     to_compute,
     to_namespace,
@@ -65,7 +66,16 @@ def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
         values = xp.where(xp.any(xp.isnan(cells), axis=-1), nan, values)
     if not with_index:
         return values, None
-    pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
+    order = stride_order(cells) if mod is not None and mod.__name__ == "torch" else None
+    if mod is not None and order is not None and order[-1] != cells.ndim - 1 and cells.shape[-1] > 1:
+        # the cells strided in memory (a channels-last view): torch's argmax there is several times slower than
+        # along memory, its amin is not; the first position holding the maximum is the same winner
+        small = mod.uint8 if K < 255 else mod.int64
+        hit = mod.where(cells == values[..., None], mod.arange(K, dtype=small, device=cells.device),
+                        mod.tensor(K, dtype=small, device=cells.device))
+        pos = mod.amin(hit, dim=-1).to(mod.int64)
+    else:
+        pos = xp.argmax(cells, axis=-1)  # the first maximum (the standard's rule for ties)
     if floating and (mod is None or bool(mod.isnan(values).any())):
         last_nan = (K - 1) - xp.argmax(xp.astype(xp.flip(xp.isnan(cells), axis=-1), xp.int8), axis=-1)
         pos = xp.where(xp.isnan(values), last_nan, pos)
