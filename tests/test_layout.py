@@ -102,6 +102,16 @@ LAID_OUT = [
      lambda g, a, **k: poolspec.interpolate_backward(g, a, scale_factor=2, mode="bilinear", **k)),
     ("bicubic", lambda a, **k: poolspec.interpolate(a, size=(7, 9), mode="bicubic", **k),
      lambda g, a, **k: poolspec.interpolate_backward(g, a, size=(7, 9), mode="bicubic", **k)),
+    # 3-d ops whose torch counterparts return contiguous tensors for channels_last_3d inputs: a
+    # layout="channels_last" call still gets dense (N, D, H, W, C) results, not a copy to torch's format
+    ("3d avg_pool3d 2", lambda a, **k: poolspec.avg_pool3d(a, 2, **k),
+     lambda g, a, **k: poolspec.avg_pool3d_backward(g, a, 2, **k)),
+    ("3d adaptive_avg_pool3d 4", lambda a, **k: poolspec.adaptive_avg_pool3d(a, 4, **k),
+     lambda g, a, **k: poolspec.adaptive_avg_pool3d_backward(g, a, 4, **k)),
+    ("3d adaptive_max_pool3d 4", lambda a, **k: poolspec.adaptive_max_pool3d(a, 4, **k),
+     lambda g, a, **k: poolspec.adaptive_max_pool3d_backward(g, a, 4, **k)),
+    ("3d max_pool3d 2", lambda a, **k: poolspec.max_pool3d(a, 2, **k),
+     lambda g, a, **k: poolspec.max_pool3d_backward(g, a, 2, **k)),
 ]
 
 
@@ -111,7 +121,8 @@ def test_channels_last_results_are_laid_out_channels_last(backend, name, forward
     (N, H, W, C) arrays (nothing left for the caller to copy), and equal the channels-first call's."""
     if backend.name not in ("numpy", "torch"):
         pytest.skip("memory layout is NumPy's and torch's")
-    x = np.random.default_rng(3).standard_normal((2, 24, 26, 16))
+    n = 3 if name.startswith("3d") else 2
+    x = np.random.default_rng(3).standard_normal((2, 8, 10, 12, 16) if n == 3 else (2, 24, 26, 16))
     y = forward(backend.asarray(x), layout="channels_last")
     g = np.random.default_rng(4).standard_normal(tuple(y.shape))
     dx = backward(backend.asarray(g), backend.asarray(x), layout="channels_last")
@@ -120,10 +131,10 @@ def test_channels_last_results_are_laid_out_channels_last(backend, name, forward
     xf, gf = np.moveaxis(x, -1, 1).copy(), np.moveaxis(g, -1, 1).copy()
     want = backend.to_numpy(forward(backend.asarray(xf)))
     if name == "adaptive_avg_pool2d 1":  # the backend's whole-plane sum, whose order follows memory (torch's too)
-        np.testing.assert_allclose(_first(backend.to_numpy(y), 2), want, rtol=1e-13)
+        np.testing.assert_allclose(_first(backend.to_numpy(y), n), want, rtol=1e-13)
     else:
-        np.testing.assert_array_equal(_first(backend.to_numpy(y), 2), want)
-    np.testing.assert_array_equal(_first(backend.to_numpy(dx), 2),
+        np.testing.assert_array_equal(_first(backend.to_numpy(y), n), want)
+    np.testing.assert_array_equal(_first(backend.to_numpy(dx), n),
                                   backend.to_numpy(backward(backend.asarray(gf), backend.asarray(xf))))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,11 +125,17 @@ def layout_op(op: str, r: Resolved) -> str:
     return op
 
 
+# Set inside a layout="channels_last" call (per thread): its caller asked for (N, *spatial, C) arrays, not for
+# torch's memory format rule, so the result is returned as the kernels laid it out (a copy to torch's format
+# would be a layout copy). A thread-local, not a ContextVar: torch.compile traces the one, not the other.
+_LAID_OUT = threading.local()
+
+
 def keep_layout(op: str, x: Any, result: Any) -> Any:
     """``result`` (an array or a tuple of arrays) in torch's memory format for a 4-D or 5-D tensor ``x``:
     channels_last where torch's own op keeps a channels_last input's layout (``card(op).channels_last``),
-    contiguous otherwise, as torch's fresh outputs are."""
-    if x.ndim not in (4, 5) or not is_torch_array(x):
+    contiguous otherwise, as torch's fresh outputs are. Not inside a ``layout="channels_last"`` call."""
+    if x.ndim not in (4, 5) or not is_torch_array(x) or getattr(_LAID_OUT, "on", False):
         return result
     import torch  # already imported: x is a tensor
 
@@ -170,7 +177,12 @@ def channels_last(fn: Any, args: dict[str, Any], spatial: int | None, arrays: tu
     for name in arrays:
         if args[name] is not None:
             args[name] = namespace(args[name]).permute_dims(args[name], first)
-    out = fn(**args)
+    before = getattr(_LAID_OUT, "on", False)
+    _LAID_OUT.on = True
+    try:
+        out = fn(**args)
+    finally:
+        _LAID_OUT.on = before
     if isinstance(out, tuple):
         return tuple(namespace(o).permute_dims(o, back) if outputs is None or i in outputs else o
                      for i, o in enumerate(out))
