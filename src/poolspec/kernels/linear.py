@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import (
+    LANES,
     copy,
     dtype_name,
     is_dask_array,
@@ -140,10 +141,10 @@ class SeparableLinear:
         """The per-axis passes, innermost axis first. A NumPy array or torch tensor that is a permuted dense
         one (a ``layout="channels_last"`` view, a channels_last tensor) is passed through in its memory order,
         with the axes renamed: the passes' reads and writes then follow memory (the same products in the same
-        order), and the result is laid out as the input. Not with fewer than ``_LANES`` channels innermost (RGB
+        order), and the result is laid out as the input. Not with fewer than ``LANES`` channels innermost (RGB
         images): runs of 3 or 4 cells cost more per cell than strided reads into channels-first buffers."""
         order = memory_order(work)
-        if order is not None and 1 < _inner_lanes(order, work.shape, lead) < _LANES:
+        if order is not None and 1 < _inner_lanes(order, work.shape, lead) < LANES:
             order = None
         axes = list(range(work.ndim)) if order is None else order
         if order is not None:
@@ -174,10 +175,6 @@ class SeparableLinear:
         if isinstance(d, (int, float)):
             return y / float(d)
         return y / to_namespace(d.array().astype(np.float64), xp, y, dtype=y.dtype)
-
-
-# the fewest innermost channels for which the passes follow memory (measured: 3 and 4 lose, 16 and 32 win)
-_LANES = 8
 
 
 def _inner_lanes(order: list[int], shape: tuple[int, ...], lead: int) -> int:
