@@ -175,6 +175,10 @@ def take(xp: Any, x: Any, indices: Any, axis: int) -> Any:
     ``index_select`` itself (array-api-compat's ``take`` adds three ops to map negative indices)."""
     if _KINDS.get(type(x)) == "torch":
         return sys.modules["torch"].index_select(x, axis, indices)
+    if isinstance(x, np.ndarray) and not x.flags.c_contiguous and isinstance(indices, np.ndarray):
+        # NumPy's take copies a strided array whole first (a channels-last view: the whole input per tap);
+        # one index array indexes it in place, with the same result
+        return x[(slice(None),) * (axis % x.ndim) + (indices,)]
     return xp.take(x, indices, axis=axis)
 
 
