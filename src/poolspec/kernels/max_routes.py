@@ -284,10 +284,18 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     lead = tuple(g.shape[:g.ndim - n])
     P, M = math.prod(in_spatial), math.prod(g.shape[g.ndim - n:])
     planes = math.prod(lead)
-    out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     itype = index_dtype(xp, idx)
     work = g + 0
     order = lanes(mod, g, n)  # g's: NumPy's sum may drop the strides of size-1 axes
+    if mod.__name__ == "torch" and order is not None:
+        # channels-last g on torch: a scatter along the cells of (outer, cells, inner), with no flat keys to
+        # compute, is 2x faster than the flat scatter (channels-first, whose inner size is 1, the flat one wins)
+        outer, inner = lane_sizes(tuple(g.shape), order, n)
+        out = buffer(mod, (outer, P, inner), g.dtype, idx.new_empty(()), zero=True)
+        out.scatter_(1, xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)),
+                     xp.reshape(permute(work, order), (outer, M, inner)))
+        return laid_out(xp, out, lead + tuple(in_spatial), order)
+    out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     if order is not None:  # channels-last g: the gradient written in its memory order
         outer, inner = lane_sizes(tuple(g.shape), order, n)
         lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
