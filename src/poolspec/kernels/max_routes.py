@@ -291,7 +291,7 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
         # channels-last g on torch: a scatter along the cells of (outer, cells, inner), with no flat keys to
         # compute, is 2x faster than the flat scatter (channels-first, whose inner size is 1, the flat one wins)
         outer, inner = lane_sizes(tuple(g.shape), order, n)
-        out = buffer(mod, (outer, P, inner), g.dtype, idx.new_empty(()), zero=True)
+        out = buffer(mod, (outer, P, inner), g.dtype, g, zero=True)  # 3-d: contiguous
         out.scatter_(1, xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)),
                      xp.reshape(permute(work, order), (outer, M, inner)))
         return laid_out(xp, out, lead + tuple(in_spatial), order)
