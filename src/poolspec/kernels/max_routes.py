@@ -287,23 +287,23 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
     itype = index_dtype(xp, idx)
     work = g + 0
     order = lanes(mod, g, n)  # g's: NumPy's sum may drop the strides of size-1 axes
-    if mod.__name__ == "torch" and order is not None:
-        # channels-last g on torch: a scatter along the cells of (outer, cells, inner), with no flat keys to
-        # compute, is 2x faster than the flat scatter (channels-first, whose inner size is 1, the flat one wins)
-        outer, inner = lane_sizes(tuple(g.shape), order, n)
-        out = buffer(mod, (outer, P, inner), g.dtype, g, zero=True)  # 3-d: contiguous
-        out.scatter_(1, xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)),
-                     xp.reshape(permute(work, order), (outer, M, inner)))
-        return laid_out(xp, out, lead + tuple(in_spatial), order)
-    out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     if order is not None:  # channels-last g: the gradient written in its memory order
         outer, inner = lane_sizes(tuple(g.shape), order, n)
-        lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
-                + np.arange(inner, dtype=np.int64)[None, None, :])
-        keys = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner)) * inner
-        put(mod, out, xp.reshape(keys + to_namespace(lane, xp, idx, itype), (-1,)),
-            xp.reshape(permute(work, order), (-1,)))
+        winners = xp.reshape(permute(xp.astype(idx, itype, copy=False), order), (outer, M, inner))
+        values = xp.reshape(permute(work, order), (outer, M, inner))
+        if mod.__name__ == "torch":
+            # a scatter along the cells of (outer, cells, inner), with no flat keys to compute: 2x faster than
+            # the flat scatter (channels-first, whose inner size is 1, the flat one wins)
+            out = buffer(mod, (outer, P, inner), g.dtype, g, zero=True)  # 3-d: contiguous
+            out.scatter_(1, winners, values)
+        else:
+            out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
+            lane = (np.arange(outer, dtype=np.int64)[:, None, None] * (P * inner)
+                    + np.arange(inner, dtype=np.int64)[None, None, :])
+            put(mod, out, xp.reshape(winners * inner + to_namespace(lane, xp, idx, itype), (-1,)),
+                xp.reshape(values, (-1,)))
         return laid_out(xp, out, lead + tuple(in_spatial), order)
+    out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))
     keys = xp.reshape(xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)) + offsets[:, None], (-1,))
     put(mod, out, keys, xp.reshape(work, (-1,)))

@@ -77,9 +77,7 @@ tap_ranges = windows.tap_ranges
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
     shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
-    # a channels-last view's passes write in its memory order (torch's buffer does so itself for the 4-d and
-    # 5-d memory formats, not for an (N, C, L) view of (N, L, C) memory)
-    permuted = permuted_buffer(like, shape, dtype) if mod is np or mod.__name__ == "torch" else None
+    permuted = permuted_buffer(like, shape, dtype)  # a channels-last view's passes write in its memory order
     return permuted if permuted is not None else buffer(mod, shape, dtype, like)
 
 
