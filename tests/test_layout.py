@@ -249,3 +249,40 @@ def test_channels_last_winners_with_ties_and_nans(backend, op, args):
     np.testing.assert_array_equal(_first(backend.to_numpy(idx), n), want_idx.numpy())
     dx = bw(backend.asarray(_last(g, n)), backend.asarray(_last(x, n)), **args, layout="channels_last")
     np.testing.assert_array_equal(_first(backend.to_numpy(dx), n), want_dx.numpy())
+
+
+@pytest.mark.parametrize("op, shape, args", [
+    ("avg_pool1d", (3, 40, 96), dict(kernel_size=4)),
+    ("avg_pool2d", (2, 24, 32, 30), dict(kernel_size=2)),
+    ("avg_pool2d", (2, 20, 27, 30), dict(kernel_size=3, stride=3)),
+    ("avg_pool3d", (2, 16, 8, 12, 10), dict(kernel_size=2)),
+    ("adaptive_avg_pool2d", (2, 24, 30, 28), dict(output_size=(10, 7))),
+    ("lp_pool2d", (2, 24, 32, 30), dict(norm_type=2.0, kernel_size=2)),
+])
+def test_large_tiling_sums_in_either_layout(backend, op, shape, args):
+    """Windows that tile arrays past the small-array size, whose cells NumPy adds in one einsum per axis where
+    runs of cells lie inside the axis: the same sums as the strided slices (values of mixed magnitudes, so
+    that another order of addition shows), bit for bit in either layout, and torch's values and gradients."""
+    import torch
+
+    n = int(op[-2])
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 7, size=shape)
+    if op.startswith("lp"):
+        x = np.abs(x)  # torch's lp_pool takes the power of the signed sum's root: positive inputs agree
+    t = torch.from_numpy(x).requires_grad_()
+    want = getattr(torch.nn.functional, op)(t, **args)
+    g = rng.standard_normal(tuple(want.shape))
+    (want_dx,) = torch.autograd.grad(want, t, torch.from_numpy(g))
+    fn, bw = getattr(poolspec, op), getattr(poolspec, f"{op}_backward")
+    first = backend.to_numpy(fn(backend.asarray(x), **args))
+    last = backend.to_numpy(fn(backend.asarray(_last(x, n)), **args, layout="channels_last"))
+    np.testing.assert_array_equal(_first(last, n), first)
+    # sums that cancel: torch adds in another order, so the bound is a few ulps of the largest term
+    atol = 1e-15 * np.abs(x).max()
+    np.testing.assert_allclose(first, want.detach().numpy(), rtol=1e-12, atol=atol)
+    dx = backend.to_numpy(bw(backend.asarray(g), backend.asarray(x), **args))
+    dx_last = backend.to_numpy(bw(backend.asarray(_last(g, n)), backend.asarray(_last(x, n)), **args,
+                                  layout="channels_last"))
+    np.testing.assert_array_equal(_first(dx_last, n), dx)
+    np.testing.assert_allclose(dx, want_dx.numpy(), rtol=1e-12, atol=1e-15 * np.abs(g).max())

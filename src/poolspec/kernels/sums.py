@@ -41,6 +41,8 @@ def pad_axis(xp: Any, x: Any, axis: int, left: int, right: int, value: float | i
 
 def slice_sum(xp: Any, x: Any, axis: int, plan: SlicePlan) -> Any:
     """y[o] = sum_t xpad[o*stride + offsets[t]], taps added in order."""
+    if plan.tiles and plan.stride > 1 and _runs_inside(x, axis):
+        return _tile_einsum(x, axis, plan.out, plan.stride)
     x = pad_axis(xp, x, axis, plan.pad_left, plan.pad_right)
     span = (plan.out - 1) * plan.stride + 1
     acc = None
@@ -48,6 +50,38 @@ def slice_sum(xp: Any, x: Any, axis: int, plan: SlicePlan) -> Any:
         part = x[_at(axis, slice(off, off + span, plan.stride))]
         acc = part if acc is None else acc + part
     return acc
+
+
+# cells of the runs inside an axis (the axes of smaller stride) up to which a tiling sum along it takes einsum
+_EINSUM_RUNS = 2048
+
+
+def _runs_inside(x: Any, axis: int) -> bool:
+    """Whether a tiling sum along ``axis`` of NumPy array ``x`` is einsum's: a large float32/64 array whose
+    axes of smaller stride (channels-last: the channels; channels-first: the rows' cells) hold runs of 2 to
+    ``_EINSUM_RUNS`` cells. NumPy's einsum then adds the window's cells one after another into each output
+    (0 + x_0 + x_1 + ...: the slices' sum bit for bit, but for -0.0, which it makes +0.0 as torch does), with
+    its inner loop over the runs, where the slices' add iterates run by run: 2-4x faster on large arrays
+    (2x2/2 on 32x56x56x64 channels-last: 3.3 -> 1.6 ms for the first pass). Not where the axis is the
+    innermost one (einsum then sums along it with several accumulators, another order), nor with negative
+    strides (its iterator would walk them backwards)."""
+    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.size <= SMALL:
+        return False
+    step = x.strides[axis]
+    if step <= 0 or any(st < 0 for st in x.strides):
+        return False
+    runs = math.prod(n for a, (n, st) in enumerate(zip(x.shape, x.strides)) if a != axis and st < step and n > 1)
+    return 2 <= runs <= _EINSUM_RUNS
+
+
+def _tile_einsum(x: np.ndarray, axis: int, out: int, k: int) -> np.ndarray:
+    """The sum of each block of ``k`` cells along ``axis`` (``out`` blocks), by einsum over a strided view
+    that splits the axis in two (no copy)."""
+    shape = x.shape[:axis] + (out, k) + x.shape[axis + 1:]
+    strides = x.strides[:axis] + (x.strides[axis] * k, x.strides[axis]) + x.strides[axis + 1:]
+    split = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    kept = [a for a in range(split.ndim) if a != axis + 1]
+    return np.einsum(split, list(range(split.ndim)), kept)
 
 
 def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
