@@ -258,6 +258,8 @@ def test_channels_last_winners_with_ties_and_nans(backend, op, args):
     ("avg_pool3d", (2, 16, 8, 12, 10), dict(kernel_size=2)),
     ("adaptive_avg_pool2d", (2, 24, 30, 28), dict(output_size=(10, 7))),
     ("lp_pool2d", (2, 24, 32, 30), dict(norm_type=2.0, kernel_size=2)),
+    ("interpolate", (2, 24, 20, 18), dict(scale_factor=2, mode="nearest")),  # its transpose sums 2x2 blocks
+    ("interpolate", (2, 12, 10, 6, 8), dict(scale_factor=(3, 2, 4), mode="nearest")),
 ])
 def test_large_tiling_sums_in_either_layout(backend, op, shape, args):
     """Windows that tile arrays past the small-array size, whose cells NumPy adds in one einsum per axis where
@@ -265,7 +267,7 @@ def test_large_tiling_sums_in_either_layout(backend, op, shape, args):
     that another order of addition shows), bit for bit in either layout, and torch's values and gradients."""
     import torch
 
-    n = int(op[-2])
+    n = len(shape) - 2
     rng = np.random.default_rng(11)
     x = rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 7, size=shape)
     if op.startswith("lp"):

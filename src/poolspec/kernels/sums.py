@@ -74,14 +74,14 @@ def _runs_inside(x: Any, axis: int) -> bool:
     return 2 <= runs <= _EINSUM_RUNS
 
 
-def _tile_einsum(x: np.ndarray, axis: int, out: int, k: int) -> np.ndarray:
-    """The sum of each block of ``k`` cells along ``axis`` (``out`` blocks), by einsum over a strided view
-    that splits the axis in two (no copy)."""
-    shape = x.shape[:axis] + (out, k) + x.shape[axis + 1:]
+def _tile_einsum(x: np.ndarray, axis: int, blocks: int, k: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The sum of each block of ``k`` cells along ``axis`` (``blocks`` blocks), by einsum over a strided view
+    that splits the axis in two (no copy); into ``out`` if given."""
+    shape = x.shape[:axis] + (blocks, k) + x.shape[axis + 1:]
     strides = x.strides[:axis] + (x.strides[axis] * k, x.strides[axis]) + x.strides[axis + 1:]
     split = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
     kept = [a for a in range(split.ndim) if a != axis + 1]
-    return np.einsum(split, list(range(split.ndim)), kept)
+    return np.einsum(split, list(range(split.ndim)), kept, out=out)
 
 
 def slice_sum_t(xp: Any, g: Any, axis: int, plan: SlicePlan) -> Any:
@@ -184,6 +184,13 @@ def _run_functional(xp: Any, x: Any, axis: int, run: Run) -> Any:
 
 
 def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: Any) -> None:
+    first = run.first[0]
+    if (run.period == 1 and run.weights is None and not run.tail and run.step == len(first) > 1
+            and first == tuple(range(first[0], first[0] + run.step)) and _runs_inside(x, axis)):
+        # unweighted blocks of consecutive cells (nearest's transpose at integer scales): a tiling sum
+        block = x[_at(axis, slice(first[0], first[0] + run.count * run.step))]
+        _tile_einsum(block, axis, run.count, run.step, out=out[_at(axis, slice(run.start, run.stop))])
+        return
     tmp = None
     for r in range(run.period):
         view = out[_at(axis, slice(run.start + r, run.stop, run.period))]
