@@ -184,11 +184,9 @@ def _run_functional(xp: Any, x: Any, axis: int, run: Run) -> Any:
 
 
 def _run_into(mod: Any, xp: Any, x: Any, padded: Any, axis: int, run: Run, out: Any) -> None:
-    first = run.first[0]
-    if (run.period == 1 and run.weights is None and not run.tail and run.step == len(first) > 1
-            and first == tuple(range(first[0], first[0] + run.step)) and _runs_inside(x, axis)):
-        # unweighted blocks of consecutive cells (nearest's transpose at integer scales): a tiling sum
-        block = x[_at(axis, slice(first[0], first[0] + run.count * run.step))]
+    if run.tiles and _runs_inside(x, axis):
+        begin = run.first[0][0]
+        block = x[_at(axis, slice(begin, begin + run.count * run.step))]
         _tile_einsum(block, axis, run.count, run.step, out=out[_at(axis, slice(run.start, run.stop))])
         return
     tmp = None

@@ -122,6 +122,14 @@ class Run:
     def stop(self) -> int:
         return self.start + self.count * self.period
 
+    @property
+    def tiles(self) -> bool:
+        """Unweighted blocks of ``step`` consecutive cells, one per output (nearest's transpose at integer
+        scales): as :attr:`SlicePlan.tiles`, a reshape, then a sum."""
+        first = self.first[0]
+        return (self.period == 1 and self.weights is None and not self.tail and self.step == len(first) > 1
+                and first == tuple(range(first[0], first[0] + self.step)))
+
 
 @dataclass(frozen=True, eq=False)
 class Phases:
