@@ -213,7 +213,8 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
             compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
     else:
         check_indices(op, indices, x, tuple(r.output_shape))
-        if readable(indices) and bool(xp.any((indices < 0) | (indices >= P))):
+        low_high = extremes(xp, indices) if readable(indices) and math.prod(indices.shape) else None
+        if low_high is not None and (low_high[0] < 0 or low_high[1] >= P):
             raise ValueError(f"{op}: indices must lie in [0, {P}) (flat positions in each input plane)")
         winner = xp.reshape(indices, lead + (M,))
     g = xp.reshape(grad_output, lead + (M,))

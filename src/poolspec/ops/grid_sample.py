@@ -276,6 +276,12 @@ def _step(plan: _Plan, batch: int, channels: int) -> int:
     return max(1, min(plan.points, _CHUNK_BYTES // per_point))
 
 
+def _spans(M: int, step: int) -> list[tuple[int, int]]:
+    """The chunks [a, b) of M points: the last one stops at M, since the array API leaves a slice's stop past
+    the end of an axis unspecified (array-api-strict refuses it)."""
+    return [(a, min(a + step, M)) for a in range(0, M, step)]
+
+
 def _points(xp: Any, grid: Any, plan: _Plan) -> Any:
     return xp.reshape(grid, (grid.shape[0], 1, plan.points, plan.n))
 
@@ -358,7 +364,7 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
         body = jax.checkpoint(lambda p: _chunk_sample(plan, flat, p))
         out = _jax_unchunk(jax.lax.map(body, _jax_chunks(pts, step, 2)), 2, M)
     else:
-        out = xp.concat([_chunk_sample(plan, flat, pts[:, :, a:a + step, :]) for a in range(0, M, step)], axis=-1)
+        out = xp.concat([_chunk_sample(plan, flat, pts[:, :, a:b, :]) for a, b in _spans(M, step)], axis=-1)
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
@@ -385,8 +391,8 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True
         # chunks add in order (a function of the shapes); in place where no autodiff follows
         into = xp.zeros((N, C, P), dtype=x.dtype, device=device(x)) if need_x and untracked(x, grid, g) else None
         grad_x, parts = into, []
-        for a in range(0, M, step):
-            part, gg = _chunk_backward(plan, flat, pts[:, :, a:a + step, :], gf[..., a:a + step], x, into, need_x)
+        for a, b in _spans(M, step):
+            part, gg = _chunk_backward(plan, flat, pts[:, :, a:b, :], gf[..., a:b], x, into, need_x)
             grad_x = part if grad_x is None or into is not None else grad_x if part is None else grad_x + part
             parts.append(gg)
         grad_grid = None if plan.mode == "nearest" else xp.concat(parts, axis=1)
@@ -421,7 +427,7 @@ def _sample_jvp(plan: _Plan, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> An
         return xp.zeros((N, C) + plan.out_spatial, dtype=x.dtype, device=device(x)) if out is None else out
     flat, pts, dots = xp.reshape(x, (N, C, P)), _points(xp, grid, plan), _points(xp, grid_dot, plan)
     step = _step(plan, N, C)
-    parts = [_chunk_tangent(plan, flat, pts[:, :, a:a + step, :], dots[:, :, a:a + step, :]) for a in range(0, M, step)]
+    parts = [_chunk_tangent(plan, flat, pts[:, :, a:b, :], dots[:, :, a:b, :]) for a, b in _spans(M, step)]
     tangent = xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1), (N, C) + plan.out_spatial)
     return tangent if out is None else out + tangent
 

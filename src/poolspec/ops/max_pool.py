@@ -14,7 +14,9 @@ import math
 from functools import lru_cache
 from typing import Any, Literal, overload
 
-from .._compat import WINNERS, readable
+import numpy as np
+
+from .._compat import WINNERS, extremes, is_traced, readable
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.cells import Cells
@@ -502,6 +504,19 @@ def _adaptive_backward(n: int, grad_output: Any, x: Any, output_size: Any, retur
                    r.output_shape)
 
 
+def _are_winners(windows: Any, xp: Any, x: Any, indices: Any) -> bool:
+    """Whether ``indices`` are x's winners; taken as True where the values cannot be read. Concrete JAX arrays
+    inside a jit trace are compared on the host: jnp operations there are staged, and a branch may never
+    read a traced value."""
+    if WINNERS[0] or not (readable(indices) and readable(x)):
+        return True
+    same = xp.all(indices == max_indices(windows, x))
+    if is_traced(same):
+        host = np.asarray(x).astype(np.float64)  # exact for every float dtype, bfloat16 included
+        same = np.all(np.asarray(indices) == max_indices(windows, host))
+    return bool(same)
+
+
 def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape: tuple[int, ...]) -> Any:
     """The VJP at the forward's winners, or at ``indices`` given in their place. The windows' routes rely on
     each index being its output's winner (inside its window); other indices follow torch's rule instead,
@@ -510,11 +525,12 @@ def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape
     if indices is None:
         return max_backward(windows, grad_output, max_indices(windows, x), primal=x)
     xp = check_indices(f"{op}_backward", indices, x, shape)
-    if WINNERS[0] or not (readable(indices) and readable(x)) or bool(xp.all(indices == max_indices(windows, x))):
+    if _are_winners(windows, xp, x, indices):
         return max_backward(windows, grad_output, indices, primal=x)
     n = len(windows.in_spatial)
     P, M, lead = math.prod(windows.in_spatial), math.prod(shape[-n:]), tuple(x.shape[:x.ndim - n])
-    if bool(xp.any((indices < 0) | (indices >= P))):
+    low_high = extremes(xp, indices) if readable(indices) and math.prod(indices.shape) else None
+    if low_high is not None and (low_high[0] < 0 or low_high[1] >= P):
         raise ValueError(f"{op}_backward: indices must lie in [0, {P}) (flat positions in each input plane)")
     grad = max_backward(Cells(P, M), xp.reshape(grad_output, lead + (M,)), xp.reshape(indices, lead + (M,)),
                         primal=xp.reshape(x, lead + (P,)))
