@@ -3,13 +3,14 @@ arguments other libraries spell their own way."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._compat import namespace
+from .._compat import is_jax_array, namespace
 from ..autodiff import linear
 from ..kernels.linear import SeparableLinear
 from ..plans.windows import GatherPlan
@@ -70,6 +71,64 @@ def resample(x: Any, axes: Sequence[int], plans: Sequence[GatherPlan | None]) ->
         return y
     back = tuple(int(i) for i in np.argsort(order))
     return xp.permute_dims(y, back)
+
+
+def symbolic_axes(x: Any) -> list[int]:
+    """The axes of a JAX array whose sizes are symbolic (jax.export's shape polymorphism, Keras' symbolic build
+    on JAX); none on other arrays (torch's symbolic sizes are handled by its own capture)."""
+    if not is_jax_array(x):
+        return []
+    return [a for a, d in enumerate(x.shape) if not isinstance(d, (int, np.integer))]
+
+
+def over_symbolic_axes(function: str, fn: Callable[[Any], Any], x: Any, spatial: Sequence[int]) -> Any:
+    """``fn(x)`` for a JAX array ``x`` whose non-spatial axes may have symbolic sizes: each such axis is mapped
+    over with ``jax.vmap`` (kept with size 1 inside), so that ``fn`` sees static shapes and its plans are built as
+    usual; ``fn`` must keep that axis in place in each of its results. Spatial sizes must be static: the plans
+    are functions of them."""
+    free = symbolic_axes(x)
+    if not free:
+        return fn(x)
+    fixed = {a % x.ndim for a in spatial}
+    bad = [a for a in free if a in fixed]
+    if bad:
+        fail(function, "inputs", tuple(x.shape), f"spatial axis {bad[0]} has a symbolic size: the windows and taps "
+                                                 "are built from static spatial sizes (batch and channel axes may "
+                                                 "be symbolic)")
+    import jax
+    import jax.numpy as jnp
+
+    axis = free[0]
+
+    def one(xi: Any) -> Any:
+        out = over_symbolic_axes(function, fn, jnp.expand_dims(xi, axis), spatial)
+        return jax.tree_util.tree_map(lambda y: jnp.squeeze(y, axis), out)
+
+    return jax.vmap(one, in_axes=axis, out_axes=axis)(x)
+
+
+def mirror(module: str, original: str, names: Sequence[str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of a front-end module that mirrors ``names`` of the module
+    ``original``: every other public name is the original's own, imported on first use where it is installed, so
+    that changing the import prefix is the whole port; ``dir()`` lists the mirrored names."""
+    def __getattr__(name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        try:
+            library = importlib.import_module(original)
+        except ImportError as e:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}: it mirrors {', '.join(names)} of "
+                                 f"{original}, whose other names it passes on, but {original} is not installed "
+                                 f"({e})") from None
+        try:
+            return getattr(library, name)
+        except AttributeError:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}, nor has {original}") from None
+
+    def __dir__() -> list[str]:
+        return sorted(names)
+
+    return __getattr__, __dir__
 
 
 def fail(function: str, name: str, value: Any, rule: str, kind: type[Exception] = ValueError) -> None:

@@ -1012,3 +1012,7 @@ CARDS: tuple[FrontendCard, ...] = (
         ("onnx's reference returns float32 whatever theta's dtype and puts a size-1 axis with align_corners at -1; "
          "onnxruntime puts it at +1 (left out of the random configurations)",)),
 )
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

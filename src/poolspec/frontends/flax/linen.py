@@ -29,7 +29,7 @@ from ...ops.avg_pool import avg_pool1d, avg_pool2d, avg_pool3d
 from ...ops.max_pool import max_pool1d, max_pool2d, max_pool3d
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
-from .._common import fail
+from .._common import fail, mirror
 
 _MAX = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}
 _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
@@ -596,3 +596,7 @@ CARDS: tuple[FrontendCard, ...] = (
                  "float64 inputs): TypeError.", "An init that is not the reduction's identity: ValueError."),
         checked=_FLAX_CHECKED),
 )
+
+__all__ = ["max_pool", "avg_pool", "min_pool", "pool"]
+# other names are flax.linen's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "flax.linen", __all__)

@@ -26,7 +26,7 @@ from ..._types import Array
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
-from .._common import dense_table, fail, resample, tap_table
+from .._common import dense_table, fail, mirror, resample, tap_table
 
 
 class ResizeMethod(enum.Enum):
@@ -494,3 +494,7 @@ CARDS: tuple[FrontendCard, ...] = (
                  "Complex images."),
         checked=_CHECKED),
 )
+
+__all__ = ["resize", "scale_and_translate", "ResizeMethod"]
+# other names are jax.image's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "jax.image", __all__)

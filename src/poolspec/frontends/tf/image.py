@@ -22,7 +22,7 @@ from ..._types import Array
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
-from .._common import dense_table, fail, resample, tap_table
+from .._common import dense_table, fail, mirror, resample, tap_table
 
 _F = np.float32
 METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
@@ -341,3 +341,7 @@ CARDS: tuple[FrontendCard, ...] = (FrontendCard(
     checked="random configurations against tf.image.resize in conformance/frontend_checks/tensorflow.py (values "
             "on NumPy, torch and JAX; gradients against tf.GradientTape where TF has them)",
 ),)
+
+__all__ = ["resize"]
+# other names are tensorflow.image's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "tensorflow.image", __all__)

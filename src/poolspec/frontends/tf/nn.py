@@ -25,7 +25,7 @@ from ...ops.max_pool import max_pool2d as _max2
 from ...ops.max_pool import max_pool3d as _max3
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
-from .._common import fail, resample, tap_table
+from .._common import fail, mirror, resample, tap_table
 
 _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 _MAX_DTYPES = {1: ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"),
@@ -527,3 +527,8 @@ _ARGMAX_CARD = FrontendCard(
 
 CARDS: tuple[FrontendCard, ...] = tuple(_card(kind, n) for kind in ("max", "avg") for n in (1, 2, 3)) + (
     _ARGMAX_CARD,)
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "max_pool_with_argmax"]
+# other names are tensorflow.nn's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "tensorflow.nn", __all__)

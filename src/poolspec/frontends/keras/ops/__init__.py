@@ -44,7 +44,9 @@ from ....ops.max_pool import (
 from ....plans.windows import GatherPlan
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
-from ..._common import fail, resample, tap_table
+from ..._common import fail, mirror, resample, tap_table
+from .._keras import FUNCTIONS, SPECS, SYMBOLIC_NOTE, frontend_call
+from .._keras import data_format as keras_data_format
 
 __all__ = ["max_pool", "average_pool", "adaptive_average_pool", "adaptive_max_pool"]
 
@@ -68,20 +70,17 @@ def _inexact(name: str) -> str:
 
 
 def _data_format(function: str, data_format: Any) -> str:
-    if data_format is None:
-        return "channels_last"  # keras.config.image_data_format()'s default; ~/.keras/keras.json is not read
-    fmt = str(data_format).lower()
-    if fmt not in ("channels_first", "channels_last"):
-        fail(function, "data_format", data_format, "must be 'channels_first' or 'channels_last' (any case), or None "
-                                                   "for 'channels_last'")
-    return fmt
+    return keras_data_format(function, data_format)
 
 
 def _spatial_rank(function: str, x: Any) -> int:
-    n = x.ndim - 2
+    return _rank_of(function, tuple(x.shape))
+
+
+def _rank_of(function: str, shape: tuple[Any, ...]) -> int:
+    n = len(shape) - 2
     if n not in (1, 2, 3):
-        fail(function, "inputs", tuple(x.shape), "must have 3, 4 or 5 dimensions (batch, channels and 1 to 3 "
-                                                 "spatial axes)")
+        fail(function, "inputs", shape, "must have 3, 4 or 5 dimensions (batch, channels and 1 to 3 spatial axes)")
     return n
 
 
@@ -118,20 +117,37 @@ def _padding(function: str, padding: Any) -> str:
 
 def _pool_args(function: str, x: Any, pool_size: Any, strides: Any, padding: Any,
                data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[int, ...], str, tuple[int, ...]]:
+    return _pool_rule(function, tuple(int(d) for d in x.shape), pool_size, strides, padding, data_format)
+
+
+def _pool_rule(function: str, shape: tuple[Any, ...], pool_size: Any, strides: Any, padding: Any,
+               data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[int, ...], str, tuple[Any, ...]]:
+    """The checked arguments and the output shape; a spatial size may be None (unknown: so is the output's) or
+    symbolic (JAX: the formula, assuming a window fits)."""
     fmt = _data_format(function, data_format)
-    n = _spatial_rank(function, x)
+    n = _rank_of(function, shape)
     k = _sizes(function, "pool_size", pool_size, n)
     s = k if strides is None else _sizes(function, "strides", strides, n)
     pad = _padding(function, padding)
-    shape = [int(d) for d in x.shape]
+    out = list(shape)
     for axis, kk, ss in zip(_spatial_axes(fmt, n), k, s):
         length = shape[axis]
-        shape[axis] = -(-length // ss) if pad == "same" else ((length - kk) // ss + 1 if length >= kk else 0)
-    return fmt, n, k, s, pad, tuple(shape)
+        if length is None:
+            continue
+        if pad == "same":
+            out[axis] = -(-length // ss)
+        elif isinstance(length, (int, np.integer)):
+            out[axis] = (length - kk) // ss + 1 if length >= kk else 0
+        else:
+            out[axis] = (length - kk) // ss + 1
+    return fmt, n, k, s, pad, tuple(out)
 
 
 def _dtype(function: str, xp: Any, x: Any, allowed: tuple[str, ...]) -> str:
-    name = dtype_name(xp, x.dtype)
+    return _dtype_rule(function, dtype_name(xp, x.dtype), allowed)
+
+
+def _dtype_rule(function: str, name: str, allowed: tuple[str, ...]) -> str:
     if name not in allowed:
         fail(function, "inputs.dtype", name, f"must be one of {', '.join(allowed)}", TypeError)
     return name
@@ -161,7 +177,8 @@ def max_pool(inputs: Array, pool_size: Any, strides: Any = None, padding: str = 
         "valid" (no padding: floor((L - k) / s) + 1 outputs, 0 if L < k) or "same" (ceil(L / s) outputs, TensorFlow's
         padding, the odd cell at the end); any case.
     data_format : str or None, default None
-        "channels_last" or "channels_first" (any case); None: "channels_last", Keras' default image_data_format.
+        "channels_last" or "channels_first" (any case); None: keras.config.image_data_format()
+        (Keras' global setting, "channels_last" unless set or in keras.json).
 
     Returns
     -------
@@ -184,6 +201,11 @@ def max_pool(inputs: Array, pool_size: Any, strides: Any = None, padding: str = 
     >>> ops.max_pool(np.array([[[1.0], [3.0], [2.0]]]), 2, strides=1, padding="same")[0, :, 0]
     array([3., 3., 2.])
     """
+    return frontend_call("keras.ops.max_pool", _max_pool, inputs,
+                         dict(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format))
+
+
+def _max_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_format: str) -> Any:
     f = "keras.ops.max_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, k, s, pad, shape = _pool_args(f, inputs, pool_size, strides, padding, data_format)
@@ -215,7 +237,8 @@ def average_pool(inputs: Array, pool_size: Any, strides: Any = None, padding: st
         "valid" (no padding: floor((L - k) / s) + 1 outputs, 0 if L < k) or "same" (ceil(L / s) outputs, TensorFlow's
         padding, the odd cell at the end, not counted in the average); any case.
     data_format : str or None, default None
-        "channels_last" or "channels_first" (any case); None: "channels_last", Keras' default image_data_format.
+        "channels_last" or "channels_first" (any case); None: keras.config.image_data_format()
+        (Keras' global setting, "channels_last" unless set or in keras.json).
 
     Returns
     -------
@@ -239,6 +262,11 @@ def average_pool(inputs: Array, pool_size: Any, strides: Any = None, padding: st
     >>> ops.average_pool(np.array([[[1.0], [3.0], [2.0]]]), 2, strides=2, padding="same")[0, :, 0]
     array([2., 2.])
     """
+    return frontend_call("keras.ops.average_pool", _average_pool, inputs,
+                         dict(pool_size=pool_size, strides=strides, padding=padding, data_format=data_format))
+
+
+def _average_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_format: str) -> Any:
     f = "keras.ops.average_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, k, s, pad, shape = _pool_args(f, inputs, pool_size, strides, padding, data_format)
@@ -285,13 +313,21 @@ def _output_size(function: str, output_size: Any, n: int) -> tuple[int, ...]:
 
 
 def _adaptive_args(function: str, x: Any, output_size: Any, data_format: Any) -> tuple[str, int, tuple[int, ...]]:
-    fmt = _data_format(function, data_format)
-    n = _spatial_rank(function, x)
-    out = _output_size(function, output_size, n)
-    for axis in _spatial_axes(fmt, n):
-        if int(x.shape[axis]) == 0:
-            fail(function, "inputs", tuple(x.shape), f"spatial axis {axis} is empty: an adaptive window needs a cell")
+    fmt, n, out, _ = _adaptive_rule(function, tuple(int(d) for d in x.shape), output_size, data_format)
     return fmt, n, out
+
+
+def _adaptive_rule(function: str, shape: tuple[Any, ...], output_size: Any,
+                   data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[Any, ...]]:
+    fmt = _data_format(function, data_format)
+    n = _rank_of(function, shape)
+    out = _output_size(function, output_size, n)
+    result = list(shape)
+    for axis, o in zip(_spatial_axes(fmt, n), out):
+        if isinstance(shape[axis], (int, np.integer)) and shape[axis] == 0:
+            fail(function, "inputs", shape, f"spatial axis {axis} is empty: an adaptive window needs a cell")
+        result[axis] = o
+    return fmt, n, out, tuple(result)
 
 
 def adaptive_average_pool(inputs: Array, output_size: Any, data_format: str | None = None) -> Array:
@@ -309,7 +345,8 @@ def adaptive_average_pool(inputs: Array, output_size: Any, data_format: str | No
     output_size : int or tuple of int
         The output spatial size O: one int for every spatial axis or one per axis; every entry >= 1.
     data_format : str or None, default None
-        "channels_last" or "channels_first" (any case); None: "channels_last", Keras' default image_data_format.
+        "channels_last" or "channels_first" (any case); None: keras.config.image_data_format()
+        (Keras' global setting, "channels_last" unless set or in keras.json).
 
     Returns
     -------
@@ -333,6 +370,11 @@ def adaptive_average_pool(inputs: Array, output_size: Any, data_format: str | No
     >>> ops.adaptive_average_pool(np.array([[[1.0], [2.0], [6.0]]]), 2)[0, :, 0]
     array([1.5, 4. ])
     """
+    return frontend_call("keras.ops.adaptive_average_pool", _adaptive_average_pool, inputs,
+                         dict(output_size=output_size, data_format=data_format))
+
+
+def _adaptive_average_pool(inputs: Any, output_size: Any, data_format: str) -> Any:
     f = "keras.ops.adaptive_average_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, out = _adaptive_args(f, inputs, output_size, data_format)
@@ -387,7 +429,8 @@ def adaptive_max_pool(inputs: Array, output_size: Any, data_format: str | None =
     output_size : int or tuple of int
         The output spatial size O: one int for every spatial axis or one per axis; every entry >= 1.
     data_format : str or None, default None
-        "channels_last" or "channels_first" (any case); None: "channels_last", Keras' default image_data_format.
+        "channels_last" or "channels_first" (any case); None: keras.config.image_data_format()
+        (Keras' global setting, "channels_last" unless set or in keras.json).
 
     Returns
     -------
@@ -410,6 +453,11 @@ def adaptive_max_pool(inputs: Array, output_size: Any, data_format: str | None =
     >>> ops.adaptive_max_pool(np.array([[[1.0], [2.0], [6.0]]]), 2)[0, :, 0]
     array([2., 6.])
     """
+    return frontend_call("keras.ops.adaptive_max_pool", _adaptive_max_pool, inputs,
+                         dict(output_size=output_size, data_format=data_format))
+
+
+def _adaptive_max_pool(inputs: Any, output_size: Any, data_format: str) -> Any:
     f = "keras.ops.adaptive_max_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, out = _adaptive_args(f, inputs, output_size, data_format)
@@ -425,7 +473,8 @@ _LIBRARY = "keras 3.15.1 (JAX backend, jax 0.10.2)"
 _INPUTS = Argument("inputs", "array", description="(batch, *spatial, channels) or (batch, channels, *spatial), "
                                                   "1 to 3 spatial axes")
 _FORMAT = Argument("data_format", "str | None", None, ("'channels_last' or 'channels_first', any case",),
-                   "None: 'channels_last' (keras.config.image_data_format()'s default; keras.json is not read)")
+                   "None: keras.config.image_data_format() where Keras is imported, else the value of Keras' "
+                   "keras.json ($KERAS_HOME or ~/.keras), else 'channels_last'")
 _POOL_ARGS = (
     _INPUTS,
     Argument("pool_size", "int | tuple[int, ...]", constraints=("entries >= 1", "a tuple has one entry per spatial "
@@ -451,6 +500,9 @@ _CHECKED = ("conformance/frontend_checks/keras.py against keras 3.15.1 on JAX 0.
             "case, float32/float64/float16 and integer dtypes, empty batch or channel axes; values on NumPy, JAX and "
             "torch, gradients against jax.vjp of the keras op on JAX and torch; counts in "
             "conformance/results/frontends/keras.json")
+_ADAPTIVE_SYMBOLIC = ("Keras 3.15.1 on a KerasTensor in channels_last returns a wrong shape ((None, 20, 5, 5, 8) "
+                      "for (None, 20, 20, 8) pooled to (5, 5)) and refuses an int or list output_size (TypeError); "
+                      "poolspec returns (None, 5, 5, 8) and takes both")
 _NO_LISTS = ("Keras on JAX refuses a list pool_size or strides (TypeError: tuple + list in "
              "_convert_to_spatial_operand) and a NumPy-integer scalar (tuple + np.int64 broadcasts to an array); "
              "poolspec takes both as its documentation says.")
@@ -471,7 +523,8 @@ CARDS: tuple[FrontendCard, ...] = (
         gradient=gradient("the gradient goes to the first maximum of each window in row-major "
                                               "order (Keras on JAX: the same for ties without NaN)"),
         determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=("lax.reduce_window max with -inf init (integers: the dtype's minimum) and 'SAME'/'VALID' padding: "
+        notes=(SYMBOLIC_NOTE,
+               "lax.reduce_window max with -inf init (integers: the dtype's minimum) and 'SAME'/'VALID' padding: "
                "'valid' gives floor((L - k) / s) + 1 outputs, 0 where L < k (an empty array, not an error); 'same' "
                "ceil(L / s), padding max((O - 1) * s + k - L, 0) split low = total // 2",
                "integer inputs keep their dtype; uint16/uint32 are pooled as int32/int64 (exact) and cast back",
@@ -487,7 +540,8 @@ CARDS: tuple[FrontendCard, ...] = (
         arguments=_POOL_ARGS, outputs=(_OUTPUT,), core=("avg_pool1d", "avg_pool2d", "avg_pool3d"), layout=_LAYOUT,
         gradient=gradient("linear: the transposed window sum"),
         determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=("'valid': window sum / prod(pool_size); 'same': window sum / the number of input cells in the window "
+        notes=(SYMBOLIC_NOTE,
+               "'valid': window sum / prod(pool_size); 'same': window sum / the number of input cells in the window "
                "(a second reduce_window over ones), i.e. count_include_pad=False",
                "integer inputs are averaged in float32 (float64 for int64/uint64), the dtype JAX's division gives "
                "with x64 enabled",
@@ -504,7 +558,8 @@ CARDS: tuple[FrontendCard, ...] = (
         core=("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"), layout=_LAYOUT,
         gradient=gradient("linear: the transposed window average"),
         determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=("Keras' 'two-pool gather': per spatial axis (first to last) a stride-1 mean over windows of ceil(L / O) "
+        notes=(SYMBOLIC_NOTE,
+               "Keras' 'two-pool gather': per spatial axis (first to last) a stride-1 mean over windows of ceil(L / O) "
                "and ceil(L / O) + 1 cells, then a gather at start_i = floor(i * L / O), the big one where "
                "ceil((i + 1) * L / O) - start_i is the bigger size: exactly torch's windows [floor(i L / O), "
                "ceil((i + 1) L / O)), which always have one of those two sizes; O > L allowed",
@@ -512,7 +567,8 @@ CARDS: tuple[FrontendCard, ...] = (
                "integer inputs are averaged in float32 (float64 for int64/uint64), as JAX's division with x64",
                "Keras computes the window starts in floating point (float32 without x64): for L * O beyond 2^24 "
                "they may differ from the exact integer rule poolspec uses"),
-        differences=("Keras takes a 1-d output_size tuple of any length and uses its first entry; poolspec "
+        differences=(_ADAPTIVE_SYMBOLIC,
+                     "Keras takes a 1-d output_size tuple of any length and uses its first entry; poolspec "
                      "requires one entry per spatial axis",
                      "Keras raises ZeroDivisionError for an output size of 0; poolspec a ValueError",
                      _INT_WRAP + " (Keras: along the first spatial axis)"),
@@ -527,13 +583,15 @@ CARDS: tuple[FrontendCard, ...] = (
         gradient=gradient("the gradient goes to the first maximum of each window in row-major "
                                               "order (torch's rule)"),
         determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=("windows as adaptive_average_pool (torch's); Keras reduces one spatial axis after another with "
+        notes=(SYMBOLIC_NOTE,
+               "windows as adaptive_average_pool (torch's); Keras reduces one spatial axis after another with "
                "stride-1 reduce_window max (-inf init) and a gather",
                "integer inputs keep their dtype (Keras' reduce_window takes them); poolspec takes the maximum of "
                "gathered taps per axis for them (exact for every width; no gradient); on torch, whose CPU kernels "
                "neither compare nor gather uint16/32/64, uint16/uint32 are pooled as int32/int64 and uint64 as "
                "int64 bits with the sign bit flipped (order-preserving: exact)"),
-        differences=("Keras' per-axis reduction sends the gradient among tied maxima to the first in column-major "
+        differences=(_ADAPTIVE_SYMBOLIC,
+                     "Keras' per-axis reduction sends the gradient among tied maxima to the first in column-major "
                      "order (last axis outermost); poolspec to the first in row-major order (torch's)",
                      "in a window holding NaN Keras' gradient (JAX's select_and_scatter_add, >=) goes to the largest "
                      "tap after the last NaN; poolspec's to the NaN (torch's rule)",
@@ -543,3 +601,40 @@ CARDS: tuple[FrontendCard, ...] = (
         refuses=("a 1-d output_size tuple with more than one entry (Keras uses the first)", "bool inputs"),
         checked=_CHECKED),
 )
+
+
+# ------------------------------------------------------------------------------------------- symbolic (Keras)
+
+def _pool_spec(function: str, allowed: tuple[str, ...], integer_out: bool) -> Any:
+    def spec(shape: tuple[Any, ...], dtype: str, pool_size: Any, strides: Any = None, padding: str = "valid",
+             data_format: Any = None) -> tuple[tuple[Any, ...], str]:
+        name = _dtype_rule(function, dtype, allowed)
+        out = _pool_rule(function, shape, pool_size, strides, padding, data_format)[-1]
+        return out, name if name in _FLOATS or integer_out else _inexact(name)
+    return spec
+
+
+def _adaptive_spec(function: str, integer_out: bool) -> Any:
+    def spec(shape: tuple[Any, ...], dtype: str, output_size: Any,
+             data_format: Any = None) -> tuple[tuple[Any, ...], str]:
+        name = _dtype_rule(function, dtype, _FLOATS + _INTS)
+        out = _adaptive_rule(function, shape, output_size, data_format)[-1]
+        return out, name if name in _FLOATS or integer_out else _inexact(name)
+    return spec
+
+
+for _name, _fn, _spec in (("keras.ops.max_pool", max_pool,
+                           _pool_spec("keras.ops.max_pool", _FLOATS + _INTS[:-1], True)),
+                          ("keras.ops.average_pool", average_pool,
+                           _pool_spec("keras.ops.average_pool", _FLOATS + _INTS, False)),
+                          ("keras.ops.adaptive_average_pool", adaptive_average_pool,
+                           _adaptive_spec("keras.ops.adaptive_average_pool", False)),
+                          ("keras.ops.adaptive_max_pool", adaptive_max_pool,
+                           _adaptive_spec("keras.ops.adaptive_max_pool", True))):
+    FUNCTIONS[_name], SPECS[_name] = _fn, _spec
+
+from . import image  # noqa: E402  (keras.ops.image, reachable as an attribute)
+
+__all__ = [*__all__, "image"]
+# other names are keras.ops's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "keras.ops", __all__)

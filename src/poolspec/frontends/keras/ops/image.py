@@ -18,7 +18,8 @@ from ...._compat import dtype_name, dtype_of, is_jax_array, namespace, on
 from ...._types import Array
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
-from ..._common import fail
+from ..._common import fail, mirror
+from .._keras import FUNCTIONS, SPECS, SYMBOLIC_NOTE, frontend_call
 
 __all__ = ["resize"]
 
@@ -73,7 +74,8 @@ def resize(images: Array, size: Any, interpolation: str = "bilinear", antialias:
     fill_value : float, default 0.0
         The padding value.
     data_format : str or None, default None
-        "channels_last" or "channels_first" (any case); None: "channels_last", Keras' default image_data_format.
+        "channels_last" or "channels_first" (any case); None: keras.config.image_data_format()
+        (Keras' global setting, "channels_last" unless set or in keras.json).
 
     Returns
     -------
@@ -98,10 +100,13 @@ def resize(images: Array, size: Any, interpolation: str = "bilinear", antialias:
     array([[0., 0., 1., 0.],
            [0., 2., 3., 0.]])
     """
-    from ...jax.image import resize as jax_resize
+    return frontend_call("keras.ops.image.resize", _resize, images,
+                         dict(size=size, interpolation=interpolation, antialias=antialias,
+                              crop_to_aspect_ratio=crop_to_aspect_ratio, pad_to_aspect_ratio=pad_to_aspect_ratio,
+                              fill_mode=fill_mode, fill_value=fill_value, data_format=data_format), spatial_rank=2)
 
-    f = "keras.ops.image.resize"
-    xp = namespace(images, names=("images",), op=f)
+
+def _size_rule(f: str, size: Any) -> tuple[int, int]:
     if not isinstance(size, (tuple, list, np.ndarray)):
         fail(f, "size", size, "must be a tuple of 2 ints (height, width)", TypeError)
     if len(size) != 2:
@@ -112,15 +117,41 @@ def resize(images: Array, size: Any, interpolation: str = "bilinear", antialias:
     target_h, target_w = (int(v) for v in size)
     if target_h <= 0 or target_w <= 0:
         fail(f, "size", size, "height and width must be >= 1")
+    return target_h, target_w
+
+
+def _resize_spec(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: str = "bilinear",
+                 antialias: bool = False, crop_to_aspect_ratio: bool = False, pad_to_aspect_ratio: bool = False,
+                 fill_mode: str = "constant", fill_value: float = 0.0,
+                 data_format: str = "channels_last") -> tuple[tuple[Any, ...], str]:
+    """The output's shape and dtype, for a KerasTensor (sizes may be None)."""
+    f = "keras.ops.image.resize"
+    target_h, target_w = _size_rule(f, size)
+    if len(shape) not in (3, 4):
+        fail(f, "images", shape, "must have 3 (one image) or 4 (a batch) dimensions")
+    if interpolation not in INTERPOLATIONS:
+        fail(f, "interpolation", interpolation, f"must be one of {', '.join(INTERPOLATIONS)}")
+    if dtype not in _FLOATS + _INTS:
+        fail(f, "images", dtype, f"dtype must be one of {', '.join(_FLOATS + _INTS)}", TypeError)
+    hax = len(shape) - 3 if data_format == "channels_last" else len(shape) - 2
+    out = list(shape)
+    out[hax], out[hax + 1] = target_h, target_w
+    return tuple(out), dtype
+
+
+def _resize(images: Any, size: Any, interpolation: str, antialias: bool, crop_to_aspect_ratio: bool,
+            pad_to_aspect_ratio: bool, fill_mode: str, fill_value: float, data_format: str) -> Any:
+    from ...jax.image import resize as jax_resize
+
+    f = "keras.ops.image.resize"
+    xp = namespace(images, names=("images",), op=f)
+    target_h, target_w = _size_rule(f, size)
     if images.ndim not in (3, 4):
         fail(f, "images", tuple(images.shape), "must have 3 (one image) or 4 (a batch) dimensions")
     if pad_to_aspect_ratio and crop_to_aspect_ratio:
         fail(f, "pad_to_aspect_ratio", pad_to_aspect_ratio, "only one of pad_to_aspect_ratio and "
                                                             "crop_to_aspect_ratio can be True")
-    fmt = "channels_last" if data_format is None else str(data_format).lower()
-    if fmt not in ("channels_first", "channels_last"):
-        fail(f, "data_format", data_format, "must be 'channels_first' or 'channels_last' (any case), or None for "
-                                            "'channels_last'")
+    fmt = data_format
     if interpolation not in INTERPOLATIONS:
         fail(f, "interpolation", interpolation, f"must be one of {', '.join(INTERPOLATIONS)} (Keras on JAX has no "
                                                 "'area')")
@@ -185,7 +216,8 @@ CARDS: tuple[FrontendCard, ...] = (
             Argument("fill_mode", "str", "constant", ("'constant'",), "the padding mode"),
             Argument("fill_value", "float", 0.0, (), "the padding value"),
             Argument("data_format", "str | None", None, ("'channels_last' or 'channels_first', any case",),
-                     "None: 'channels_last' (Keras' default image_data_format; keras.json is not read)"),
+                     "None: keras.config.image_data_format() where Keras is imported, else the value of Keras' "
+                     "keras.json ($KERAS_HOME or ~/.keras), else 'channels_last'"),
         ),
         outputs=(Port("resized", "array", "images' rank and layout with (height, width) = size",
                       "the resized images in images' dtype"),),
@@ -194,7 +226,8 @@ CARDS: tuple[FrontendCard, ...] = (
         gradient=gradient("linear in images: the transposed tap tables, then the crop's zero padding or the pad's "
                           "slice"),
         determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=("Keras on JAX calls jax.image.resize(images, (…, height, width, …), method=interpolation, "
+        notes=(SYMBOLIC_NOTE,
+               "Keras on JAX calls jax.image.resize(images, (…, height, width, …), method=interpolation, "
                "antialias=antialias): half-pixel centres; bilinear = triangle, bicubic = Keys a = -0.5, lanczos3/5; "
                "with antialias the kernel widens by the downscale factor; nearest takes floor((i + 0.5) * L / O)",
                "crop: crop_h = max(min(H, int(W * h / w)), 1), crop_w = max(min(W, int(H * w / h)), 1), offsets "
@@ -216,3 +249,7 @@ CARDS: tuple[FrontendCard, ...] = (
                 "and JAX (integers within 1, a .5 rounding flipped by float error), gradients against jax.vjp of the "
                 "keras op; counts in conformance/results/frontends/keras.json"),
 )
+
+FUNCTIONS["keras.ops.image.resize"], SPECS["keras.ops.image.resize"] = resize, _resize_spec
+# other names are keras.ops.image's own: the import prefix is the whole port
+__getattr__, __dir__ = mirror(__name__, "keras.ops.image", __all__)
