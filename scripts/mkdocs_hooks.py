@@ -23,11 +23,30 @@ _SOURCE = {site: repo for repo, site in EXTERNAL.items()}
 _LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)")
 
 
+def _slugify(value: str, separator: str) -> str:
+    """Markdown's heading ids, prefixed where they would begin with a digit ("## 1. Run the suite"): the theme's
+    script looks each one up as a CSS selector, which cannot begin with a digit, and stops at the first."""
+    from markdown.extensions.toc import slugify
+
+    slug = slugify(value, separator)
+    return f"s{separator}{slug}" if slug[:1].isdigit() else slug
+
+
+def on_config(config: Any) -> Any:
+    config.mdx_configs.setdefault("toc", {})["slugify"] = _slugify
+    return config
+
+
 def on_files(files: Files, config: Any) -> Files:
     for repo, site in EXTERNAL.items():
         data = (ROOT / repo).read_bytes()
         content: str | bytes = data.decode("utf-8") if repo.endswith(".md") else data
         files.append(File.generated(config, site, content=content))
+    from pygments.formatters import HtmlFormatter
+
+    # code highlighted at build time (Python-Markdown's codehilite, mkdocstrings' signatures): its colours
+    css = "\n".join(HtmlFormatter(style="default").get_style_defs(scope) for scope in (".codehilite", ".highlight"))
+    files.append(File.generated(config, "css/pygments.css", content=css))
     return files
 
 

@@ -53,3 +53,26 @@ def test_the_site_builds_strict_with_every_function_documented(tmp_path: Path) -
     home = (site / "index.html").read_text(encoding="utf-8")
     for backend in ("NumPy", "torch", "JAX", "CuPy", "Dask and array-api-strict"):
         assert f">{backend}</h3>" in home or f">{backend}<a" in home or f'">{backend}' in home, backend
+
+
+_ITEM = re.compile(r"^([-*+]|\d+[.)])\s+\S")
+
+
+def test_lists_start_after_a_blank_line() -> None:
+    """Python-Markdown (unlike GitHub) runs a list into the paragraph above it unless a blank line separates
+    them: every page of the site must have one."""
+    pages = [p for p in (ROOT / "docs").rglob("*.md")] + [ROOT / "conformance" / "README.md",
+                                                           ROOT / "conformance" / "MATRIX.md"]
+    wrong = []
+    for path in pages:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        fenced = False
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+                continue
+            prev = lines[i - 1] if i else ""
+            if (not fenced and _ITEM.match(line) and prev.strip() and not _ITEM.match(prev)
+                    and not prev.startswith((" ", "|", "#", "<"))):
+                wrong.append(f"{path.relative_to(ROOT)}:{i + 1}: {line[:50]!r}")
+    assert not wrong, "\n".join(wrong)

@@ -47,9 +47,10 @@ def _same_training(a: dict, b: dict, rtol: float) -> None:
                                err_msg="predictions")
 
 
-@pytest.mark.parametrize("keras_backend", ["jax", "torch"])
+@pytest.mark.parametrize("keras_backend", ["jax", "torch", "tensorflow"])
 def test_keras_model_file_runs_after_the_prefix_change(keras_backend, tmp_path):
-    """Functional and subclassing APIs, KerasTensors with an unknown batch, model.fit, save and load."""
+    """Functional and subclassing APIs, KerasTensors with an unknown batch, model.fit, save and load, on each
+    Keras backend (TensorFlow's tensors through the host bridge)."""
     _installed("keras", keras_backend)
     original, ported = _ported("keras_cnn.py", "from keras import ops", "from poolspec.frontends.keras import ops")
     env = {"KERAS_BACKEND": keras_backend}
@@ -66,6 +67,14 @@ def test_flax_model_file_runs_after_the_prefix_change(tmp_path):
     _installed("flax")
     original, ported = _ported("flax_cnn.py", "from flax import linen as nn",
                                "from poolspec.frontends.flax import linen as nn")
+    _same_training(_run(original, tmp_path), _run(ported, tmp_path), 1e-4)
+
+
+def test_tensorflow_model_file_runs_after_the_prefix_change(tmp_path):
+    """Variables, tf.nn and tf.image ops, GradientTape under tf.function: TensorFlow tensors go through the
+    front-ends' host bridge (NumPy forward, the gradient by poolspec's bindings)."""
+    _installed("tensorflow")
+    original, ported = _ported("tf_cnn.py", "import tensorflow as tf", "from poolspec.frontends import tf")
     _same_training(_run(original, tmp_path), _run(ported, tmp_path), 1e-4)
 
 

@@ -12,8 +12,10 @@ names and signatures, so that changing the import prefix is the whole port.
 ============================================  =============================================================
 
 They take any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), not only the mirrored
-library's, and differentiate through poolspec's deterministic bindings on torch and JAX. Each function has a card
-(``poolspec.spec.frontend_card``) stating the library's rules as established against it.
+library's, and differentiate through poolspec's deterministic bindings on torch and JAX; TensorFlow tensors go
+through a host bridge (NumPy kernels in ``tf.numpy_function``, first-order gradients), Keras' symbolic tensors get
+symbolic results. Every other name of a mirrored module is the library's own (imported on first use). Each
+function has a card (``poolspec.spec.frontend_card``) stating the library's rules as established against it.
 
 >>> import numpy as np
 >>> from poolspec.frontends.tf import nn

@@ -4,6 +4,8 @@ from the cards alone, with example output shapes computed by ``output_shape``.
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,41 @@ from ._card import Card
 _JAX_MEANING = {"jvp": "forward mode", "hessian": "jax.hessian", "grad-of-grad": "grad of grad"}
 
 
-def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+_SPAN = re.compile(r"(`+)(.+?)\1")
+
+
+def _markdown(text: str, table: bool) -> str:
+    """``text`` as Markdown that shows it as written: ``*`` escaped outside code spans (two of them would make
+    the text between into emphasis: ``(O-1)*s >= L + p_lo*...``); in a table, pipes escaped too, and a code span
+    holding one written as an HTML code element (an escaped pipe in a code span keeps its backslash)."""
+    def plain(t: str) -> str:
+        t = t.replace("*", "\\*").replace("\n", " ")
+        return t.replace("|", "\\|") if table else t
+
+    out, pos = [], 0
+    for m in _SPAN.finditer(text):
+        out += [plain(text[pos:m.start()]), code(m.group(2)) if table and "|" in m.group(2) else m.group(0)]
+        pos = m.end()
+    return "".join(out + [plain(text[pos:])])
+
+
+def cell(text: Any) -> str:
+    """Prose for a Markdown table cell (see _markdown)."""
+    return _markdown(str(text), table=True)
+
+
+def prose(text: Any) -> str:
+    """Prose for a paragraph or a list item (see _markdown)."""
+    return _markdown(str(text), table=False)
+
+
+def code(text: Any) -> str:
+    """Code in a table cell: an HTML code element, where a pipe can be written as an entity (an escaped pipe
+    inside a Markdown code span is shown with its backslash)."""
+    return "<code>" + html.escape(str(text), quote=False).replace("|", "&#124;") + "</code>"
+
+
+_cell = cell
 
 
 def _value(v: Any) -> str:
@@ -47,7 +82,7 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
              f"| input ranks | {', '.join(str(r) for r in card.input_ranks)} |",
              f"| dtypes | {', '.join(card.dtypes)} |",
              f"| channels_last kept (torch) | {_layout(card.channels_last)} |", "",
-             "## Shape relation", "", _cell(card.shape_relation), "",
+             "## Shape relation", "", prose(card.shape_relation), "",
              "## Ports", "", "| port | direction | type | shape / constraints | description |",
              "|---|---|---|---|---|"]
     for arg in card.arguments:
@@ -69,15 +104,15 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
         if arg.is_array:
             continue
         default = "required" if arg.required else f"`{_value(arg.default)}`"
-        lines.append(f"| `{arg.name}` | `{_cell(arg.type)}` | {default} | {_cell('; '.join(arg.constraints))} | "
+        lines.append(f"| `{arg.name}` | {code(arg.type)} | {default} | {_cell('; '.join(arg.constraints))} | "
                      f"{_cell(arg.description)} |")
     lines += ["", "## Description", ""]
-    lines += [f"- {_cell(n)}" for n in card.notes] or ["- Signatures, defaults and edge rules are torch's."]
+    lines += [f"- {prose(n)}" for n in card.notes] or ["- Signatures, defaults and edge rules are torch's."]
     if deviations:
         lines += ["", "Deviations from torch 2.13 (from `src/poolspec/data/deviations.json`):", ""]
         for d in deviations:
-            lines.append(f"- **{d['id']}** ({d['kind']}): torch: {_cell(d['torch'])}. poolspec: "
-                         f"{_cell(d['poolspec'])}.")
+            lines.append(f"- **{d['id']}** ({d['kind']}): torch: {prose(d['torch'])}. poolspec: "
+                         f"{prose(d['poolspec'])}.")
     g = card.gradient
     jax = ", ".join(_JAX_MEANING.get(t, t) for t in g.jax) or "none"
     lines += ["", "## Determinism", "", "| path | how | bit-identical across runs |", "|---|---|---|",
@@ -92,7 +127,7 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
               "| call | input shape | output shape |", "|---|---|---|"]
     for ex in card.examples:
         out = output_shape(card.name, tuple(ex.input_shape), **dict(ex.arguments))
-        lines.append(f"| `{_cell(_call(card, ex.input_shape, dict(ex.arguments)))}` | `{tuple(ex.input_shape)}` | "
+        lines.append(f"| {code(_call(card, ex.input_shape, dict(ex.arguments)))} | `{tuple(ex.input_shape)}` | "
                      f"`{tuple(out)}` |")
     lines += ["", "## Functions", "",
               "Signatures and numpydoc docstrings (`help(poolspec.<name>)`; rendered on the docs site):", "",

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._compat import dtype_name, dtype_of, is_jax_array, namespace, on, to_namespace
+from ..._compat import dtype_name, dtype_of, is_dask_array, is_jax_array, namespace, on, to_namespace
 from ..._types import Array
 from ...ops.avg_pool import avg_pool1d, avg_pool2d, avg_pool3d
 from ...ops.max_pool import max_pool1d, max_pool2d, max_pool3d
@@ -179,7 +179,9 @@ def _pool(function: str, inputs: Any, kind: str, window_shape: Any, strides: Any
         result = dtype
     if 0 in out_shape:
         # an empty result still made from inputs (an empty slice reshaped), so autograd sees it depend on them
-        empty = xp.reshape(inputs[(slice(0, 0), ...)], out_shape)
+        # (Dask's reshape between two empty shapes fails: it has no autograd, so a fresh empty array serves)
+        empty = (xp.zeros(out_shape, dtype=inputs.dtype) if is_dask_array(inputs)
+                 else xp.reshape(inputs[(slice(0, 0), ...)], out_shape))
         return empty if result == dtype else xp.astype(empty, dtype_of(xp, result))
     if 0 in shape:
         fail(function, "inputs", shape, "an empty window axis can only give an empty output")

@@ -17,7 +17,8 @@ SYMBOLIC_NOTE = ("Keras' symbolic calls as keras.ops makes them: on a KerasTenso
                  "poolspec.frontends.keras is imported); inside a layer during Keras' symbolic build on JAX, symbolic "
                  "batch or channel sizes are mapped over with jax.vmap (so is jax.export's shape polymorphism), and "
                  "unknown spatial sizes there give the output's spec alone. Keras backends: jax, torch and numpy "
-                 "(poolspec's array libraries)")
+                 "(poolspec's array libraries), and tensorflow through the front-ends' host bridge (NumPy kernels "
+                 "in tf.numpy_function, the gradient by poolspec's torch or JAX bindings: first order)")
 
 
 def _keras_json() -> str:
@@ -93,11 +94,14 @@ def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, argument
     KerasTensor, a symbolic result; on a JAX array with symbolic batch or channel sizes (Keras' symbolic build,
     jax.export), ``impl`` mapped over those axes; else ``impl(inputs, **arguments)``. ``spatial_rank``: the
     number of spatial axes (None: all but batch and channels)."""
-    from ...frontends._common import over_symbolic_axes, symbolic_axes
+    from .._common import over_symbolic_axes, symbolic_axes
+    from .._tensorflow import is_tensorflow, on_tensorflow
 
     arguments = dict(arguments, data_format=data_format(function, arguments.get("data_format")))
     if is_keras_tensor(inputs):
         return symbolic_call(function, inputs, arguments)
+    if is_tensorflow(inputs):  # Keras on its TensorFlow backend
+        return on_tensorflow(function, lambda a: impl(a, **arguments), inputs)
     free = symbolic_axes(inputs)
     if not free:
         return impl(inputs, **arguments)

@@ -23,6 +23,8 @@ from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
 from .._common import dense_table, fail, mirror, resample, tap_table
+from .._tensorflow import NOTE as TENSORFLOW_NOTE
+from .._tensorflow import is_tensorflow, on_tensorflow
 
 _F = np.float32
 METHODS = ("bilinear", "nearest", "bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic")
@@ -274,6 +276,9 @@ def resize(images: Array, size: Any, method: str = "bilinear", preserve_aspect_r
            [2, 2, 3, 3],
            [2, 2, 3, 3]], dtype=uint8)
     """
+    if is_tensorflow(images):
+        return on_tensorflow("tf.image.resize", lambda a: resize(a, size, method, preserve_aspect_ratio, antialias),
+                             images)
     xp = namespace(images, names=("images",), op="resize")
     if images.ndim not in (3, 4):
         fail("resize", "images", tuple(images.shape), "must have either 3 or 4 dimensions")
@@ -320,7 +325,7 @@ CARDS: tuple[FrontendCard, ...] = (FrontendCard(
     gradient=gradient("linear in images: the transposed tap tables, gather-only; TF has gradients for every "
                       "method but area (ResizeArea has no registered gradient)"),
     determinism="deterministic (gather-only forward and backward)",
-    notes=(
+    notes=(TENSORFLOW_NOTE,
         _BILINEAR_NOTE,
         "nearest: ResizeNearestNeighbor(half_pixel_centers=True): index min(floor((o + 0.5) * (L / O)), L - 1) "
         "in float32; keeps the input dtype",

@@ -26,6 +26,8 @@ from ...ops.max_pool import max_pool3d as _max3
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
 from .._common import fail, mirror, resample, tap_table
+from .._tensorflow import NOTE as TENSORFLOW_NOTE
+from .._tensorflow import is_tensorflow, on_tensorflow
 
 _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 _MAX_DTYPES = {1: ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"),
@@ -149,6 +151,9 @@ def _empty(xp: Any, x: Any, out: tuple[int, ...], channels_first: bool) -> Any:
 
 def _pool(kind: str, n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_format: Any) -> Any:
     function = f"{kind}_pool{n}d"
+    if is_tensorflow(input):
+        return on_tensorflow(f"tf.nn.{function}",
+                             lambda a: _pool(kind, n, a, ksize, strides, padding, data_format), input)
     is_max = kind == "max"
     xp, k, s, pad, channels_first, out = _prepare(function, n, input, ksize, strides, padding, data_format,
                                                   _MAX_DTYPES[n] if is_max else _AVG_DTYPES, is_max and n < 3)
@@ -376,6 +381,9 @@ def max_pool_with_argmax(input: Array, ksize: Any, strides: Any, padding: str, d
     array([[4, 5],
            [7, 8]])
     """
+    if is_tensorflow(input):
+        return on_tensorflow("tf.nn.max_pool_with_argmax", lambda a: max_pool_with_argmax(
+            a, ksize, strides, padding, data_format, output_dtype, include_batch_in_index), input)
     function = "max_pool_with_argmax"
     if data_format != "NHWC":
         fail(function, "data_format", data_format, "only 'NHWC' is supported")
@@ -484,7 +492,7 @@ def _card(kind: str, n: int) -> FrontendCard:
         gradient=gradient("poolspec's deterministic gradient of the core op; TF's MaxPoolGrad/AvgPoolGrad agree "
                           "where windows hold no ties or NaN"),
         determinism="deterministic (gather-only forward and backward)",
-        notes=tuple(notes),
+        notes=(TENSORFLOW_NOTE, *notes),
         differences=((_NAN,) if kind == "max" else ()) + ((_GRAD3D,) if n == 3 else ()) + (_EMPTY_GRAD,),
         refuses=("pooling over the batch or channel axis (ksize or strides entries other than 1 there)",)
         + (("uint16 input (TypeError): poolspec's max_pool has no uint16 kernel (TF has)",)
@@ -514,7 +522,8 @@ _ARGMAX_CARD = FrontendCard(
     gradient=gradient("of output: poolspec's deterministic gradient (argmax is an integer output)"),
     determinism="deterministic",
     indices="((y * W + x) * C + c), plus b * H * W * C with include_batch_in_index; always inside the input",
-    notes=("data_format other than 'NHWC' is refused by tf.nn.max_pool_with_argmax itself (ValueError)",
+    notes=(TENSORFLOW_NOTE,
+           "data_format other than 'NHWC' is refused by tf.nn.max_pool_with_argmax itself (ValueError)",
            "padding: 'VALID' or 'SAME' only (a list is a TypeError)",
            "an empty input is refused ('tensor_in must not be empty', tensorflow/tensorflow#21338)",
            "the winner is the window's first maximum in row-major order; padding never wins",
