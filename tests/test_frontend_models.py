@@ -194,3 +194,32 @@ def test_keras_tensors_get_symbolic_results(tmp_path):
         name, want_shape, got_shape, want_dtype, got_dtype, kind = row
         assert (got_shape, got_dtype, kind) == (want_shape, want_dtype, "KerasTensor"), row
     assert rows[-1][0] == "bad padding" and "padding" in rows[-1][1]
+
+
+def test_jax_export_with_symbolic_batch_and_channels():
+    """jax.export's shape polymorphism: symbolic batch and channel sizes are mapped over (the windows need static
+    spatial sizes, which a symbolic one is refused for, naming the axis); the exported program gives the values
+    of the original library's own function."""
+    _installed("jax", "flax")
+    import flax.linen as flax_linen
+    import jax
+    import jax.numpy as jnp
+    from jax import export
+
+    from poolspec.frontends.flax import linen
+    from poolspec.frontends.keras import ops
+
+    x = np.random.default_rng(0).standard_normal((5, 9, 9, 4))
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("b, 9, 9, c"), jnp.float64)
+    cases = [(lambda t: linen.max_pool(t, (3, 3), (2, 2), "SAME"),
+              lambda t: flax_linen.max_pool(t, (3, 3), (2, 2), "SAME")),
+             (lambda t: linen.avg_pool(t, (2, 3), (1, 2), "VALID"),
+              lambda t: flax_linen.avg_pool(t, (2, 3), (1, 2), "VALID")),
+             (lambda t: ops.max_pool(t, 2, 2, "same", "channels_last"),
+              lambda t: flax_linen.max_pool(t, (2, 2), (2, 2), "SAME"))]
+    for ours, theirs in cases:
+        program = export.export(jax.jit(ours))(spec)
+        assert str(program.out_avals[0].shape[0]) == "b"
+        np.testing.assert_allclose(np.asarray(program.call(x)), np.asarray(theirs(jnp.asarray(x))), rtol=1e-12)
+    with pytest.raises(ValueError, match="spatial axis 1 has a symbolic size"):
+        export.export(jax.jit(cases[0][0]))(jax.ShapeDtypeStruct(export.symbolic_shape("b, h, 9, c"), jnp.float64))

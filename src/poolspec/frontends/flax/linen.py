@@ -29,7 +29,7 @@ from ...ops.avg_pool import avg_pool1d, avg_pool2d, avg_pool3d
 from ...ops.max_pool import max_pool1d, max_pool2d, max_pool3d
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
-from .._common import fail, mirror
+from .._common import fail, mirror, over_symbolic_axes, symbolic_axes
 
 _MAX = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}
 _AVG = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
@@ -159,6 +159,9 @@ def _pool(function: str, inputs: Any, kind: str, window_shape: Any, strides: Any
     if nb < 0:
         fail(function, "inputs", tuple(inputs.shape), f"must have at least len(window_shape) + 1 = {n + 1} "
              "dimensions (batch..., window dims..., features)")
+    if symbolic_axes(inputs):  # jax.export's symbolic batch or feature sizes: mapped over
+        return over_symbolic_axes(function, lambda a: _pool(function, a, kind, window_shape, strides, padding,
+                                                            count_include_pad), inputs, range(nb, nb + n))
     shape = tuple(int(v) for v in inputs.shape)
     spatial = shape[nb:nb + n]
     pads = _pads(function, padding, spatial, window, stride)
