@@ -25,6 +25,8 @@ import poolspec
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTHS = (1280, 1366)
+SHOTS = {"": "home", "ops/max_pool2d/": "op-max_pool2d", "frontends/": "frontends-index",
+         "frontends/keras.ops.max_pool/": "frontend-keras.ops.max_pool"}
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -90,6 +92,9 @@ def test_every_page_renders_in_a_browser(site):
     assert len(pages) > 60, pages
     formulas = _formulas()
     problems: list[str] = []
+    shots = os.environ.get("POOLSPEC_SCREENSHOTS")  # a folder for screenshots of a few pages, for a person
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=FLAGS)
         for width in WIDTHS:
@@ -106,6 +111,8 @@ def test_every_page_renders_in_a_browser(site):
                 foreign.clear()
                 page.goto(base + rel, wait_until="load")
                 page.wait_for_timeout(50)
+                if shots and rel in SHOTS:
+                    page.screenshot(path=str(Path(shots) / f"{SHOTS[rel]}-{width}.png"))
                 seen = page.evaluate(_PROBE)
                 where = f"{rel or 'home'} at {width} px"
                 problems += [f"{where}: console: {e}" for e in errors]
@@ -125,3 +132,21 @@ def test_every_page_renders_in_a_browser(site):
             context.close()
         browser.close()
     assert not problems, "\n".join(problems) + f"\n({len(problems)} problems)"
+
+
+def test_the_site_is_self_contained(site):
+    """No page loads a script, style or font from another host; the sitemap lists every page; an op's signature
+    is its real one (not the typing overloads, whose defaults read "= ...")."""
+    site_dir, _ = site
+    pages = _pages(site_dir)
+    for rel in pages:
+        html = (site_dir / rel / "index.html").read_text(encoding="utf-8")
+        loads = re.findall(r'<script[^>]+src="((?:https?:)?//[^"]+)"'
+                           r'|<link(?![^>]*rel="canonical")[^>]+href="((?:https?:)?//[^"]+)"', html)
+        assert not loads, (rel, loads)
+    sitemap = (site_dir / "sitemap.xml").read_text(encoding="utf-8")
+    assert len(re.findall(r"<loc>", sitemap)) == len(pages)
+    for card in poolspec.spec.cards():
+        html = (site_dir / "ops" / card.name / "index.html").read_text(encoding="utf-8")
+        signatures = re.findall(r'class="doc-signature[^"]*">(.*?)</div>', html, flags=re.S)
+        assert signatures and not any("= ..." in re.sub(r"<[^>]+>", "", s) for s in signatures), card.name
