@@ -799,9 +799,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", action="store_true",
                         help="only the model suite (poolspec.bench_models): three small models, forward+backward, "
                              "eager and compiled, poolspec's ops against torch's (one thread)")
+    parser.add_argument("--counts", action="store_true",
+                        help="only the array operations per call (poolspec.bench_counts): aten calls forward and "
+                             "forward+backward per op, rank and mode, torch's own op beside them")
     parser.add_argument("--json", default=None, help="write the rows and the environment to this file")
     parser.add_argument("--plot", default=None, help="write the time-vs-size plot to this image file")
     a = parser.parse_args(argv)
+    if a.counts:
+        from . import bench_counts
+
+        return bench_counts.main(a.json)
     if a.models:
         from . import bench_models
 

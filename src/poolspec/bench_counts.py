@@ -1,0 +1,195 @@
+"""Array operations per call, counted: on a GPU each one is at least one kernel launch and several microseconds of
+host time whatever its size, and CuPy has no compiler to fuse them, so their number is a speed figure of its own.
+
+``count_torch`` counts every aten call a function makes on torch (a dispatch mode), and how many of them are
+views (slices, reshapes: metadata only, no kernel). ``run`` counts the forward and the forward plus backward of
+one call per op, rank and main mode, poolspec's and torch's own op under the same count; ``poolspec bench --counts``
+prints them, and ``tests/test_op_counts.py`` holds each below its recorded ceiling
+(``benchmarks/results/op-counts.json``), so that a count can only go down.
+
+>>> from poolspec.bench_counts import count_torch
+>>> import torch
+>>> count_torch(lambda: torch.ones(3) + 1)
+(2, 0)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+# The budgets the ops are to meet (array operations, views included): ops whose taps come from plans, and ops that
+# sample at data-dependent positions.
+BUDGETS = {"plans": (16, 48), "sampled": (60, 160)}
+_SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d")
+
+
+@dataclass(frozen=True)
+class CountCase:
+    key: str
+    op: str
+    shape: tuple[int, ...]
+    args: dict[str, Any] = field(hash=False)
+
+    @property
+    def budget(self) -> tuple[int, int]:
+        return BUDGETS["sampled" if self.op in _SAMPLED else "plans"]
+
+
+def _c(key: str, op: str, shape: tuple[int, ...], **args: Any) -> CountCase:
+    return CountCase(key, op, shape, args)
+
+
+_2D, _1D, _3D = (8, 64, 56, 56), (8, 64, 3136), (2, 16, 16, 32, 32)
+CASES = [
+    _c("max_pool1d 3/2", "max_pool1d", _1D, kernel_size=3, stride=2),
+    _c("max_pool2d 3x3/2 p1", "max_pool2d", _2D, kernel_size=3, stride=2, padding=1),
+    _c("max_pool2d 2x2/2", "max_pool2d", _2D, kernel_size=2),
+    _c("max_pool3d 2", "max_pool3d", _3D, kernel_size=2),
+    _c("avg_pool1d 4/4", "avg_pool1d", _1D, kernel_size=4),
+    _c("avg_pool2d 3x3/2 p1", "avg_pool2d", _2D, kernel_size=3, stride=2, padding=1),
+    _c("avg_pool2d 3x3/1 p1 excl. pad", "avg_pool2d", _2D, kernel_size=3, stride=1, padding=1, count_include_pad=False),
+    _c("avg_pool3d 2", "avg_pool3d", _3D, kernel_size=2),
+    _c("adaptive_avg_pool1d -> 7", "adaptive_avg_pool1d", _1D, output_size=7),
+    _c("adaptive_avg_pool2d -> 7", "adaptive_avg_pool2d", _2D, output_size=7),
+    _c("adaptive_avg_pool2d 17 -> 5", "adaptive_avg_pool2d", (16, 128, 17, 17), output_size=5),
+    _c("adaptive_avg_pool3d -> 3", "adaptive_avg_pool3d", _3D, output_size=3),
+    _c("adaptive_max_pool1d -> 1", "adaptive_max_pool1d", _1D, output_size=1),
+    _c("adaptive_max_pool2d -> 7", "adaptive_max_pool2d", _2D, output_size=7),
+    _c("adaptive_max_pool2d -> 1", "adaptive_max_pool2d", (4, 64, 32, 32), output_size=1),
+    _c("adaptive_max_pool3d -> 1", "adaptive_max_pool3d", _3D, output_size=1),
+    _c("lp_pool1d p2 3/2", "lp_pool1d", _1D, norm_type=2.0, kernel_size=3, stride=2),
+    _c("lp_pool2d p2 3x3/2", "lp_pool2d", _2D, norm_type=2.0, kernel_size=3, stride=2),
+    _c("lp_pool3d p2 2", "lp_pool3d", _3D, norm_type=2.0, kernel_size=2),
+    _c("max_unpool1d 2", "max_unpool1d", _1D, kernel_size=2),
+    _c("max_unpool2d 2", "max_unpool2d", _2D, kernel_size=2),
+    _c("max_unpool3d 2", "max_unpool3d", _3D, kernel_size=2),
+    _c("nearest x2", "interpolate", _2D, scale_factor=2, mode="nearest"),
+    _c("nearest-exact x0.5", "interpolate", _2D, scale_factor=0.5, mode="nearest-exact"),
+    _c("linear x2", "interpolate", _1D, scale_factor=2, mode="linear"),
+    _c("bilinear x2", "interpolate", _2D, scale_factor=2, mode="bilinear"),
+    _c("bicubic x2", "interpolate", _2D, scale_factor=2, mode="bicubic"),
+    _c("bicubic antialias x0.5", "interpolate", _2D, scale_factor=0.5, mode="bicubic", antialias=True),
+    _c("trilinear x2", "interpolate", _3D, scale_factor=2, mode="trilinear"),
+    _c("area 56 -> 24", "interpolate", _2D, size=(24, 24), mode="area"),
+    _c("grid_sample bilinear zeros", "grid_sample", _2D, out=(28, 28), mode="bilinear", padding_mode="zeros"),
+    _c("grid_sample bicubic reflection", "grid_sample", _2D, out=(28, 28), mode="bicubic",
+       padding_mode="reflection"),
+    _c("grid_sample 3-d bilinear border", "grid_sample", _3D, out=(8, 16, 16), mode="bilinear",
+       padding_mode="border"),
+    _c("affine_grid 2-d", "affine_grid", (8, 2, 3), size=(8, 64, 56, 56)),
+    _c("fractional_max_pool2d k3 -> 20", "fractional_max_pool2d", _2D, kernel_size=3, output_size=20),
+    _c("fractional_max_pool3d k2 -> 10", "fractional_max_pool3d", _3D, kernel_size=2, output_size=10),
+]
+
+
+def count_torch(fn: Callable[[], Any]) -> tuple[int, int]:
+    """(aten calls, views among them) made by ``fn()`` on torch."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counter(TorchDispatchMode):
+        calls = views = 0
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            Counter.calls += 1
+            Counter.views += bool(getattr(func, "is_view", False))
+            return func(*args, **(kwargs or {}))
+
+    with Counter():
+        fn()
+    return Counter.calls, Counter.views
+
+
+def _grid_sample(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+    out = a.pop("out")
+    grid = torch.rand((case.shape[0], *out, len(out)), generator=gen) * 2.4 - 1.2
+    return x, [grid], lambda t, g: lib.grid_sample(t, g, align_corners=False, **a)
+
+
+def _affine_grid(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+    return x, [], lambda t: lib.affine_grid(t, a["size"], align_corners=False)
+
+
+def _max_unpool(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+    rank = len(case.shape) - 2
+    y, idx = getattr(torch.nn.functional, f"max_pool{rank}d")(x, a["kernel_size"], return_indices=True)
+    return y, [], lambda t: getattr(lib, case.op)(t, idx, output_size=case.shape[-rank:], **a)
+
+
+def _fractional(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+    samples = torch.rand((case.shape[0], case.shape[1], len(case.shape) - 2), generator=gen)
+    return x, [], lambda t: getattr(lib, case.op)(t, _random_samples=samples, **a)
+
+
+# the inputs beyond x that a family's call takes, by the registry's family (the others take x alone)
+_INPUTS: dict[str, Callable[..., tuple[Any, ...]]] = {
+    "grid_sample": _grid_sample, "affine_grid": _affine_grid, "max_unpool": _max_unpool,
+    "fractional_max_pool": _fractional}
+
+
+def _calls(torch: Any, case: CountCase, native: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """(forward, forward + backward) of one case, inputs and cotangents made beforehand (not counted)."""
+    import poolspec
+    from poolspec import registry
+
+    gen = torch.Generator().manual_seed(0)
+    lib: Any = torch.nn.functional if native else poolspec
+    x = torch.randn(case.shape, generator=gen)
+    prepare = _INPUTS.get(registry.op(case.op).family)
+    if prepare is None:
+        a = dict(case.args)
+        leaves, call = [x], (lambda t: getattr(lib, case.op)(t, **a))
+    else:
+        x, extra, call = prepare(torch, lib, case, x, dict(case.args), gen)
+        leaves = [x, *extra]
+    with torch.no_grad():
+        cotangent = torch.randn(call(*leaves).shape, generator=gen)
+
+    def forward() -> Any:
+        return call(*leaves)
+
+    def both() -> Any:
+        tracked = [t.detach().requires_grad_(True) for t in leaves]
+        return torch.autograd.grad(call(*tracked), tracked, cotangent)
+
+    return forward, both
+
+
+def run(cases: list[CountCase] | None = None) -> list[dict[str, Any]]:
+    """One row per case: poolspec's and torch's aten calls (views among them) forward and forward + backward."""
+    import torch
+
+    rows = []
+    for case in cases or CASES:
+        row: dict[str, Any] = {"case": case.key, "op": case.op, "budget": list(case.budget)}
+        for who, native in (("poolspec", False), ("torch", True)):
+            forward, both = _calls(torch, case, native)
+            (row[f"{who}_forward"], row[f"{who}_forward_views"]), (row[f"{who}_both"], row[f"{who}_both_views"]) = \
+                count_torch(forward), count_torch(both)
+        row["within_budget"] = row["poolspec_forward"] <= case.budget[0] and row["poolspec_both"] <= case.budget[1]
+        rows.append(row)
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    lines = ["| call | forward: poolspec (views) / torch | forward+backward: poolspec (views) / torch | budget |",
+             "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['case']} | {r['poolspec_forward']} ({r['poolspec_forward_views']}) / {r['torch_forward']} "
+                     f"| {r['poolspec_both']} ({r['poolspec_both_views']}) / {r['torch_both']} | "
+                     f"{r['budget'][0]} / {r['budget'][1]}{'' if r['within_budget'] else ' (over)'} |")
+    within = sum(r["within_budget"] for r in rows)
+    lines.append(f"\n{within} of {len(rows)} calls within the budgets.")
+    return "\n".join(lines)
+
+
+def main(json_path: str | None = None) -> int:
+    rows = run()
+    print(table(rows))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"torch": __import__("torch").__version__, "rows": rows}, f, indent=1)
+    return 0
