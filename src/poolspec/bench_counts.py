@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from .bench import BenchCase
 
 # The budgets the ops are to meet (array operations, views included): ops whose taps come from plans, and ops that
 # sample at data-dependent positions.
@@ -26,20 +27,13 @@ BUDGETS = {"plans": (16, 48), "sampled": (60, 160)}
 _SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d")
 
 
-@dataclass(frozen=True)
-class CountCase:
-    key: str
-    op: str
-    shape: tuple[int, ...]
-    args: dict[str, Any] = field(hash=False)
-
-    @property
-    def budget(self) -> tuple[int, int]:
-        return BUDGETS["sampled" if self.op in _SAMPLED else "plans"]
+def budget(case: BenchCase) -> tuple[int, int]:
+    """The (forward, forward + backward) budget of a case's op."""
+    return BUDGETS["sampled" if case.op in _SAMPLED else "plans"]
 
 
-def _c(key: str, op: str, shape: tuple[int, ...], **args: Any) -> CountCase:
-    return CountCase(key, op, shape, args)
+def _c(key: str, op: str, shape: tuple[int, ...], **args: Any) -> BenchCase:
+    return BenchCase(key, op, shape, args)
 
 
 _2D, _1D, _3D = (8, 64, 56, 56), (8, 64, 3136), (2, 16, 16, 32, 32)
@@ -102,23 +96,23 @@ def count_torch(fn: Callable[[], Any]) -> tuple[int, int]:
     return Counter.calls, Counter.views
 
 
-def _grid_sample(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _grid_sample(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
     out = a.pop("out")
     grid = torch.rand((case.shape[0], *out, len(out)), generator=gen) * 2.4 - 1.2
     return x, [grid], lambda t, g: lib.grid_sample(t, g, align_corners=False, **a)
 
 
-def _affine_grid(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _affine_grid(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
     return x, [], lambda t: lib.affine_grid(t, a["size"], align_corners=False)
 
 
-def _max_unpool(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _max_unpool(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
     rank = len(case.shape) - 2
     y, idx = getattr(torch.nn.functional, f"max_pool{rank}d")(x, a["kernel_size"], return_indices=True)
     return y, [], lambda t: getattr(lib, case.op)(t, idx, output_size=case.shape[-rank:], **a)
 
 
-def _fractional(torch: Any, lib: Any, case: CountCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _fractional(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
     samples = torch.rand((case.shape[0], case.shape[1], len(case.shape) - 2), generator=gen)
     return x, [], lambda t: getattr(lib, case.op)(t, _random_samples=samples, **a)
 
@@ -129,7 +123,7 @@ _INPUTS: dict[str, Callable[..., tuple[Any, ...]]] = {
     "fractional_max_pool": _fractional}
 
 
-def _calls(torch: Any, case: CountCase, native: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
+def _calls(torch: Any, case: BenchCase, native: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """(forward, forward + backward) of one case, inputs and cotangents made beforehand (not counted)."""
     import poolspec
     from poolspec import registry
@@ -157,18 +151,19 @@ def _calls(torch: Any, case: CountCase, native: bool) -> tuple[Callable[[], Any]
     return forward, both
 
 
-def run(cases: list[CountCase] | None = None) -> list[dict[str, Any]]:
+def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
     """One row per case: poolspec's and torch's aten calls (views among them) forward and forward + backward."""
     import torch
 
     rows = []
     for case in cases or CASES:
-        row: dict[str, Any] = {"case": case.key, "op": case.op, "budget": list(case.budget)}
+        row: dict[str, Any] = {"case": case.key, "op": case.op, "budget": list(budget(case))}
         for who, native in (("poolspec", False), ("torch", True)):
             forward, both = _calls(torch, case, native)
             (row[f"{who}_forward"], row[f"{who}_forward_views"]), (row[f"{who}_both"], row[f"{who}_both_views"]) = \
                 count_torch(forward), count_torch(both)
-        row["within_budget"] = row["poolspec_forward"] <= case.budget[0] and row["poolspec_both"] <= case.budget[1]
+        forward_budget, both_budget = budget(case)
+        row["within_budget"] = row["poolspec_forward"] <= forward_budget and row["poolspec_both"] <= both_budget
         rows.append(row)
     return rows
 

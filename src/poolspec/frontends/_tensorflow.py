@@ -50,12 +50,15 @@ def _vjp(fn: Callable[[Any], Any], a: np.ndarray, cotangents: tuple[np.ndarray, 
             raise TypeError("the gradient of a float64 TensorFlow tensor through poolspec's JAX bindings needs "
                             "jax_enable_x64 (or torch installed)")
 
+        floating: list[bool] = []  # which outputs are floats, learnt while jax.vjp traces the call once
+
         def floats(x: Any) -> tuple[Any, ...]:
-            return tuple(o for o in _outputs(fn(x)) if jax.numpy.issubdtype(o.dtype, jax.numpy.floating))
+            outs = _outputs(fn(x))
+            floating[:] = [jax.numpy.issubdtype(o.dtype, jax.numpy.floating) for o in outs]
+            return tuple(o for o, f in zip(outs, floating) if f)
 
         _, pullback = jax.vjp(floats, jax.numpy.asarray(a))
-        kept = tuple(g for g, o in zip(cotangents, _outputs(fn(a))) if np.issubdtype(o.dtype, np.floating))
-        return np.asarray(pullback(kept)[0])
+        return np.asarray(pullback(tuple(g for g, f in zip(cotangents, floating) if f))[0])
     raise RuntimeError("the gradient of a TensorFlow tensor through poolspec's front-ends is computed by poolspec's "
                        "torch or JAX bindings: install torch or jax")
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .._compat import device, dtype_name, is_torch_array, namespace
+from .._compat import device, dtype_name, extremes, is_torch_array, namespace, readable
 from ..spec import Resolved, card
 from ..spec._rules import layout_order
 
@@ -82,6 +82,16 @@ def check_indices(op: str, indices: Any, x: Any, shape: tuple[Any, ...], what: s
                         + (" (int64 from max_pool)" if unsigned else ""))
     check_shape(op, "indices", indices, shape, what)
     return xp
+
+
+def check_index_range(op: str, xp: Any, indices: Any, cells: int) -> None:
+    """Flat ``indices`` into planes of ``cells`` cells lie in [0, cells), where their values can be read (a
+    trace, a lazy graph or a torch.func wrapper is not inspected)."""
+    if not readable(indices) or math.prod(indices.shape) == 0:
+        return
+    found = extremes(xp, indices)
+    if found is not None and (found[0] < 0 or found[1] >= cells):
+        raise ValueError(f"{op}: indices must lie in [0, {cells}) (flat positions in each input plane)")
 
 
 def check_cotangent(op: str, xp: Any, g: Any, x: Any, shape: tuple[Any, ...], name: str = "grad_output") -> None:

@@ -25,13 +25,12 @@ from .._compat import (
     is_traced,
     namespace,
     on,
-    readable,
     to_namespace,
 )
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ..kernels.cells import Cells
-from ._common import channels_last, check_cotangent, check_indices, check_layout, resolve
+from ._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
 
 Size = int | tuple[int, ...]
 
@@ -213,9 +212,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
             compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
     else:
         check_indices(op, indices, x, tuple(r.output_shape))
-        low_high = extremes(xp, indices) if readable(indices) and math.prod(indices.shape) else None
-        if low_high is not None and (low_high[0] < 0 or low_high[1] >= P):
-            raise ValueError(f"{op}: indices must lie in [0, {P}) (flat positions in each input plane)")
+        check_index_range(op, xp, indices, P)
         winner = xp.reshape(indices, lead + (M,))
     g = xp.reshape(grad_output, lead + (M,))
     if is_dask_array(g):

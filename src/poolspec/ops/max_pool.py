@@ -16,12 +16,20 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._compat import WINNERS, extremes, is_traced, readable
+from .._compat import WINNERS, is_traced, readable
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
 from ..kernels.cells import Cells
 from ..kernels.maxes import MaxWindows, adaptive_max_windows
-from ._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
+from ._common import (
+    channels_last,
+    check_index_range,
+    check_indices,
+    check_layout,
+    keep_layout,
+    resolve,
+    resolve_backward,
+)
 
 Size = int | tuple[int, ...]
 Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
@@ -529,9 +537,7 @@ def _routed(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape
         return max_backward(windows, grad_output, indices, primal=x)
     n = len(windows.in_spatial)
     P, M, lead = math.prod(windows.in_spatial), math.prod(shape[-n:]), tuple(x.shape[:x.ndim - n])
-    low_high = extremes(xp, indices) if readable(indices) and math.prod(indices.shape) else None
-    if low_high is not None and (low_high[0] < 0 or low_high[1] >= P):
-        raise ValueError(f"{op}_backward: indices must lie in [0, {P}) (flat positions in each input plane)")
+    check_index_range(f"{op}_backward", xp, indices, P)
     grad = max_backward(Cells(P, M), xp.reshape(grad_output, lead + (M,)), xp.reshape(indices, lead + (M,)),
                         primal=xp.reshape(x, lead + (P,)))
     return xp.reshape(grad, tuple(x.shape))

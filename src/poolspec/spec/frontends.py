@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._card import Argument, Gradient, Port, _jsonable
-from .markdown import cell as _cell
-from .markdown import code, prose
+from .markdown import cell, code, prose
 
 # what every front-end claims, and tests/test_frontend_transforms.py checks on each function's stored cases:
 # the front-ends are compositions of poolspec's ops, tap tables and slices, which carry these transforms
@@ -122,20 +121,20 @@ def page(card: FrontendCard) -> str:
              "", f"`{card.function}`: {prose(card.summary)}", "", *_usage(card),
              "| identity | |", "|---|---|", f"| id | `{card.id}` |", f"| mirrors | `{card.mirrors}` |",
              f"| library | {card.library} |", f"| calls | {', '.join(f'`{c}`' for c in card.core)} |",
-             f"| layout | {_cell(card.layout)} |"]
+             f"| layout | {cell(card.layout)} |"]
     if card.indices:
-        lines.append(f"| indices | {_cell(card.indices)} |")
+        lines.append(f"| indices | {cell(card.indices)} |")
     lines += ["", "## Ports", "", "| port | direction | type | description |", "|---|---|---|---|"]
-    lines += [f"| `{a.name}` | in | {_cell(a.type)} | {_cell(a.description)} |" for a in card.arguments if a.is_array]
-    lines += [f"| `{p.name}` | out | {_cell(p.type)} | {_cell(p.shape)}: {_cell(p.description)} |"
+    lines += [f"| `{a.name}` | in | {cell(a.type)} | {cell(a.description)} |" for a in card.arguments if a.is_array]
+    lines += [f"| `{p.name}` | out | {cell(p.type)} | {cell(p.shape)}: {cell(p.description)} |"
               for p in card.outputs]
     lines += ["", "## Arguments", "", "| argument | type | default | constraints | description |",
               "|---|---|---|---|---|"]
     for a in card.arguments:
         if not a.is_array:
             default = "required" if a.required else f"`{_jsonable(a.default)!r}`"
-            lines.append(f"| `{a.name}` | {code(a.type)} | {default} | {_cell('; '.join(a.constraints))} | "
-                         f"{_cell(a.description)} |")
+            lines.append(f"| `{a.name}` | {code(a.type)} | {default} | {cell('; '.join(a.constraints))} | "
+                         f"{cell(a.description)} |")
     lines += ["", "## Rules", ""] + [f"- {prose(n)}" for n in card.notes]
     if card.differences:
         lines += ["", "## Where the library's behaviour is a bug (poolspec keeps its rule)", ""]
@@ -170,7 +169,7 @@ def index(cards: list[FrontendCard]) -> str:
              "```", "",
              "| function | mirrors | library | summary |", "|---|---|---|---|"]
     for c in cards:
-        lines.append(f"| [`{c.name}`]({c.name}.md) | `{c.mirrors}` | {c.library} | {_cell(c.summary)} |")
+        lines.append(f"| [`{c.name}`]({c.name}.md) | `{c.mirrors}` | {c.library} | {cell(c.summary)} |")
     return "\n".join(lines) + "\n"
 
 

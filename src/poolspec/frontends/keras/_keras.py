@@ -10,6 +10,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..._compat import dtype_name, namespace
+from .._common import over_symbolic_axes, symbolic_axes
+from .._tensorflow import is_tensorflow, on_tensorflow
+
 _FORMATS = ("channels_first", "channels_last")
 SYMBOLIC_NOTE = ("Keras' symbolic calls as keras.ops makes them: on a KerasTensor the result is a KerasTensor (None "
                  "sizes kept, arguments checked at once) recorded as a serialisable operation "
@@ -94,9 +98,6 @@ def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, argument
     KerasTensor, a symbolic result; on a JAX array with symbolic batch or channel sizes (Keras' symbolic build,
     jax.export), ``impl`` mapped over those axes; else ``impl(inputs, **arguments)``. ``spatial_rank``: the
     number of spatial axes (None: all but batch and channels)."""
-    from .._common import over_symbolic_axes, symbolic_axes
-    from .._tensorflow import is_tensorflow, on_tensorflow
-
     arguments = dict(arguments, data_format=data_format(function, arguments.get("data_format")))
     if is_keras_tensor(inputs):
         return symbolic_call(function, inputs, arguments)
@@ -111,8 +112,6 @@ def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, argument
     if set(free) & set(spatial) and in_symbolic_scope():
         # Keras only asks for the output's spec here, and the spatial sizes are unknown: the spec alone
         import jax.numpy as jnp
-
-        from ..._compat import dtype_name, namespace
 
         shape, dtype = SPECS[function](tuple(inputs.shape), dtype_name(namespace(inputs), inputs.dtype),
                                        **arguments)

@@ -69,14 +69,6 @@ def _inexact(name: str) -> str:
     return "float64" if name in ("int64", "uint64") else "float32"
 
 
-def _data_format(function: str, data_format: Any) -> str:
-    return keras_data_format(function, data_format)
-
-
-def _spatial_rank(function: str, x: Any) -> int:
-    return _rank_of(function, tuple(x.shape))
-
-
 def _rank_of(function: str, shape: tuple[Any, ...]) -> int:
     n = len(shape) - 2
     if n not in (1, 2, 3):
@@ -124,7 +116,7 @@ def _pool_rule(function: str, shape: tuple[Any, ...], pool_size: Any, strides: A
                data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[int, ...], str, tuple[Any, ...]]:
     """The checked arguments and the output shape; a spatial size may be None (unknown: so is the output's) or
     symbolic (JAX: the formula, assuming a window fits)."""
-    fmt = _data_format(function, data_format)
+    fmt = keras_data_format(function, data_format)
     n = _rank_of(function, shape)
     k = _sizes(function, "pool_size", pool_size, n)
     s = k if strides is None else _sizes(function, "strides", strides, n)
@@ -319,7 +311,7 @@ def _adaptive_args(function: str, x: Any, output_size: Any, data_format: Any) ->
 
 def _adaptive_rule(function: str, shape: tuple[Any, ...], output_size: Any,
                    data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[Any, ...]]:
-    fmt = _data_format(function, data_format)
+    fmt = keras_data_format(function, data_format)
     n = _rank_of(function, shape)
     out = _output_size(function, output_size, n)
     result = list(shape)
