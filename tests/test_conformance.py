@@ -173,6 +173,21 @@ def test_conformance_passes_on_every_backend(backend):
     assert any("raises" in r.checks for r in run)
 
 
+def test_conformance_passes_on_the_paths_a_gpu_takes(backend):
+    """The few-operation paths that torch CUDA and CuPy take (one gather over every tap, one reduction: what the
+    op counts of poolspec.bench_counts measure), run here on the CPU arrays of NumPy and torch: every stored
+    case within its tolerances and bit-identical run to run, as the CPU paths."""
+    from poolspec import _compat
+    from poolspec.bench_counts import as_on_a_gpu
+
+    with as_on_a_gpu():
+        if not _compat.launch_bound(backend.asarray(np.zeros(1))):
+            pytest.skip(f"{backend.name} has no GPU paths")
+        report = conformance.run(backend.name)
+    assert report.passed, report.table()
+    assert sum(r.status == "pass" for r in report.results) >= 0.9 * len(report.results)
+
+
 def _a_case_per_phase() -> list[golden.Golden]:
     """For each op and each phase it has (forward, backward, double-backward), the first stored case with
     that phase, preferring a call that returns (not an error case) and float64: one case can stand for several

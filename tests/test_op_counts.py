@@ -31,6 +31,10 @@ def test_array_operations_per_call_do_not_grow(case):
     assert row["torch_forward"] == want["torch_forward"]  # the same torch: the same native count
     assert row["poolspec_forward"] <= want["poolspec_forward"], (row["poolspec_forward"], want["poolspec_forward"])
     assert row["poolspec_both"] <= want["poolspec_both"], (row["poolspec_both"], want["poolspec_both"])
+    assert row["gpu_forward"] <= want["gpu_forward"], (row["gpu_forward"], want["gpu_forward"])
+    assert row["gpu_both"] <= want["gpu_both"], (row["gpu_both"], want["gpu_both"])
+    if want["within_budget"]:  # a call once within its budget stays there
+        assert row["within_budget"], row
 
 
 def test_the_counter_counts_aten_calls_and_views():

@@ -6,6 +6,7 @@ Nothing here imports a backend: array-api-compat recognises arrays by the module
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -222,6 +223,27 @@ WINNERS = [False]
 def own_winners() -> contextlib.AbstractContextManager[None]:
     """Indices passed to a max pool's backward in this block are its forward's winners."""
     return _raised(WINNERS)
+
+
+# Set by ``bench_counts.as_on_a_gpu()`` or POOLSPEC_AS_ON_A_GPU=1: arrays on the CPU take the paths a GPU takes,
+# so that their operations can be counted, and their values checked, where no GPU is (the same code, the same
+# array operations; only the device differs).
+AS_ON_A_GPU = [os.environ.get("POOLSPEC_AS_ON_A_GPU") == "1"]
+
+
+def launch_bound(x: Any) -> bool:
+    """Whether each array operation on ``x`` costs a kernel launch and host time whatever its size (torch CUDA,
+    CuPy): the kernels then take their few-operation paths (one gather over every tap, one reduction) instead
+    of the CPU's many cheap strided passes."""
+    kind = _KINDS.get(type(x))
+    if kind is None:
+        writable_module(x)  # fills _KINDS
+        kind = _KINDS.get(type(x))
+    if kind == "cupy":
+        return True
+    if kind == "torch":
+        return x.device.type not in ("cpu", "meta") or (AS_ON_A_GPU[0] and x.device.type == "cpu")
+    return AS_ON_A_GPU[0] and kind == "numpy"
 
 
 def writable_module(x: Any) -> Any:

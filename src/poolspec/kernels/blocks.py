@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, writable_module
+from .._compat import buffer, launch_bound, writable_module
 
 # bytes of the largest array one block may produce (a quarter of a 32 MiB L3)
 BLOCK_BYTES = 1 << 23
@@ -101,7 +101,7 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
     if mod is None or not lead:
         return fn(*arrays)
     plane_bytes = plane_cells * max(x.dtype.itemsize, cell_bytes)
-    if (0 in x.shape or getattr(x.device, "type", "cpu") != "cpu" or mod.__name__ == "cupy"
+    if (0 in x.shape or launch_bound(x)
             or math.prod(lead) * plane_bytes <= min(max(WHOLE_BYTES, 2 * BLOCK_BYTES),
                                                     allowance(arrays) if tables else 1 << 62)
             or any(writable_module(a) is not mod for a in arrays[1:])):

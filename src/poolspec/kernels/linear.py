@@ -21,6 +21,7 @@ from .._compat import (
     is_dask_array,
     is_torch_array,
     laid_out,
+    launch_bound,
     memory_order,
     namespace,
     on,
@@ -33,7 +34,7 @@ from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
 from .chunked import as_table, axis_pass, groups, local_table
-from .sums import gather_sum, slice_sum, slice_sum_t
+from .sums import gather_sum, slice_sum, slice_sum_t, take_all
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,9 +206,17 @@ def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bo
         return x
     if is_dask_array(x):  # chunk-local passes: no task reads more than a chunk and its halo
         return axis_pass(x, axis, as_table(plan).transpose if transpose else plan, "sum")
-    if isinstance(plan, SlicePlan):
+    if isinstance(plan, SlicePlan) and (plan.tiles or not launch_bound(x)):
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
-    return gather_sum(xp, x, axis, plan.transpose if transpose else plan)
+    table = table_of(plan)
+    table = table.transpose if transpose else table
+    return take_all(xp, x, axis, table) if launch_bound(x) else gather_sum(xp, x, axis, table)
+
+
+@lru_cache(maxsize=512)
+def table_of(plan: AxisPlan) -> GatherPlan:
+    """A plan as a gather table, made once per plan (its transpose is cached on it)."""
+    return as_table(plan)
 
 
 def _zeros(xp: Any, like: Any, spatial: tuple[int, ...]) -> Any:
