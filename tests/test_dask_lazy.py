@@ -119,3 +119,45 @@ def test_unpool_indices_are_checked_at_compute_time():
         y.compute()
     with pytest.raises(ValueError, match=r"max_unpool2d: indices contains 36, outside the output plane"):
         poolspec.max_unpool2d(np.ones((2, 2, 3, 3)), bad, 2)
+
+
+def _tasks_and_layers(a):
+    graph = a.__dask_graph__()
+    return len(graph), len(graph.layers)
+
+
+# (name, call) of integer downscales by 2, each in one task per chunk (or one overlap pass where windows reach
+# past a chunk: the antialiased resizes)
+DOWNSCALES = [
+    ("avg_pool2d", lambda x: poolspec.avg_pool2d(x, 2), True),
+    ("area", lambda x: poolspec.interpolate(x, scale_factor=0.5, mode="area"), True),
+    ("adaptive_avg_pool2d", lambda x: poolspec.adaptive_avg_pool2d(x, (x.shape[-2] // 2, x.shape[-1] // 2)), True),
+    ("bilinear-aa", lambda x: poolspec.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True), False),
+    ("bicubic-aa", lambda x: poolspec.interpolate(x, scale_factor=0.5, mode="bicubic", antialias=True), False),
+]
+
+
+@pytest.mark.parametrize("name, call, tiles", DOWNSCALES, ids=[d[0] for d in DOWNSCALES])
+def test_integer_downscales_take_a_task_per_chunk_with_regular_chunks(name, call, tiles):
+    """An image pyramid's step (OME-Zarr levels): at most 1.2x the tasks of ``da.coarsen`` where windows tile the
+    chunks, graph layers that do not grow with the number of chunks, output chunks the input's halved (to_zarr
+    needs regular chunks), and NumPy's values bit for bit, forward and backward."""
+    sizes = {}
+    for n in (64, 128):
+        x = da.random.default_rng(0).random((1, 2, n, n), chunks=(1, 1, 16, 16))
+        y = call(x)
+        assert y.chunks[2:] == ((8,) * (n // 16),) * 2, y.chunks
+        tasks, layers = _tasks_and_layers(y)
+        coarsen_tasks, _ = _tasks_and_layers(da.coarsen(np.mean, x, {2: 2, 3: 2}))
+        if tiles:
+            assert tasks <= 1.2 * coarsen_tasks, (tasks, coarsen_tasks)
+        sizes[n] = layers
+        host = x.compute()
+        assert np.array_equal(y.compute(), call(host))
+        g = da.ones_like(y).rechunk(y.chunks) * 0.5
+        grad = poolspec.interpolate_backward if name.endswith("-aa") or name == "area" else None
+        if grad is not None:
+            kw = {"scale_factor": 0.5, "mode": name.split("-")[0], "antialias": name.endswith("-aa")}
+            gx = grad(g, x, **kw)
+            assert gx.chunks == x.chunks and np.array_equal(gx.compute(), grad(g.compute(), host, **kw))
+    assert sizes[64] == sizes[128], sizes

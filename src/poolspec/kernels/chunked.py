@@ -15,6 +15,7 @@ batch and channel chunks; the max pools with indices keep the generic lazy path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -67,6 +68,60 @@ def local_table(table: GatherPlan, a: int, b: int, lo: int, hi: int) -> GatherPl
     index.setflags(write=False)
     weight = None if table.weight is None else table.weight[:, a:b]
     return GatherPlan(hi - lo, b - a, index, weight, table.cycle)  # a slice keeps the whole table's period
+
+
+def chunk_local(x: Any, tables: tuple[GatherPlan | None, ...], fn: Callable[..., np.ndarray]) -> Any | None:
+    """One task per chunk of Dask array ``x``: each chunk gives the outputs in proportion to its place along
+    every axis (the input chunk divided by the factor: regular output chunks wherever the input's are and the
+    factor divides them), reading its chunk plus, where windows reach past it, a halo from its neighbours (one
+    overlap pass). ``tables`` has one gather table per trailing axis (None: the identity); ``fn(block, local
+    tables, input ranges, output ranges)`` gives a block's result with NumPy's kernels, so the values are those
+    of the NumPy path bit for bit. None where a halo would pass a neighbouring chunk (the axis passes then)."""
+    import dask.array as da
+
+    lead = x.ndim - len(tables)
+    axes: list[list[tuple[GatherPlan | None, tuple[int, int], tuple[int, int], int]]] = []
+    depth: dict[int, int] = {}
+    for i, table in enumerate(tables):
+        chunks = tuple(x.chunks[lead + i])
+        bounds = [int(v) for v in np.cumsum((0,) + chunks)]
+        spans = list(zip(bounds[:-1], bounds[1:]))
+        if table is None:
+            axes.append([(None, span, span, span[0]) for span in spans])
+            continue
+        if 0 in chunks or table.length != bounds[-1]:
+            return None
+        valid = table.index < table.length
+        cut = [start * table.out // table.length for start in bounds[:-1]] + [table.out]
+        reach = []
+        for (start, end), a, b in zip(spans, cut[:-1], cut[1:]):
+            if a == b:
+                return None  # a chunk too small to hold an output of its own
+            cells = table.index[:, a:b][valid[:, a:b]]
+            lo, hi = (int(cells.min()), int(cells.max()) + 1) if cells.size else (start, end)
+            reach.append((min(lo, start), max(hi, end)))
+        d = max(max(start - lo, hi - end) for (start, end), (lo, hi) in zip(spans, reach))
+        if d > min(chunks):
+            return None
+        per: list[tuple[GatherPlan | None, tuple[int, int], tuple[int, int], int]] = []
+        for c, ((start, end), a, b) in enumerate(zip(spans, cut[:-1], cut[1:])):
+            origin = start - (d if c > 0 else 0)  # the block's first cell: the overlap adds d inside the array
+            stop = end + (d if c < len(spans) - 1 else 0)
+            per.append((local_table(table, a, b, origin, stop), (start, end), (a, b), origin))
+        axes.append(per)
+        if d:
+            depth[lead + i] = d
+    out_chunks = tuple(x.chunks[:lead]) + tuple(tuple(o[1] - o[0] for _, _, o, _ in per) for per in axes)
+    source = da.overlap.overlap(x, depth=depth, boundary="none") if depth else x
+
+    def block(b: np.ndarray, block_info: Any = None) -> np.ndarray:
+        where = block_info[0]["chunk-location"][lead:]
+        picked = [axes[i][c] for i, c in enumerate(where)]
+        ins = tuple((p[3], p[3] + b.shape[lead + i]) for i, p in enumerate(picked))
+        return fn(b, tuple(p[0] for p in picked), ins, tuple(p[2] for p in picked))
+
+    return source.map_blocks(block, chunks=out_chunks, dtype=x.dtype,
+                             meta=np.empty((0,) * x.ndim, dtype=x.dtype))
 
 
 def axis_pass(x: Any, axis: int, plan: SlicePlan | GatherPlan, reduce: str, fill: float | int = 0) -> Any:

@@ -33,7 +33,7 @@ from .._compat import (
 from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from .blocks import Rows, blocked, kept
-from .chunked import as_table, axis_pass, groups, local_table
+from .chunked import as_table, axis_pass, chunk_local, groups, local_table
 from .sums import gather_sum, slice_sum, slice_sum_t, take_all
 
 
@@ -101,6 +101,10 @@ class SeparableLinear:
         return rows, (self.in_spatial if transpose else self.out_spatial)
 
     def _apply(self, x: Any) -> Any:
+        if is_dask_array(x) and not self.empty:
+            y = chunk_local(x, tuple(None if p is None else table_of(p) for p in self.axes), self._local(False))
+            if y is not None:
+                return y
         xp = namespace(x)
         name = dtype_name(xp, x.dtype)
         work = to_compute(xp, x)
@@ -117,6 +121,11 @@ class SeparableLinear:
         return work if work.dtype == x.dtype else xp.astype(work, x.dtype)
 
     def _transpose(self, g: Any) -> Any:
+        if is_dask_array(g) and not self.empty and not self.is_global:
+            tables = tuple(None if p is None else table_of(p).transpose for p in self.axes)
+            y = chunk_local(g, tables, self._local(True))
+            if y is not None:
+                return y
         xp = namespace(g)
         name = dtype_name(xp, g.dtype)
         if self.empty:
@@ -153,6 +162,26 @@ class SeparableLinear:
         for i in reversed(range(len(self.axes))):
             work = _apply_axis(xp, work, axes.index(lead + i), self.axes[i], transpose=transpose)
         return work if order is None else permute(work, [order.index(a) for a in range(len(order))])
+
+    def _local(self, transpose: bool) -> Any:
+        """The op on one Dask block (NumPy) given the block's local tables and its input and output ranges:
+        the divisor is sliced to the outputs (forward) or to the cotangent's block (transpose)."""
+
+        def run(block: np.ndarray, tables: tuple[GatherPlan | None, ...], ins: tuple[tuple[int, int], ...],
+                outs: tuple[tuple[int, int], ...]) -> np.ndarray:
+            divisor = self.divisor
+            if isinstance(divisor, Divisor):
+                divisor = Divisor(tuple(f[a:b] for f, (a, b) in zip(divisor.factors, ins if transpose else outs)))
+            spatial, out_spatial = tuple(b - a for a, b in ins), tuple(b - a for a, b in outs)
+            if not transpose:
+                return SeparableLinear(spatial, out_spatial, tables, divisor, custom_vjp=True)._apply(block)
+            # the transpose divides first, then gathers through the transposed tables it was given
+            work = SeparableLinear(spatial, spatial, (None,) * len(spatial), divisor)._divide(
+                np, to_compute(np, block), dtype_name(np, block.dtype))
+            y = SeparableLinear(spatial, out_spatial, tables, None, custom_vjp=True)._apply(work)
+            return y if y.dtype == block.dtype else y.astype(block.dtype)
+
+        return run
 
     @property
     def is_global(self) -> bool:
