@@ -33,6 +33,8 @@ def test_array_operations_per_call_do_not_grow(case):
     assert row["poolspec_both"] <= want["poolspec_both"], (row["poolspec_both"], want["poolspec_both"])
     assert row["gpu_forward"] <= want["gpu_forward"], (row["gpu_forward"], want["gpu_forward"])
     assert row["gpu_both"] <= want["gpu_both"], (row["gpu_both"], want["gpu_both"])
+    assert row["namespace_forward"] <= want["namespace_forward"], (row["namespace_forward"], want["namespace_forward"])
+    assert row["namespace_both"] <= want["namespace_both"], (row["namespace_both"], want["namespace_both"])
     if want["within_budget"]:  # a call once within its budget stays there
         assert row["within_budget"], row
 
@@ -43,3 +45,30 @@ def test_the_counter_counts_aten_calls_and_views():
     x = torch.ones(4, 4)
     assert bench_counts.count_torch(lambda: x + 1) == (1, 0)
     assert bench_counts.count_torch(lambda: x[1:].sum()) == (2, 1)
+
+
+def test_the_namespace_counter_counts_calls_operators_and_indexing():
+    import numpy as np
+
+    from poolspec.counting import Counter
+
+    counter = Counter()
+    x = counter.wrap(np.arange(6.0))
+    xp = x.__array_namespace__()
+    y = xp.sum(x[1:] * 2.0 + 1.0)
+    assert counter.calls == 4 and dict(counter.by_name) == {"__getitem__": 1, "__mul__": 1, "__add__": 1, "sum": 1}
+    assert float(counter.unwrap(y)) == 35.0
+
+
+def test_poolspec_runs_on_the_counting_namespace_with_numpys_values():
+    import numpy as np
+
+    from poolspec.counting import Counter
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 9, 8))
+    for launch_bound in (False, True):
+        counter = Counter(launch_bound=launch_bound)
+        y = poolspec.interpolate(counter.wrap(x), scale_factor=2, mode="bicubic")
+        np.testing.assert_allclose(counter.unwrap(y), poolspec.interpolate(x, scale_factor=2, mode="bicubic"),
+                                   rtol=1e-13, atol=1e-13)
+        assert counter.calls > 0

@@ -243,7 +243,9 @@ def launch_bound(x: Any) -> bool:
         return True
     if kind == "torch":
         return x.device.type not in ("cpu", "meta") or (AS_ON_A_GPU[0] and x.device.type == "cpu")
-    return AS_ON_A_GPU[0] and kind == "numpy"
+    if kind == "numpy":
+        return AS_ON_A_GPU[0]
+    return bool(getattr(x, "poolspec_launch_bound", False))  # an array that says so (poolspec.counting's)
 
 
 def writable_module(x: Any) -> Any:

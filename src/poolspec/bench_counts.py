@@ -5,7 +5,9 @@ host time whatever its size, and CuPy has no compiler to fuse them, so their num
 views (slices, reshapes: metadata only, no kernel). ``run`` counts the forward and the forward plus backward of
 one call per op, rank and main mode, poolspec's and torch's own op under the same count; poolspec's twice, on
 the paths the CPU takes and on those a GPU takes (``as_on_a_gpu``: one gather over every tap and one reduction
-where the CPU takes many cheap strided passes), the budgets holding the latter; ``poolspec bench --counts``
+where the CPU takes many cheap strided passes), the budgets holding the latter; and ``count_namespace`` counts
+the same call, forward and explicit backward, on NumPy arrays wrapped by a counting array-API namespace
+(``poolspec.counting``: the portable path, as on any array library without special cases); ``poolspec bench --counts``
 prints them, and ``tests/test_op_counts.py`` holds each below its recorded ceiling
 (``benchmarks/results/op-counts.json``), so that a count can only go down.
 
@@ -99,59 +101,86 @@ def count_torch(fn: Callable[[], Any]) -> tuple[int, int]:
     return Counter.calls, Counter.views
 
 
-def _grid_sample(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _grid_sample(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
     out = a.pop("out")
     grid = torch.rand((case.shape[0], *out, len(out)), generator=gen) * 2.4 - 1.2
-    return x, [grid], lambda t, g: lib.grid_sample(t, g, align_corners=False, **a)
+    return [x, grid], dict(a, align_corners=False), 2
 
 
-def _affine_grid(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
-    return x, [], lambda t: lib.affine_grid(t, a["size"], align_corners=False)
+def _affine_grid(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
+    return [x], {"size": a["size"], "align_corners": False}, 1
 
 
-def _max_unpool(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _max_unpool(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
     rank = len(case.shape) - 2
     y, idx = getattr(torch.nn.functional, f"max_pool{rank}d")(x, a["kernel_size"], return_indices=True)
-    return y, [], lambda t: getattr(lib, case.op)(t, idx, output_size=case.shape[-rank:], **a)
+    return [y, idx], dict(a, output_size=case.shape[-rank:]), 1
 
 
-def _fractional(torch: Any, lib: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[Any, ...]:
+def _fractional(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
     samples = torch.rand((case.shape[0], case.shape[1], len(case.shape) - 2), generator=gen)
-    return x, [], lambda t: getattr(lib, case.op)(t, _random_samples=samples, **a)
+    return [x], dict(a, _random_samples=samples), 1
 
 
-# the inputs beyond x that a family's call takes, by the registry's family (the others take x alone)
-_INPUTS: dict[str, Callable[..., tuple[Any, ...]]] = {
+# the arrays and keywords of a family's call beyond (x, the case's arguments), by the registry's family:
+# (positional arrays, keywords, how many leading arrays are differentiated)
+_INPUTS: dict[str, Callable[..., tuple[list[Any], dict, int]]] = {
     "grid_sample": _grid_sample, "affine_grid": _affine_grid, "max_unpool": _max_unpool,
     "fractional_max_pool": _fractional}
+
+
+def _inputs(torch: Any, case: BenchCase) -> tuple[list[Any], dict[str, Any], int, Any]:
+    """(arrays, keywords, differentiated arrays, cotangent) of a case's call, made from a fixed seed."""
+    from poolspec import registry
+
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(case.shape, generator=gen)
+    prepare = _INPUTS.get(registry.op(case.op).family)
+    arrays, kwargs, ndiff = ([x], dict(case.args), 1) if prepare is None else \
+        prepare(torch, case, x, dict(case.args), gen)
+    with torch.no_grad():
+        cotangent = torch.randn(getattr(torch.nn.functional, case.op)(*arrays, **kwargs).shape, generator=gen)
+    return arrays, kwargs, ndiff, cotangent
 
 
 def _calls(torch: Any, case: BenchCase, native: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """(forward, forward + backward) of one case, inputs and cotangents made beforehand (not counted)."""
     import poolspec
-    from poolspec import registry
 
-    gen = torch.Generator().manual_seed(0)
-    lib: Any = torch.nn.functional if native else poolspec
-    x = torch.randn(case.shape, generator=gen)
-    prepare = _INPUTS.get(registry.op(case.op).family)
-    if prepare is None:
-        a = dict(case.args)
-        leaves, call = [x], (lambda t: getattr(lib, case.op)(t, **a))
-    else:
-        x, extra, call = prepare(torch, lib, case, x, dict(case.args), gen)
-        leaves = [x, *extra]
-    with torch.no_grad():
-        cotangent = torch.randn(call(*leaves).shape, generator=gen)
+    fn = getattr(torch.nn.functional if native else poolspec, case.op)
+    arrays, kwargs, ndiff, cotangent = _inputs(torch, case)
 
     def forward() -> Any:
-        return call(*leaves)
+        return fn(*arrays, **kwargs)
 
     def both() -> Any:
-        tracked = [t.detach().requires_grad_(True) for t in leaves]
-        return torch.autograd.grad(call(*tracked), tracked, cotangent)
+        tracked = [t.detach().requires_grad_(True) for t in arrays[:ndiff]]
+        return torch.autograd.grad(fn(*tracked, *arrays[ndiff:], **kwargs), tracked, cotangent)
 
     return forward, both
+
+
+def count_namespace(case: BenchCase, launch_bound: bool = True) -> tuple[int, int]:
+    """(forward, forward + explicit backward) operations of a case on NumPy arrays wrapped by
+    :class:`poolspec.counting.Counter`: the portable path a library without special cases takes (with
+    ``launch_bound``, its few-operation paths, as on a GPU)."""
+    import numpy as np
+    import torch
+
+    import poolspec
+    from poolspec.counting import Counter
+
+    arrays, kwargs, _, cotangent = _inputs(torch, case)
+    counter = Counter(launch_bound=launch_bound)
+
+    def wrap(v: Any) -> Any:
+        return counter.wrap(np.asarray(v.numpy())) if isinstance(v, torch.Tensor) else v
+
+    wrapped, kw, g = [wrap(a) for a in arrays], {k: wrap(v) for k, v in kwargs.items()}, wrap(cotangent)
+    getattr(poolspec, case.op)(*wrapped, **kw)
+    forward = counter.calls
+    getattr(poolspec, case.op + "_backward")(g, *wrapped, **kw)
+    return forward, counter.calls
 
 
 def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
@@ -169,6 +198,7 @@ def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
         with as_on_a_gpu():
             (row["gpu_forward"], row["gpu_forward_views"]), (row["gpu_both"], row["gpu_both_views"]) = \
                 count_torch(forward), count_torch(both)
+        row["namespace_forward"], row["namespace_both"] = count_namespace(case)
         forward_budget, both_budget = budget(case)
         row["within_budget"] = row["gpu_forward"] <= forward_budget and row["gpu_both"] <= both_budget
         rows.append(row)
@@ -177,13 +207,13 @@ def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
-    lines = ["| call | forward: GPU paths (views) / CPU paths / torch "
-             "| forward+backward: GPU paths (views) / CPU paths / torch | budget |", "|---|---|---|---|"]
+    lines = ["| call | forward: GPU paths (views) / CPU paths / namespace / torch "
+             "| forward+backward: GPU paths (views) / CPU paths / namespace / torch | budget |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['gpu_forward']} ({r['gpu_forward_views']}) / {r['poolspec_forward']} / "
-                     f"{r['torch_forward']} | {r['gpu_both']} ({r['gpu_both_views']}) / {r['poolspec_both']} / "
-                     f"{r['torch_both']} | {r['budget'][0]} / {r['budget'][1]}"
-                     f"{'' if r['within_budget'] else ' (over)'} |")
+                     f"{r['namespace_forward']} / {r['torch_forward']} | {r['gpu_both']} ({r['gpu_both_views']}) / "
+                     f"{r['poolspec_both']} / {r['namespace_both']} / {r['torch_both']} | "
+                     f"{r['budget'][0]} / {r['budget'][1]}{'' if r['within_budget'] else ' (over)'} |")
     within = sum(r["within_budget"] for r in rows)
     lines.append(f"\n{within} of {len(rows)} calls within the budgets on the paths a GPU takes.")
     return "\n".join(lines)
