@@ -259,6 +259,8 @@ def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_s
     iv = xp.reshape(take_last(xp, wf, at), head + (C, P))
     zero = device_copy(owner, "zero", _ZERO, gv, gv.dtype)
     terms = xp.where(iv == device_copy(owner, "cover_cell", cell, wf, wf.dtype), gv, zero)
+    if launch_bound(terms):  # one reduction (the backend's order) where each add is a kernel launch
+        return xp.reshape(xp.sum(terms, axis=-2, dtype=terms.dtype), head + in_spatial)
     out = terms[..., 0, :]
     for c in range(1, C):
         out = out + terms[..., c, :]

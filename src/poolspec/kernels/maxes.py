@@ -29,6 +29,7 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     laid_out,
+    launch_bound,
     namespace,
     on,
     permute,
@@ -42,10 +43,11 @@ from ..plans import windows
 from ..plans.windows import SlicePlan
 from .blocks import CACHE_CELLS, SMALL, blocked, fits
 from .blocks import kept as _kept
-from .chunked import axis_pass
+from .chunked import as_table, axis_pass
 from .max_routes import (
     _UNROLL,
     _ZERO,
+    _flat_route,
     _lowest,
     _outer_index,
     _reduce_cells,
@@ -107,8 +109,80 @@ class _PoolRoutes:
         return self.out_spatial
 
 
+# the gathered cells (taps x outputs) or covering-window terms (covers x inputs) of a GPU path, at most this
+# many times the larger of a plane's input and output; past it the GPU takes the CPU's paths
+_SPREAD = 4
+
+
+class _Dense(_PoolRoutes):
+    """Every window's cells gathered at once from the flattened plane through a table (one gather, whatever the
+    window), reduced as tiling blocks are: the forward of a GPU path, and of small ragged pools."""
+
+    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        raise NotImplementedError
+
+    def _dense_fits(self, K: int) -> bool:
+        P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
+        return 0 < K * M <= _SPREAD * max(P, M)
+
+    def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
+        """Every window's cells gathered at once from the flattened plane (one gather, whatever the
+        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
+        table is small (``blocks.fits``)."""
+        xp = namespace(x)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        mod = writable_module(x)
+        order = None if mod is None else lanes(mod, x, n)
+        if order is not None:
+            return self._dense_lanes(xp, x, with_index, order)
+        head = tuple(x.shape[:lead])
+        read, real, K, first = self._dense_tables()
+        plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
+        cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
+        cells = xp.reshape(cells, head + self.out_spatial + (K,))
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
+
+        return _reduce_cells(xp, x, cells, with_index, index_of)
+
+    def _dense_lanes(self, xp: Any, x: Any, with_index: bool, order: list[int]) -> tuple[Any, Any]:
+        """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
+        runs along the cells of that view, so nothing is copied to change layout and the results are laid out
+        as ``x``."""
+        outer, inner = lane_sizes(tuple(x.shape), order, len(self.in_spatial))
+        read, real, K, first = self._dense_tables()
+        M = math.prod(self.out_spatial)
+        plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
+        plane = pad_axis(xp, plane, 1, 0, 1, _lowest(xp, x))
+        cells = take(xp, plane, device_copy(self, "dense_read", read, plane), 1)
+        cells = xp.moveaxis(xp.reshape(cells, (outer, M, K, inner)), 2, -1)
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            start = xp.reshape(device_copy(self, "dense_first", first, pos, dtype), (1, M, 1))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype),
+                                   xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
+
+        values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
+        shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
+        return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
+
+    def _gpu_route(self, g: Any, idx: Any, covers: list[np.ndarray]) -> Any | None:
+        """The route of a GPU path: one gather of the cotangent and one of the winners over every cell's
+        covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``."""
+        C = math.prod(c.shape[0] for c in covers)
+        if 0 in g.shape or not 0 < C * math.prod(self.in_spatial) <= _SPREAD * max(
+                math.prod(self.in_spatial), math.prod(self.out_spatial)):
+            return None
+        xp = namespace(g)
+        out = _flat_route(xp, to_compute(xp, g), idx, covers, self.in_spatial, self)
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+
 @dataclass(frozen=True, eq=False)
-class MaxWindows(_PoolRoutes):
+class MaxWindows(_Dense):
     """Regular max-pool windows over the trailing axes: plans, tap coordinates and plane strides."""
 
     in_spatial: tuple[int, ...]
@@ -145,9 +219,33 @@ class MaxWindows(_PoolRoutes):
     def _plane_cells(self) -> int:
         return max(math.prod(self.in_spatial), math.prod(self.out_spatial))
 
+    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        K = math.prod(self.kernel)
+        return _kept(self, "_kept_dense_tables", K * math.prod(self.out_spatial), self._make_dense_tables)
+
+    def _make_dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        """For :meth:`_dense`: each output's taps (row-major: torch's scan order) as flat plane cells, one past
+        the plane (the dtype's lowest value) for a padding tap; the winners' cells, where a padding tap's is
+        its window's first cell inside the input (a padding tap wins only where every cell of the window holds
+        the lowest value, and torch's winner is then the first of them); the taps per window K; o * K."""
+        K, M, P = math.prod(self.kernel), math.prod(self.out_spatial), math.prod(self.in_spatial)
+        read, _ = _outer_index([as_table(p).index.T for p in self.plans], self.in_spatial)
+        rows = read.reshape(M, K)
+        inside = rows < P
+        first_inside = rows[np.arange(M), np.argmax(inside, axis=1)]
+        real = np.where(inside, rows, np.where(first_inside < P, first_inside, 0)[:, None]).reshape(-1)
+        first = (np.arange(M, dtype=np.int64) * K).reshape(self.out_spatial)
+        for table in (real, first):
+            table.setflags(write=False)
+        return read, real, K, first
+
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
-        if 0 not in x.shape and self._tiles(math.prod(x.shape)):
+        if launch_bound(x) and 0 not in x.shape and not self._tiling() and self._dense_fits(math.prod(self.kernel)):
+            # a GPU: every window's cells in one gather and one reduction (tiling windows: reshaped blocks)
+            values, idx = self._dense(x, with_index)
+            return values, idx
+        if 0 not in x.shape and (self._tiles(math.prod(x.shape)) or (launch_bound(x) and self._tiling())):
             if not with_index:
                 return blocked(lambda a: self._tiled(a, False)[0], (x,), n, self._plane_cells, cell_bytes=8), None
             return blocked(lambda a: self._tiled(a, True), (x,), n, self._plane_cells, cell_bytes=8)
@@ -419,6 +517,12 @@ class MaxWindows(_PoolRoutes):
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
+        if launch_bound(g) and 0 not in g.shape and 0 not in self.in_spatial:
+            if self._tiling():
+                return self._tiled_route(namespace(g), g, idx)
+            routed = self._gpu_route(g, idx, self._covers())
+            if routed is not None:
+                return routed
         mod = writable_module(g)
         if mod is not None and mod is writable_module(idx) and self._disjoint() and 0 not in g.shape \
                 and 0 not in self.in_spatial:
@@ -585,7 +689,7 @@ class MaxWindows(_PoolRoutes):
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
         xp = namespace(gg)
-        if math.prod(self.kernel) > _UNROLL and 0 not in gg.shape and 0 not in idx.shape:
+        if (math.prod(self.kernel) > _UNROLL or launch_bound(gg)) and 0 not in gg.shape and 0 not in idx.shape:
             taken = take_winners(xp, gg, idx, len(self.in_spatial))
             if taken is not None:
                 return taken
@@ -605,7 +709,7 @@ class MaxWindows(_PoolRoutes):
 
 
 @dataclass(frozen=True, eq=False)
-class AdaptiveMaxWindows(_PoolRoutes):
+class AdaptiveMaxWindows(_Dense):
     """Ragged adaptive max windows [floor(i*L/O), ceil((i+1)*L/O)) over the trailing axes, by ``take``.
 
     Same interface as :class:`MaxWindows`. Tap t of output o reads cell start[o] + t, or an appended
@@ -647,6 +751,8 @@ class AdaptiveMaxWindows(_PoolRoutes):
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
         cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
         planes = math.prod(x.shape[:x.ndim - len(self.in_spatial)])
+        if launch_bound(x) and 0 not in x.shape and self._dense_fits(math.prod(p.taps for p in self._plans())):
+            return self._dense(x, with_index)  # a GPU: one gather and one reduction
         if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
             if not with_index:
                 return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
@@ -736,55 +842,15 @@ class AdaptiveMaxWindows(_PoolRoutes):
             table.setflags(write=False)
         return read, real, K, first
 
-    def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
-        """Every window's cells gathered at once from the flattened plane (one gather, whatever the
-        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
-        table is small (``blocks.fits``)."""
-        xp = namespace(x)
-        n = len(self.in_spatial)
-        lead = x.ndim - n
-        mod = writable_module(x)
-        order = None if mod is None else lanes(mod, x, n)
-        if order is not None:
-            return self._dense_lanes(xp, x, with_index, order)
-        head = tuple(x.shape[:lead])
-        read, real, K, first = self._dense_tables()
-        plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
-        cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
-        cells = xp.reshape(cells, head + self.out_spatial + (K,))
-
-        def index_of(pos: Any, dtype: Any) -> Any:
-            at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
-            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
-
-        return _reduce_cells(xp, x, cells, with_index, index_of)
-
-    def _dense_lanes(self, xp: Any, x: Any, with_index: bool, order: list[int]) -> tuple[Any, Any]:
-        """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
-        runs along the cells of that view, so nothing is copied to change layout and the results are laid out
-        as ``x``."""
-        outer, inner = lane_sizes(tuple(x.shape), order, len(self.in_spatial))
-        read, real, K, first = self._dense_tables()
-        M = math.prod(self.out_spatial)
-        plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
-        plane = pad_axis(xp, plane, 1, 0, 1, _lowest(xp, x))
-        cells = take(xp, plane, device_copy(self, "dense_read", read, plane), 1)
-        cells = xp.moveaxis(xp.reshape(cells, (outer, M, K, inner)), 2, -1)
-
-        def index_of(pos: Any, dtype: Any) -> Any:
-            start = xp.reshape(device_copy(self, "dense_first", first, pos, dtype), (1, M, 1))
-            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype),
-                                   xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
-
-        values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
-        shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
-        return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
-
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
         if self._empty_output:
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
         covers = [p.transpose.index for p in self._plans()]
+        if launch_bound(g):
+            routed = self._gpu_route(g, idx, covers)
+            if routed is not None:
+                return routed
         mod = writable_module(g)
         if mod is not None and mod is writable_module(idx) and 0 not in g.shape and \
                 math.prod(c.shape[0] for c in covers) <= _SLOTS:
@@ -805,7 +871,7 @@ class AdaptiveMaxWindows(_PoolRoutes):
         lead = gg.ndim - n
         if self._empty_output:
             return self._empty(xp, gg, self.out_spatial, gg.dtype)
-        if math.prod(p.taps for p in self._plans()) > _UNROLL and 0 not in gg.shape:
+        if (math.prod(p.taps for p in self._plans()) > _UNROLL or launch_bound(gg)) and 0 not in gg.shape:
             taken = take_winners(xp, gg, idx, n)
             if taken is not None:
                 return taken
