@@ -73,6 +73,12 @@ def _powers(xp: Any, x: Any, p: float) -> tuple[Any, Any]:
     return _pow(xp, x, p), p * _pow(xp, x, p - 1)
 
 
+def _root_value(xp: Any, s: Any, p: float) -> Any:
+    """S^(1/p) alone, as :func:`_root` gives it (the forward needs no derivative)."""
+    at_zero = xp.zeros_like(s) if p > 0 else xp.full_like(s, math.inf)
+    return xp.where(s == 0, at_zero, _pow(xp, s, 1.0 / p))
+
+
 def _root(xp: Any, s: Any, p: float) -> tuple[Any, Any]:
     """S^(1/p) and its derivative, taken as 0 where S == 0 (torch's sign/relu chain gives exactly 0)."""
     e = 1.0 / p
@@ -91,7 +97,7 @@ _QUIET = np.errstate(divide="ignore", invalid="ignore", over="ignore")
 def _finite_forward(plan: SeparableLinear, scale: int, p: float, x: Any) -> Any:
     xp = namespace(x)
     work = to_compute(xp, x)
-    y, _ = _root(xp, linear(plan, _powers(xp, work, p)[0]) * scale, p)
+    y = _root_value(xp, linear(plan, _pow(xp, work, p)) * scale, p)
     return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
 
 
