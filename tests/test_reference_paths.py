@@ -4,7 +4,9 @@ Every kernel has a functional path (no in-place writes, no blocks: what JAX, Das
 run) and, on backends that write in place (NumPy, CuPy, torch outside autograd), faster paths (in-place
 folds, class buffers, cache blocks). With ``writable_module`` answering None everywhere, NumPy and torch run
 the functional path too; every stored case of every op must then give the same bits: values, winners,
-gradients. (The blocking test does the same for blocks of every size.)
+gradients. (The blocking test does the same for blocks of every size; the few-operation paths of a GPU, whose
+sums run in the backend's order, are held to the stored cases' tolerances and to bit-identical repeats by
+tests/test_conformance.py.)
 
 Known gap: the max family's in-place fold takes ``maximum``'s result, which among equal maxima of opposite
 zero sign is the backend's choice (NumPy: the second operand; torch: the second on contiguous operands, the
@@ -16,15 +18,32 @@ stay bitwise).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 import pytest
 
+import poolspec
 from poolspec import _compat, registry
 from poolspec.conformance import golden
 from poolspec.conformance.families import family
-from poolspec.kernels import blocks, cells, maxes, sums, unpool
 
-_KERNELS = (_compat, sums, cells, maxes, unpool, blocks)
+
+def _kernel_modules() -> list:
+    """Every poolspec module that asks ``writable_module`` (imported by name or through ``_compat``): patching
+    it in each sends the whole library down the reference path."""
+    found = [_compat]
+    for info in pkgutil.walk_packages(poolspec.__path__, "poolspec."):
+        if ".frontends" in info.name or ".conformance" in info.name or info.name.endswith(("__main__", "cli")):
+            continue
+        module = importlib.import_module(info.name)
+        if module is not _compat and getattr(module, "writable_module", None) is _compat.writable_module:
+            found.append(module)
+    return found
+
+
+_KERNELS = tuple(_kernel_modules())
 _CASES = [c for c in golden.cases() if c.error is None and c.reference != "torch-refuses"]
 
 
@@ -43,6 +62,12 @@ def _run(backend, case):
         grads = fam.backward(d.backward, g, args, arrays, idx, True)
         out.update({f"grad_{p}": backend.to_numpy(t) for p, t in zip(fam.differentiable, grads)})
     return out
+
+
+def test_every_module_that_chooses_a_path_is_patched():
+    names = {m.__name__ for m in _KERNELS}
+    assert {"poolspec.kernels.max_routes", "poolspec.kernels.maxes", "poolspec.kernels.sums",
+            "poolspec.kernels.cells", "poolspec.kernels.unpool", "poolspec.kernels.blocks"} <= names, names
 
 
 @pytest.mark.parametrize("op", list(registry.OPS))
