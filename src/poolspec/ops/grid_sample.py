@@ -11,7 +11,6 @@ under every transform, and derivatives of any order w.r.t. both x and grid exist
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +27,7 @@ from .._compat import (
     is_jax_array,
     is_symbolic,
     is_torch_array,
+    launch_bound,
     matmul,
     namespace,
     on,
@@ -193,70 +193,66 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
     n, N, M = plan.n, grid.shape[0], grid.shape[2]
     k = _constants(xp, plan, grid)
     c = _unnormalise(grid, k, plan)
+    # the taps of every coordinate along an axis before it: (N, 1, M, J, n), J taps per coordinate; every
+    # operation below is elementwise as it was per tap, so the values are those of a loop over taps bit for bit
     if plan.mode == "bicubic":
         f = xp.floor(c)
-        w, dw = _cubic(c - f)
-        taps = [_pad(xp, f + (i - 1), k, plan, False)[0] for i in range(4)]
+        w1, dw1 = _cubic(c - f)
+        w, dw = xp.stack(w1, axis=-2), xp.stack(dw1, axis=-2)
+        steps = to_namespace(np.arange(-1.0, 3.0).reshape(4, 1), xp, c, c.dtype)
+        taps = _pad(xp, f[..., None, :] + steps, k, plan, False)[0]
         mult = k["scale"]
     else:
         c, dpad = _pad(xp, c, k, plan, grads)
         mult = k["scale"] if dpad is None else dpad * k["scale"]
         if plan.mode == "nearest":
-            taps, w, dw = [xp.round(c)], None, None
+            taps, w, dw = xp.round(c)[..., None, :], None, None
         else:
             f = xp.floor(c)
-            taps = [f, f + 1]
+            f1 = f + 1
+            taps = xp.stack([f, f1], axis=-2)
             if n == 2:  # 2-d: t = c - floor(c), weights 1 - t and t
                 t = c - f
-                w = [1 - t, t]
+                w = xp.stack([1 - t, t], axis=-2)
             else:  # 3-d: weights (floor + 1) - c and c - floor
-                w = [(f + 1) - c, c - f]
-            dw = [-1.0, 1.0]
+                w = xp.stack([f1 - c, c - f], axis=-2)
+            dw = to_namespace(np.array([[-1.0], [1.0]]), xp, c, c.dtype)  # (J, 1): broadcasts over points
     stride, hi = k["stride"], k["hi"]
-    itype = stride.dtype
     P = math.prod(plan.in_spatial)
-    # per tap offset j along every coordinate at once: (N, 1, M, n)
-    cells, inside = [], []
-    for tc in taps:
-        ok = (tc >= 0) & (tc <= hi)
-        inside.append(ok)
-        cells.append(xp.astype(xp.where(ok, tc, 0.0), itype) * stride)
-    J = len(taps)
-    idx: list[Any] = []
-    weights: list[Any] = []
-    dweights: list[list[Any]] = [[] for _ in range(n)]
-    for combo in itertools.product(range(J), repeat=n):  # combo[0] indexes the outermost coordinate (k = n - 1)
-        flat = ok = weight = None
-        for depth, j in enumerate(combo):
-            kk = n - 1 - depth
-            cell, good = cells[j][..., kk], inside[j][..., kk]
-            flat = cell if flat is None else flat + cell
-            ok = good if ok is None else ok & good
-            if w is not None:
-                weight = w[j][..., kk] if weight is None else weight * w[j][..., kk]
-        tap_idx = xp.where(ok, flat, P)
-        idx.append(tap_idx)
-        if w is None:
-            continue
-        weights.append(weight)
+    inside = (taps >= 0) & (taps <= hi)
+    cells = xp.astype(xp.where(inside, taps, 0.0), stride.dtype) * stride
+    J = taps.shape[-2]
+    T = J ** n
+
+    def combine(parts: list[Any], op: Any) -> Any:
+        """parts[depth] (..., J) for depth 0 (the outermost coordinate) to n - 1 combined over every tap tuple,
+        left to right, into (..., J, ..., J): the order of itertools.product over the taps."""
+        acc = parts[0]
+        for depth in range(1, n):
+            acc = op(acc[..., None], xp.reshape(parts[depth], tuple(parts[depth].shape[:-1]) + (1,) * depth + (J,)))
+        return acc
+
+    lead = (N, 1, M)
+    flat = combine([cells[..., n - 1 - depth] for depth in range(n)], lambda u, v: u + v)
+    ok = combine([inside[..., n - 1 - depth] for depth in range(n)], lambda u, v: u & v)
+    flat_idx = xp.reshape(xp.where(ok, flat, P), (N, 1, M * T))
+    stacked, dstacked = None, [None] * n
+    if w is not None:
+        stacked = xp.reshape(combine([w[..., n - 1 - depth] for depth in range(n)], lambda u, v: u * v),
+                             lead + (T,))
         if grads:
             assert dw is not None  # modes with weights have their derivatives
             for kk in range(n):
-                d = None
-                for depth, j in enumerate(combo):
+                factors = []
+                for depth in range(n):
                     other = n - 1 - depth
-                    factor = (dw[j] if isinstance(dw[j], float) else dw[j][..., kk]) if other == kk \
-                        else w[j][..., other]
-                    d = factor if d is None else d * factor
-                dweights[kk].append(d)
-    flat_idx = xp.reshape(xp.stack(idx, axis=-1), (N, 1, M * len(idx)))
-    stacked, dstacked = None, [None] * n
-    if w is not None:
-        stacked = xp.stack(weights, axis=-1)  # (N, 1, M, T)
-        if grads:
-            lead = tuple(stacked.shape[:-1])
-            dstacked = [xp.stack([xp.broadcast_to(xp.asarray(d, dtype=grid.dtype, **on(grid)), lead)
-                                  if isinstance(d, float) else d for d in ds], axis=-1) for ds in dweights]
+                    if other != kk:
+                        factors.append(w[..., other])
+                    elif dw.ndim == 2:  # constant derivatives (linear): +-1 per tap
+                        factors.append(xp.broadcast_to(dw[:, 0], lead + (J,)))
+                    else:
+                        factors.append(dw[..., kk])
+                dstacked[kk] = xp.reshape(combine(factors, lambda u, v: u * v), lead + (T,))
     return flat_idx, stacked, dstacked, mult
 
 
@@ -269,11 +265,21 @@ _TAP_BYTES, _TAP_CHANNEL_BYTES = 96, 24
 _CHUNK_BYTES = 1 << 24
 
 
-def _step(plan: _Plan, batch: int, channels: int) -> int:
-    """Points sampled at a time: a function of the shapes alone, so every call of one shape sums its gradient
-    in the same order, on every backend."""
+# On a GPU (each chunk's operations cost launches) a chunk may hold up to this many times the call's input, output
+# and grid instead: one chunk unless the taps' reads pass that
+_GPU_SPREAD = 4
+
+
+def _step(plan: _Plan, batch: int, channels: int, wide: bool = False) -> int:
+    """Points sampled at a time: a function of the shapes (and, with ``wide``, of running where operations cost
+    launches) alone, so every call of one shape sums its gradient in the same order on every backend of a
+    kind."""
     per_point = max(1, batch * plan.taps * (_TAP_BYTES + _TAP_CHANNEL_BYTES * channels))
-    return max(1, min(plan.points, _CHUNK_BYTES // per_point))
+    budget = _CHUNK_BYTES
+    if wide:  # 8-byte items of the input, the output and the grid
+        budget = max(budget, _GPU_SPREAD * 8 * batch * (channels * (math.prod(plan.in_spatial) + plan.points)
+                                                        + plan.points * plan.n))
+    return max(1, min(plan.points, budget // per_point))
 
 
 def _spans(M: int, step: int) -> list[tuple[int, int]]:
@@ -353,7 +359,7 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     N, C = x.shape[0], x.shape[1]
     M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
-    step = _step(plan, N, C)
+    step = _step(plan, N, C, launch_bound(x))
     if step >= M:
         out = _chunk_sample(plan, flat, pts)
     elif is_jax_array(x):
@@ -374,7 +380,7 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True
     M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
     gf = xp.reshape(g, (N, C, M))
-    step = _step(plan, N, C)
+    step = _step(plan, N, C, launch_bound(x))
     if step >= M:
         grad_x, grad_grid = _chunk_backward(plan, flat, pts, gf, x, need_x=need_x)
     elif is_jax_array(x):
@@ -426,7 +432,7 @@ def _sample_jvp(plan: _Plan, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> An
     if grid_dot is None or plan.mode == "nearest":
         return xp.zeros((N, C) + plan.out_spatial, dtype=x.dtype, device=device(x)) if out is None else out
     flat, pts, dots = xp.reshape(x, (N, C, P)), _points(xp, grid, plan), _points(xp, grid_dot, plan)
-    step = _step(plan, N, C)
+    step = _step(plan, N, C, launch_bound(x))
     parts = [_chunk_tangent(plan, flat, pts[:, :, a:b, :], dots[:, :, a:b, :]) for a, b in _spans(M, step)]
     tangent = xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1), (N, C) + plan.out_spatial)
     return tangent if out is None else out + tangent
