@@ -135,6 +135,8 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
                 fused: bool) -> dict[str, Any]:
     import poolspec
 
+    from .bench_counts import count_torch
+
     host = _host_inputs(case)
     x = torch.from_numpy(host["x"]).to(device)
     extra = [torch.from_numpy(host["grid"]).to(device)] if case.grid else []
@@ -152,6 +154,8 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
         row[f"{who}_fwd_bwd_ms"] = _median(fwd_bwd, sync, repeat) * 1e3
         row[f"{who}_host_ms"] = _host_time(fwd, sync) * 1e3
         for tag, f in (("fwd", fwd), ("fwd_bwd", fwd_bwd)):
+            # aten calls per call (a dispatch mode; bench_counts' measure), beside the kernels they launch
+            row[f"{who}_{tag}_dispatches"] = count_torch(f, warm=True)[0]
             k = _kernels(torch, f)
             if k is not None:
                 row[f"{who}_{tag}_kernels"], row[f"{who}_{tag}_kernel_ms"] = k
