@@ -24,6 +24,7 @@ from .._compat import (
     namespace,
     on,
     permute,
+    permuted_buffer,
     put,
     stride_order,
     take,
@@ -453,3 +454,19 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
     grad = laid_out(xp, grad[_LEAD:_LEAD + planes * P], lead + tuple(in_spatial), order)
     return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)
 
+
+def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
+    shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
+    permuted = permuted_buffer(like, shape, dtype)  # a channels-last view's passes write in its memory order
+    return permuted if permuted is not None else buffer(mod, shape, dtype, like)
+
+
+def _fill_where(mod: Any, view: Any, mask: Any, value: int) -> None:
+    if mod.__name__ == "torch":
+        view.masked_fill_(mask, value)
+    else:
+        mod.copyto(view, value, where=mask)
+
+
+def _along(host: np.ndarray, trailing: int) -> np.ndarray:
+    return host.reshape((-1,) + (1,) * trailing)

@@ -28,12 +28,9 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
-    laid_out,
     launch_bound,
     namespace,
     on,
-    permute,
-    permuted_buffer,
     take,
     to_compute,
     to_namespace,
@@ -41,26 +38,25 @@ from .._compat import (
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
-from .blocks import CACHE_CELLS, SMALL, blocked, fits
+from .blocks import CACHE_CELLS, SMALL, blocked
 from .blocks import kept as _kept
 from .chunked import as_table, axis_pass
+from .dense import _Dense
 from .max_routes import (
     _UNROLL,
     _ZERO,
-    _flat_route,
+    _along,
+    _fill_where,
+    _fresh,
     _lowest,
     _outer_index,
     _reduce_cells,
     _tile_cells,
-    _walk,
     embed_sum,
     gathered_route,
-    lane_sizes,
-    lanes,
     put_winners,
     slot_route,
     sorted_route,
-    take_last,
     take_winners,
 )
 from .sums import _at, device_copy, full_like_axis, pad_axis
@@ -75,110 +71,6 @@ _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can
 
 
 tap_ranges = windows.tap_ranges
-
-
-def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:
-    shape = tuple(like.shape[:axis]) + (size,) + tuple(like.shape[axis + 1:])
-    permuted = permuted_buffer(like, shape, dtype)  # a channels-last view's passes write in its memory order
-    return permuted if permuted is not None else buffer(mod, shape, dtype, like)
-
-
-def _fill_where(mod: Any, view: Any, mask: Any, value: int) -> None:
-    if mod.__name__ == "torch":
-        view.masked_fill_(mask, value)
-    else:
-        mod.copyto(view, value, where=mask)
-
-
-def _along(host: np.ndarray, trailing: int) -> np.ndarray:
-    return host.reshape((-1,) + (1,) * trailing)
-
-
-class _PoolRoutes:
-    """A pool's ``route`` gives a gradient of its input's spatial shape, ``select`` one of its output's."""
-
-    in_spatial: tuple[int, ...]
-    out_spatial: tuple[int, ...]
-
-    @property
-    def routed(self) -> tuple[int, ...]:
-        return self.in_spatial
-
-    @property
-    def selected(self) -> tuple[int, ...]:
-        return self.out_spatial
-
-
-# the gathered cells (taps x outputs) or covering-window terms (covers x inputs) of a GPU path, at most this
-# many times the larger of a plane's input and output; past it the GPU takes the CPU's paths
-_SPREAD = 4
-
-
-class _Dense(_PoolRoutes):
-    """Every window's cells gathered at once from the flattened plane through a table (one gather, whatever the
-    window), reduced as tiling blocks are: the forward of a GPU path, and of small ragged pools."""
-
-    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-        raise NotImplementedError
-
-    def _dense_fits(self, K: int) -> bool:
-        P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
-        return 0 < K * M <= _SPREAD * max(P, M)
-
-    def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
-        """Every window's cells gathered at once from the flattened plane (one gather, whatever the
-        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
-        table is small (``blocks.fits``)."""
-        xp = namespace(x)
-        n = len(self.in_spatial)
-        lead = x.ndim - n
-        mod = writable_module(x)
-        order = None if mod is None else lanes(mod, x, n)
-        if order is not None:
-            return self._dense_lanes(xp, x, with_index, order)
-        head = tuple(x.shape[:lead])
-        read, real, K, first = self._dense_tables()
-        plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
-        cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
-        cells = xp.reshape(cells, head + self.out_spatial + (K,))
-
-        def index_of(pos: Any, dtype: Any) -> Any:
-            at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
-            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
-
-        return _reduce_cells(xp, x, cells, with_index, index_of)
-
-    def _dense_lanes(self, xp: Any, x: Any, with_index: bool, order: list[int]) -> tuple[Any, Any]:
-        """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
-        runs along the cells of that view, so nothing is copied to change layout and the results are laid out
-        as ``x``."""
-        outer, inner = lane_sizes(tuple(x.shape), order, len(self.in_spatial))
-        read, real, K, first = self._dense_tables()
-        M = math.prod(self.out_spatial)
-        plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
-        plane = pad_axis(xp, plane, 1, 0, 1, _lowest(xp, x))
-        cells = take(xp, plane, device_copy(self, "dense_read", read, plane), 1)
-        cells = xp.moveaxis(xp.reshape(cells, (outer, M, K, inner)), 2, -1)
-
-        def index_of(pos: Any, dtype: Any) -> Any:
-            start = xp.reshape(device_copy(self, "dense_first", first, pos, dtype), (1, M, 1))
-            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype),
-                                   xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
-
-        values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
-        shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
-        return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
-
-    def _gpu_route(self, g: Any, idx: Any, covers: list[np.ndarray]) -> Any | None:
-        """The route of a GPU path: one gather of the cotangent and one of the winners over every cell's
-        covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``."""
-        C = math.prod(c.shape[0] for c in covers)
-        if 0 in g.shape or not 0 < C * math.prod(self.in_spatial) <= _SPREAD * max(
-                math.prod(self.in_spatial), math.prod(self.out_spatial)):
-            return None
-        xp = namespace(g)
-        out = _flat_route(xp, to_compute(xp, g), idx, covers, self.in_spatial, self)
-        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -706,194 +598,3 @@ class MaxWindows(_Dense):
             term = xp.where(idx == target, v, xp.zeros_like(v))
             out = term if out is None else out + term
         return out
-
-
-@dataclass(frozen=True, eq=False)
-class AdaptiveMaxWindows(_Dense):
-    """Ragged adaptive max windows [floor(i*L/O), ceil((i+1)*L/O)) over the trailing axes, by ``take``.
-
-    Same interface as :class:`MaxWindows`. Tap t of output o reads cell start[o] + t, or an appended
-    padding cell (the dtype's lowest value) past the window's end; tap 0 is always inside, so it starts
-    the scan as torch's does. The gradient gathers through the transposed tables: every input cell visits
-    the outputs whose window holds it (ascending, which is torch's accumulation order) and keeps g where
-    that output's winner is the cell.
-    """
-
-    in_spatial: tuple[int, ...]
-    out_spatial: tuple[int, ...]
-
-    @property
-    def _empty_output(self) -> bool:
-        return 0 in self.out_spatial
-
-    def _plans(self) -> list[Any]:
-        return [windows.ragged(L, O) for L, O in zip(self.in_spatial, self.out_spatial)]
-
-    def _strides(self) -> tuple[int, ...]:
-        return tuple(math.prod(self.in_spatial[i + 1:]) for i in range(len(self.in_spatial)))
-
-    def _offsets(self, i: int) -> np.ndarray:
-        plan = self._plans()[i]
-        return np.where(plan.index < plan.length, plan.index * self._strides()[i], _NEVER)
-
-    def _empty(self, xp: Any, like: Any, spatial: tuple[int, ...], dtype: Any) -> Any:
-        shape = tuple(like.shape[:like.ndim - len(spatial)]) + spatial
-        return xp.zeros(shape, dtype=dtype, **on(like))
-
-    def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
-        xp = namespace(x)
-        if not with_index and is_dask_array(x) and not self._empty_output and 0 not in x.shape:
-            values, lead = x, x.ndim - len(self.in_spatial)
-            for i in reversed(range(len(self.in_spatial))):
-                values = axis_pass(values, lead + i, self._plans()[i], "max", _lowest(xp, x))
-            return values, None
-        if self._empty_output:
-            return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
-        cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
-        planes = math.prod(x.shape[:x.ndim - len(self.in_spatial)])
-        if launch_bound(x) and 0 not in x.shape and self._dense_fits(math.prod(p.taps for p in self._plans())):
-            return self._dense(x, with_index)  # a GPU: one gather and one reduction
-        if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
-            if not with_index:
-                return blocked(lambda a: self._dense(a, False)[0], (x,), len(self.in_spatial), cells,
-                               cell_bytes=8, tables=True), None
-            return blocked(lambda a: self._dense(a, True), (x,), len(self.in_spatial), cells, cell_bytes=8,
-                           tables=True)
-        if not is_dask_array(x) and 0 not in x.shape:
-            plane = max(math.prod(self.in_spatial), math.prod(self.out_spatial))
-            if not with_index:
-                return blocked(lambda a: self._separable(a, False)[0], (x,), len(self.in_spatial), plane,
-                               cell_bytes=8), None
-            return blocked(lambda a: self._separable(a, True), (x,), len(self.in_spatial), plane, cell_bytes=8)
-        return self._separable(x, with_index)
-
-    def _separable(self, x: Any, with_index: bool) -> tuple[Any, Any]:
-        """The scan axis by axis, innermost first, carrying each winner's flat index: an axis with more
-        outputs than taps reads tap by tap (``take``), one with fewer reduces each window's slice at once."""
-        xp = namespace(x)
-        lowest = _lowest(xp, x)
-        floating = isinstance(lowest, float)
-        n = len(self.in_spatial)
-        lead = x.ndim - n
-        values, flat = x, None
-        for i in reversed(range(n)):
-            axis, plan = lead + i, self._plans()[i]
-            if plan.out < plan.taps and not is_dask_array(x):
-                values, flat = self._by_window(xp, x, values, flat, i, axis, with_index)
-                continue
-            trailing = x.ndim - axis - 1
-            offsets = self._offsets(i)
-            vp = pad_axis(xp, values, axis, 0, 1, lowest)
-            fp = None if flat is None else pad_axis(xp, flat, axis, 0, 1, 0)
-            m = idx = None
-            for t in range(plan.taps):
-                where = to_namespace(plan.index[t], xp, x)
-                v = take(xp, vp, where, axis)
-                if m is None:
-                    m, upd = v, None
-                else:
-                    upd = v > m
-                    if floating:
-                        upd = upd | xp.isnan(v)
-                    m = xp.where(upd, v, m)
-                if with_index:
-                    f = to_namespace(_along(np.maximum(offsets[t], 0), trailing), xp, v)
-                    f = f if fp is None else take(xp, fp, where, axis) + f
-                    if idx is None:
-                        idx = f + xp.zeros(tuple(v.shape), dtype=index_dtype(xp, v), **on(v))
-                    else:
-                        idx = xp.where(upd, f, idx)
-            values, flat = m, idx
-        return values, flat
-
-    def _by_window(self, xp: Any, x: Any, values: Any, flat: Any, i: int, axis: int,
-                   with_index: bool) -> tuple[Any, Any]:
-        """Axis ``i``'s windows [start, end) each reduced at once (torch's rule: :func:`_reduce_cells`)."""
-        start, end = windows.adaptive_bounds(self.in_spatial[i], self.out_spatial[i])
-        stride = self._strides()[i]
-        maxima, winners = [], []
-        for s, e in zip(start.tolist(), end.tolist()):
-            cells = xp.moveaxis(values[_at(axis, slice(s, e))], axis, -1)
-            m, pos = _reduce_cells(xp, x, cells, with_index, lambda pos, dtype: pos)
-            maxima.append(m)
-            if with_index:
-                f = (xp.astype(pos, index_dtype(xp, m)) + s) * stride
-                if flat is not None:
-                    inner = xp.moveaxis(flat[_at(axis, slice(s, e))], axis, -1)
-                    f = f + xp.take_along_axis(inner, xp.astype(pos, inner.dtype)[..., None], axis=-1)[..., 0]
-                winners.append(f)
-        return xp.stack(maxima, axis=axis), (xp.stack(winners, axis=axis) if with_index else None)
-
-    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-        cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
-        return _kept(self, "_kept_dense_tables", cells, self._make_dense_tables)
-
-    def _make_dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
-        """For :meth:`_dense`: the flat plane cell each output's tap reads, outputs row-major and each
-        window's taps row-major (its scan order), or one past the plane (a cell holding the dtype's lowest
-        value) where the tap lies past the window's end; the same without that padding (the winners'
-        indices); the taps per window K; and o * K, where output o's taps start."""
-        plans = self._plans()
-        read, flat = _outer_index([p.index.T for p in plans], self.in_spatial)
-        K = math.prod(p.taps for p in plans)
-        first = (np.arange(math.prod(self.out_spatial), dtype=np.int64) * K).reshape(self.out_spatial)
-        real = flat.reshape(-1)
-        for table in (real, first):
-            table.setflags(write=False)
-        return read, real, K, first
-
-    def route(self, g: Any, idx: Any) -> Any:
-        """grad_x[j] = sum of g[o] over the outputs o whose winner is j, by gathering."""
-        if self._empty_output:
-            return self._empty(namespace(g), g, self.in_spatial, g.dtype)
-        covers = [p.transpose.index for p in self._plans()]
-        if launch_bound(g):
-            routed = self._gpu_route(g, idx, covers)
-            if routed is not None:
-                return routed
-        mod = writable_module(g)
-        if mod is not None and mod is writable_module(idx) and 0 not in g.shape and \
-                math.prod(c.shape[0] for c in covers) <= _SLOTS:
-            return slot_route(mod, namespace(g), g, idx, [c[0] for c in covers], [c.shape[0] for c in covers],
-                              self.in_spatial, self)
-        cells = math.prod(self.in_spatial) * math.prod(c.shape[0] for c in covers)
-        planes = math.prod(g.shape[:g.ndim - len(self.in_spatial)])
-        if not is_jax_array(g) and 0 not in g.shape and not fits((g, idx), planes * cells, cells):
-            return blocked(lambda a, b: sorted_route(a, b, self.in_spatial), (g, idx), len(self.in_spatial),
-                           max(math.prod(self.in_spatial), math.prod(self.out_spatial)), cell_bytes=8)
-        return blocked(lambda a, b: gathered_route(a, b, covers, self.in_spatial, self), (g, idx), len(self.in_spatial),
-                       cells, cell_bytes=8, tables=True)
-
-    def select(self, gg: Any, idx: Any) -> Any:
-        """gg at each output's winner: the transpose of :meth:`route`."""
-        xp = namespace(gg)
-        n = len(self.in_spatial)
-        lead = gg.ndim - n
-        if self._empty_output:
-            return self._empty(xp, gg, self.out_spatial, gg.dtype)
-        if (math.prod(p.taps for p in self._plans()) > _UNROLL or launch_bound(gg)) and 0 not in gg.shape:
-            taken = take_winners(xp, gg, idx, n)
-            if taken is not None:
-                return taken
-        padded = gg
-        for i in range(n):
-            padded = pad_axis(xp, padded, lead + i, 0, 1, 0)
-        offsets = [self._offsets(i) for i in range(n)]
-        out = None
-        for taps, (v,) in _walk(xp, (padded,), [p.index for p in self._plans()], lead):
-            target = None
-            for i, t in enumerate(taps):
-                part = to_namespace(_along(offsets[i][t], n - i - 1), xp, gg)
-                target = part if target is None else target + part
-            term = xp.where(idx == target, v, xp.zeros_like(v))
-            out = term if out is None else out + term
-        return out
-
-
-def adaptive_max_windows(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> Any:
-    """Strided-slice windows where every axis divides evenly (L % O == 0), ragged gathers otherwise."""
-    if all(O and L % O == 0 for L, O in zip(in_spatial, out_spatial)):
-        k = tuple(L // O for L, O in zip(in_spatial, out_spatial))
-        n = len(k)
-        return MaxWindows(in_spatial, out_spatial, k, k, (0,) * n, (1,) * n)
-    return AdaptiveMaxWindows(in_spatial, out_spatial)

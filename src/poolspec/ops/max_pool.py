@@ -3,7 +3,7 @@
 Whole definition: the cards are ``spec.card("max_pool2d")`` etc. (spec/pooling.py: torch's checks, plus a
 ValueError for a window that dilation and padding leave without an input cell); the windows and kernels
 are ``kernels.maxes.MaxWindows`` (separable max with torch's scan rule; gradient and double backward by
-strided slices and selects) and ``kernels.maxes.AdaptiveMaxWindows`` (the same scan over ragged
+strided slices and selects) and ``kernels.adaptive_maxes.AdaptiveMaxWindows`` (the same scan over ragged
 adaptive windows, by ``take``; evenly dividing axes use ``MaxWindows``); the autodiff bindings are
 ``autodiff.max_pool`` / ``autodiff.max_backward``.
 """
@@ -19,8 +19,9 @@ import numpy as np
 from .._compat import WINNERS, is_traced, readable
 from .._types import Array
 from ..autodiff import graph_op, in_graph, max_backward, max_indices, max_pool
+from ..kernels.adaptive_maxes import adaptive_max_windows
 from ..kernels.cells import Cells
-from ..kernels.maxes import MaxWindows, adaptive_max_windows
+from ..kernels.maxes import MaxWindows
 from ._common import (
     channels_last,
     check_index_range,

@@ -1,0 +1,101 @@
+"""The max family's shared base: every window's cells gathered at once from the flattened plane through a table
+and reduced (values and torch's winners), the forward of the GPU paths and of small ragged pools, and the
+gradient routed by one gather over each cell's covering windows (``max_routes._flat_route``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._compat import laid_out, namespace, permute, take, to_compute, writable_module
+from .max_routes import _flat_route, _lowest, _reduce_cells, lane_sizes, lanes, take_last
+from .sums import device_copy, pad_axis
+
+
+class _PoolRoutes:
+    """A pool's ``route`` gives a gradient of its input's spatial shape, ``select`` one of its output's."""
+
+    in_spatial: tuple[int, ...]
+    out_spatial: tuple[int, ...]
+
+    @property
+    def routed(self) -> tuple[int, ...]:
+        return self.in_spatial
+
+    @property
+    def selected(self) -> tuple[int, ...]:
+        return self.out_spatial
+
+
+# the gathered cells (taps x outputs) or covering-window terms (covers x inputs) of a GPU path, at most this
+# many times the larger of a plane's input and output; past it the GPU takes the CPU's paths
+_SPREAD = 4
+
+
+class _Dense(_PoolRoutes):
+    """Every window's cells gathered at once from the flattened plane through a table (one gather, whatever the
+    window), reduced as tiling blocks are: the forward of a GPU path, and of small ragged pools."""
+
+    def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        raise NotImplementedError
+
+    def _dense_fits(self, K: int) -> bool:
+        P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
+        return 0 < K * M <= _SPREAD * max(P, M)
+
+    def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
+        """Every window's cells gathered at once from the flattened plane (one gather, whatever the
+        window's size), then reduced as :meth:`MaxWindows._tiled` reduces tiling blocks; only where that
+        table is small (``blocks.fits``)."""
+        xp = namespace(x)
+        n = len(self.in_spatial)
+        lead = x.ndim - n
+        mod = writable_module(x)
+        order = None if mod is None else lanes(mod, x, n)
+        if order is not None:
+            return self._dense_lanes(xp, x, with_index, order)
+        head = tuple(x.shape[:lead])
+        read, real, K, first = self._dense_tables()
+        plane = pad_axis(xp, xp.reshape(x, head + (math.prod(self.in_spatial),)), lead, 0, 1, _lowest(xp, x))
+        cells = take_last(xp, plane, device_copy(self, "dense_read", read, plane))
+        cells = xp.reshape(cells, head + self.out_spatial + (K,))
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            at = xp.reshape(pos + device_copy(self, "dense_first", first, pos, dtype), (-1,))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype), at, 0), tuple(pos.shape))
+
+        return _reduce_cells(xp, x, cells, with_index, index_of)
+
+    def _dense_lanes(self, xp: Any, x: Any, with_index: bool, order: list[int]) -> tuple[Any, Any]:
+        """:meth:`_dense` on an array laid out (outer, cells, inner) in memory (channels-last): the gather
+        runs along the cells of that view, so nothing is copied to change layout and the results are laid out
+        as ``x``."""
+        outer, inner = lane_sizes(tuple(x.shape), order, len(self.in_spatial))
+        read, real, K, first = self._dense_tables()
+        M = math.prod(self.out_spatial)
+        plane = xp.reshape(permute(x, order), (outer, math.prod(self.in_spatial), inner))
+        plane = pad_axis(xp, plane, 1, 0, 1, _lowest(xp, x))
+        cells = take(xp, plane, device_copy(self, "dense_read", read, plane), 1)
+        cells = xp.moveaxis(xp.reshape(cells, (outer, M, K, inner)), 2, -1)
+
+        def index_of(pos: Any, dtype: Any) -> Any:
+            start = xp.reshape(device_copy(self, "dense_first", first, pos, dtype), (1, M, 1))
+            return xp.reshape(take(xp, device_copy(self, "dense_real", real, pos, dtype),
+                                   xp.reshape(pos + start, (-1,)), 0), tuple(pos.shape))
+
+        values, idx = _reduce_cells(xp, x, cells, with_index, index_of)
+        shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
+        return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
+
+    def _gpu_route(self, g: Any, idx: Any, covers: list[np.ndarray]) -> Any | None:
+        """The route of a GPU path: one gather of the cotangent and one of the winners over every cell's
+        covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``."""
+        C = math.prod(c.shape[0] for c in covers)
+        if 0 in g.shape or not 0 < C * math.prod(self.in_spatial) <= _SPREAD * max(
+                math.prod(self.in_spatial), math.prod(self.out_spatial)):
+            return None
+        xp = namespace(g)
+        out = _flat_route(xp, to_compute(xp, g), idx, covers, self.in_spatial, self)
+        return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
