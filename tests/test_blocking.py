@@ -11,7 +11,7 @@ import pytest
 import poolspec
 from poolspec import conformance
 from poolspec._compat import writable_module
-from poolspec.kernels import blocks, linear, maxes
+from poolspec.kernels import adaptive_maxes, blocks, linear, maxes
 
 BLOCKED_OPS = [f"{f}{d}d" for f in ("avg_pool", "adaptive_avg_pool", "lp_pool", "max_pool", "adaptive_max_pool")
                for d in (1, 2, 3)]
@@ -58,6 +58,7 @@ def _both(monkeypatch, fn):
 
     monkeypatch.setattr(linear, "blocked", counted_blocked)
     monkeypatch.setattr(maxes, "blocked", counted_blocked)
+    monkeypatch.setattr(adaptive_maxes, "blocked", counted_blocked)
     monkeypatch.setattr(linear, "_row_groups", counted_rows)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 64)
     monkeypatch.setattr(blocks, "WHOLE_BYTES", 0)
