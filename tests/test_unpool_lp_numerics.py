@@ -4,6 +4,7 @@ and p = +-inf."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import zlib
 
@@ -156,6 +157,41 @@ def test_unpool_index_out_of_range_names_it(backend):
         poolspec.max_unpool2d(x, backend.asarray(np.zeros((1, 1, 2, 2))), 2)
     with pytest.raises(ValueError, match="indices.shape"):
         poolspec.max_unpool2d(x, backend.asarray(np.zeros((1, 1, 2, 1), dtype=np.int64)), 2)
+
+
+@pytest.mark.parametrize("as_on_a_gpu", [False, True], ids=["cpu-paths", "gpu-paths"])
+def test_unpool_duplicates_keep_the_last_bits(backend, as_on_a_gpu, monkeypatch):
+    """Repeated indices whose values differ only in their bits (0.0 and -0.0, two NaNs) and ones whose values
+    are identical: the last in row-major order wins bit for bit, and the gradient goes to the winners only -
+    even where the backend's indexed writes land in another order (as a GPU's may: simulated here by
+    writing in reverse), so that a write that merely reads back equal could leave either zero's sign."""
+    from poolspec.bench_counts import as_on_a_gpu as gpu_paths
+    from poolspec.kernels import unpool
+
+    put_rows = unpool._put_rows
+
+    def reversed_put(mod, out, rows, values):
+        flip = (lambda a: a.flip(-1)) if mod.__name__ == "torch" else (lambda a: np.ascontiguousarray(a[..., ::-1]))
+        put_rows(mod, out, flip(rows), flip(values if values.shape == rows.shape else values.expand(rows.shape)
+                                             if mod.__name__ == "torch" else np.broadcast_to(values, rows.shape)))
+
+    monkeypatch.setattr(unpool, "_put_rows", reversed_put)
+
+    nan_a = np.frombuffer(np.array([0x7FF8000000000001], dtype=np.uint64).tobytes(), dtype=np.float64)[0]
+    nan_b = np.frombuffer(np.array([0x7FF8000000000002], dtype=np.uint64).tobytes(), dtype=np.float64)[0]
+    # one call each: a call whose writes read back unequal anywhere takes the sorted path whole
+    for values, where in [([0.0, -0.0, 3.0, 3.0], [1, 1, 2, 2]), ([-0.0, 0.0, 5.0, 5.0], [0, 0, 3, 3]),
+                          ([nan_a, nan_b, 1.0, 2.0], [2, 2, 0, 1]), ([7.0, 7.0, 7.0, 7.0], [3, 3, 3, 3]),
+                          ([1.0, 2.0, 3.0, 4.0], [5, 4, 0, 1])]:
+        x, idx = np.array([[values]]), np.array([[where]], dtype=np.int64)
+        g = np.arange(1.0, 7.0).reshape(1, 1, 6)
+        want, want_grad = _unpool_rule(x, idx, g, 1, (6,))
+        with gpu_paths() if as_on_a_gpu else contextlib.nullcontext():
+            xb, ib = backend.asarray(x), backend.asarray(idx)
+            got = backend.to_numpy(poolspec.max_unpool1d(xb, ib, 3, 1))
+            grad = backend.to_numpy(poolspec.max_unpool1d_backward(backend.asarray(g), xb, ib, 3, 1))
+        np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+        np.testing.assert_array_equal(grad, want_grad)
 
 
 # ------------------------------------------------------------------------------------------ lp_pool

@@ -435,8 +435,11 @@ def extremes(xp: Any, a: Any) -> tuple[Any, Any] | None:
             a = functorch.get_unwrapped(a)
         if is_symbolic(a):
             return None
-        a = a.detach()
-        return a.min().item(), a.max().item()
+        torch = sys.modules["torch"]
+        if a.requires_grad:
+            a = a.detach()
+        lo, hi = torch.stack(torch.aminmax(a)).tolist()  # one reduction and one read: on a GPU each is a sync
+        return lo, hi
     number = int if xp.isdtype(a.dtype, "integral") else float
     return number(xp.min(a)), number(xp.max(a))
 

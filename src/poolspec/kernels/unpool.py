@@ -16,10 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, index_dtype, is_jax_array, namespace, on, put, take, writable_module
+from .._compat import buffer, index_dtype, is_jax_array, launch_bound, namespace, on, readable, writable_module
+from .blocks import nbytes
 
-# output cells looked up at a time (a few int64 temporaries each)
+# output cells looked up at a time (a few int64 temporaries each); on a launch-bound backend as many as fit
+# in _SPREAD times the input and output, at _CELL_BYTES of temporaries per cell
 _CHUNK_CELLS = 1 << 18
+_SPREAD, _CELL_BYTES = 4, 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,34 +49,52 @@ class Unpool:
     def _flat_keys(self, xp: Any, idx: Any) -> Any:
         m, p = self._sizes
         itype = index_dtype(xp, idx)
-        flat = xp.reshape(xp.astype(idx, itype), (-1,))
-        plane = xp.arange(flat.shape[0], dtype=itype, **on(idx)) // m
-        # an out-of-range index (only reachable under tracing: the op checks concrete indices) gets key -1,
-        # so it can never land in a neighbouring plane
-        return xp.where((flat >= 0) & (flat < p), plane * p + flat, xp.full_like(flat, -1))
+        rows = xp.reshape(idx if idx.dtype == itype else xp.astype(idx, itype), (-1, m))
+        offsets = xp.arange(0, rows.shape[0] * p, p, dtype=itype, **on(idx))
+        keys = xp.reshape(rows + xp.reshape(offsets, (-1, 1)), (-1,))
+        if readable(idx):
+            return keys  # the op has checked them
+        # an out-of-range index (only reachable under tracing) gets key -1, so it can never land in a
+        # neighbouring plane
+        flat = xp.reshape(rows, (-1,))
+        return xp.where((flat >= 0) & (flat < p), keys, xp.full_like(keys, -1))
 
     def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
         keys = self._flat_keys(xp, idx)
         order = xp.argsort(keys, stable=True)
         return keys, order, xp.take(keys, order)
 
-    def _distinct_keys(self, mod: Any, xp: Any, idx: Any, total: int) -> Any:
-        """The flat keys plane * P + index where no two name the same cell (the usual case: a pool's
-        winners), else None; the indices are in range (the op checks concrete ones). Checked by writing each
-        key's position into its cell and reading back: a cell named twice keeps one of the positions, so some
-        key reads back another's. Which one stays is the backend's choice, but only whether all read back
-        their own reaches the result."""
+    def _rows(self, mod: Any, a: Any, planes: int, cells: int) -> Any:
+        """``a`` as a (planes, cells) array of ``mod`` (int64 for indices, as scatter and gather want)."""
+        a = a.reshape((planes, cells))
+        if a.dtype == mod.int64:
+            return a
+        return a.to(mod.int64) if mod.__name__ == "torch" else a.astype(mod.int64)
+
+    def _placed(self, mod: Any, x: Any, idx: Any, planes: int) -> Any:
+        """The unpooling as one write per input cell, row by row, where which duplicate's write stays cannot
+        reach the result, else None: read back at the indices, every input cell finds its own bits (so a
+        repeated index only ever carries one value - as overlapping max windows sharing a winner do), and
+        the result is then the last-wins one bit for bit whatever order the writes took."""
         m, p = self._sizes
-        n = math.prod(idx.shape)
-        if n > total:
-            return None  # more reads than cells: some cell is named twice
-        itype = index_dtype(xp, idx)
-        offsets = xp.arange(0, total, p, dtype=itype, **on(idx))  # each plane's first cell
-        keys = xp.reshape(xp.reshape(xp.astype(idx, itype), (n // m, m)) + offsets[:, None], (-1,))
-        claim = buffer(mod, (total,), keys.dtype, keys)
-        own = xp.arange(n, dtype=itype, **on(keys))
-        put(mod, claim, keys, own)
-        return keys if bool(xp.all(take(xp, claim, keys, 0) == own)) else None
+        rows, values = self._rows(mod, idx, planes, m), x.reshape((planes, m))
+        y = mod.zeros((planes, p), dtype=x.dtype, **_device(mod, x)) if launch_bound(x) else \
+            buffer(mod, (planes, p), x.dtype, x, zero=True)
+        _put_rows(mod, y, rows, values)
+        if bool(mod.all(_bits(mod, _take_rows(mod, y, rows)) == _bits(mod, values))):
+            return y
+        return None
+
+    def _distinct(self, mod: Any, idx: Any, planes: int) -> Any:
+        """The (planes, M) indices where no two of a row name the same cell (the usual case: a pool's winners
+        without ties across windows), else None. Each cell gets its writer's position; a cell named twice
+        keeps one of them (the backend's choice), so some position reads back another's."""
+        m, p = self._sizes
+        rows = self._rows(mod, idx, planes, m)
+        own = mod.arange(m, dtype=rows.dtype, **_device(mod, rows))
+        claim = mod.empty((planes, p), dtype=rows.dtype, **_device(mod, rows))
+        _put_rows(mod, claim, rows, own[None, :] if mod.__name__ != "torch" else own.expand(planes, m))
+        return rows if bool(mod.all(_take_rows(mod, claim, rows) == own)) else None
 
     def route(self, x: Any, idx: Any) -> Any:
         xp = namespace(x)
@@ -85,24 +106,25 @@ class Unpool:
         flat, total = xp.reshape(x, (-1,)), planes * p
         mod = writable_module(x)
         if mod is not None and mod is writable_module(idx):
-            keys = self._distinct_keys(mod, xp, idx, total)
-            if keys is not None:  # each cell written at most once: a plain indexed write, deterministic
-                y = buffer(mod, (total,), x.dtype, x, zero=True)
-                put(mod, y, keys, flat)
+            y = self._placed(mod, x, idx, planes)
+            if y is not None:
                 return xp.reshape(y, lead + self.out_spatial)
         _, order, ordered = self._keys(xp, idx)
         itype = index_dtype(xp, x)
-        # output cells a chunk at a time: each looks itself up with int64 temporaries, a few times the output
-        # in one piece (JAX's compiler schedules its own memory: one piece)
+        ranked = xp.take(flat, order)
+        # output cells a chunk at a time: each looks itself up with a few int64 temporaries (JAX's compiler
+        # schedules its own memory: one piece; a launch-bound backend: pieces up to 4x input + output)
         step = total if is_jax_array(x) else _CHUNK_CELLS
+        if launch_bound(x):
+            held = nbytes(x) + nbytes(idx) + total * nbytes(x) // max(1, math.prod(x.shape))
+            step = max(step, _SPREAD * held // _CELL_BYTES)
         y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
         parts = []
         for a in range(0, total, step):
             cells = xp.arange(a, min(a + step, total), dtype=itype, **on(x))
-            last = xp.searchsorted(ordered, cells, side="right") - 1
-            last = xp.where(last < 0, xp.zeros_like(last), last)
+            last = xp.clip(xp.searchsorted(ordered, cells, side="right") - 1, min=0)
             hit = xp.take(ordered, last) == cells
-            values = xp.take(flat, xp.take(order, last))
+            values = xp.take(ranked, last)
             part = xp.where(hit, values, xp.zeros_like(values))
             if y is None:
                 parts.append(part)
@@ -121,14 +143,48 @@ class Unpool:
             return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **on(gy))
         mod = writable_module(gy)
         if mod is not None and mod is writable_module(idx):
-            distinct = self._distinct_keys(mod, xp, idx, planes * p)
-            if distinct is not None:  # every input cell is its index's winner
-                return xp.reshape(take(xp, xp.reshape(gy, (-1,)), distinct, 0), lead + self.in_spatial)
+            rows = self._distinct(mod, idx, planes)
+            if rows is not None:  # every input cell is its index's winner
+                return xp.reshape(_take_rows(mod, gy.reshape((planes, p)), rows), lead + self.in_spatial)
         keys, order, ordered = self._keys(xp, idx)
         last = xp.searchsorted(ordered, keys, side="right") - 1
-        own = xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **on(gy))
-        inside = keys >= 0
-        winner = (xp.take(order, last) == own) & inside
-        safe = xp.where(inside, keys, xp.zeros_like(keys))
-        v = xp.take(xp.reshape(gy, (-1,)), safe)
+        winner = xp.take(order, last) == xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **on(gy))
+        if not readable(idx):
+            inside = keys >= 0
+            winner, keys = winner & inside, xp.where(inside, keys, xp.zeros_like(keys))
+        v = xp.take(xp.reshape(gy, (-1,)), keys)
         return xp.reshape(xp.where(winner, v, xp.zeros_like(v)), lead + self.in_spatial)
+
+def _device(mod: Any, like: Any) -> dict[str, Any]:
+    return {"device": like.device} if mod.__name__ == "torch" else {}
+
+
+def _put_rows(mod: Any, out: Any, rows: Any, values: Any) -> None:
+    """``out[r, rows[r, j]] = values[r, j]`` in place (numpy, cupy or torch)."""
+    if mod.__name__ == "torch":
+        out.scatter_(1, rows, values)
+    elif hasattr(mod, "put_along_axis"):
+        mod.put_along_axis(out, rows, values, axis=1)
+    else:  # an older CuPy: flat positions
+        width = out.shape[1]
+        out.reshape(-1)[(rows + mod.arange(0, out.size, width)[:, None]).reshape(-1)] = \
+            mod.broadcast_to(values, rows.shape).reshape(-1)
+
+
+def _take_rows(mod: Any, a: Any, rows: Any) -> Any:
+    """``a[r, rows[r, j]]`` (numpy, cupy or torch)."""
+    if mod.__name__ == "torch":
+        return mod.gather(a, 1, rows)
+    return mod.take_along_axis(a, rows, axis=1)
+
+
+def _bits(mod: Any, a: Any) -> Any:
+    """Floating-point values as the integers of their bits (so that -0.0 and 0.0, and NaNs, compare by
+    bits); integers as they are."""
+    if mod.__name__ == "torch":
+        if a.dtype.is_floating_point:
+            return a.view({2: mod.int16, 4: mod.int32, 8: mod.int64}[a.element_size()])
+        return a
+    if a.dtype.kind == "f":
+        return a.view({2: mod.int16, 4: mod.int32, 8: mod.int64}[a.dtype.itemsize])
+    return a
