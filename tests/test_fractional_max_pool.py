@@ -5,12 +5,14 @@ autograd to second order, torch.func and JAX transforms, and the argument checks
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 
 import numpy as np
 import pytest
 
 import poolspec
+from poolspec.bench_counts import as_on_a_gpu
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -38,10 +40,20 @@ def _config(seed: int, n: int):
 CONFIGS = [(n, seed) for n in (2, 3) for seed in range(12)]
 
 
+@pytest.mark.parametrize("gpu_paths", [False, True], ids=["cpu-paths", "gpu-paths"])
 @pytest.mark.parametrize("n,seed", CONFIGS)
-def test_fractional_max_pool_matches_torch(backend, errors, n, seed):
+def test_fractional_max_pool_matches_torch(backend, errors, n, seed, gpu_paths):
+    """On the CPU's paths and on those a GPU takes (every window at once, the gradient from each window's
+    neighbours: the same terms summed in the backend's order)."""
     if backend.name == "jax" and seed % 3:
         pytest.skip("JAX runs a third of the configurations (compile time)")
+    if gpu_paths and backend.name not in ("numpy", "torch"):
+        pytest.skip("the launch-bound paths are those of NumPy-like and torch arrays")
+    with as_on_a_gpu() if gpu_paths else contextlib.nullcontext():
+        _matches_torch(backend, errors, n, seed, gpu_paths)
+
+
+def _matches_torch(backend, errors, n, seed, gpu_paths):
     rng, x, k, O, u = _config(zlib.crc32(f"frac{n}-{seed}".encode()), n)
     args = dict(kernel_size=k, output_size=O) if seed % 4 else \
         dict(kernel_size=k, output_ratio=tuple(min(0.99, (o + 0.5) / s) for o, s in zip(O, x.shape[-n:])))
@@ -64,7 +76,10 @@ def test_fractional_max_pool_matches_torch(backend, errors, n, seed):
     g = backward(backend.asarray(go), xb, **args, _random_samples=ub)
     np.testing.assert_allclose(backend.to_numpy(g), want_g.numpy(), rtol=1e-13, atol=1e-13)
     g2 = backward(backend.asarray(go), xb, **args, indices=got_i)
-    np.testing.assert_array_equal(backend.to_numpy(g2), backend.to_numpy(g))
+    if gpu_paths:  # given only indices, the sorted sums (another order)
+        np.testing.assert_allclose(backend.to_numpy(g2), backend.to_numpy(g), rtol=1e-13, atol=1e-13)
+    else:
+        np.testing.assert_array_equal(backend.to_numpy(g2), backend.to_numpy(g))
     np.testing.assert_array_equal(backend.to_numpy(xb), x)
 
 

@@ -23,12 +23,15 @@ from .._compat import (
     is_jax_array,
     is_torch_array,
     is_traced,
+    launch_bound,
     namespace,
-    on,
+    readable,
     to_namespace,
 )
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
+from ..kernels import fractional
+from ..kernels.blocks import nbytes
 from ..kernels.cells import Cells
 from ._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
 
@@ -67,18 +70,6 @@ def _check_samples(op: str, xp: Any, samples: Any) -> None:
                          "(windows would leave the input)")
 
 
-def _starts(xp: Any, u: Any, L: int, O: int, k: int, itype: Any) -> Any:
-    """Window starts (..., O) of one axis for samples u (...), in u's dtype as torch computes them."""
-    last = xp.full(tuple(u.shape) + (1,), L - k, dtype=itype, **on(u))
-    if O <= 1:
-        return last[..., :O]
-    alpha = xp.asarray(L - k, dtype=u.dtype, **on(u)) / xp.asarray(O - 1, dtype=u.dtype, **on(u))
-    i = xp.astype(xp.arange(O - 1, **on(u)), u.dtype)
-    u = u[..., None]
-    seq = xp.astype(xp.floor((i + u) * alpha), itype) - xp.astype(xp.floor(u * alpha), itype)
-    return xp.concat([seq, last], axis=-1)
-
-
 # taps per axis past which JAX loops over them: unrolled, XLA keeps every step's reads alive (measured: k 16
 # on 100^3, 145 MiB of temporaries unrolled, 17 MiB looped)
 _UNROLL = 4
@@ -94,10 +85,19 @@ def _take_along(xp: Any, a: Any, idx: Any, axis: int) -> Any:
 
 
 def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
-    """Values and winners (N, C, M): the windows' maxima axis by axis, innermost first, each axis's k taps
-    read at the planes' own window starts and kept by torch's scan rule (update where ``v > m`` or ``v`` is
-    NaN), carrying the winner's flat cell: the row-major first maximum or last NaN of each window, as torch's
-    scan finds it, in O(input) memory and O(input * k / stride) work per axis, whatever the window's size."""
+    """Values and winners (N, C, M) (see :func:`_search`)."""
+    winner, routes = _search(static, x, samples)
+    N, C = x.shape[0], x.shape[1]
+    return max_select(routes, namespace(x).reshape(x, (N, C, math.prod(static[0]))), winner), winner
+
+
+def _search(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
+    """Winners (N, C, M) and the routes of their gradient. The windows' maxima axis by axis, innermost first,
+    each axis's k taps read at the planes' own window starts and kept by torch's scan rule (update where
+    ``v > m`` or ``v`` is NaN), carrying the winner's flat cell: the row-major first maximum or last NaN of
+    each window, as torch's scan finds it, in O(input) memory and O(input * k / stride) work per axis,
+    whatever the window's size; on a launch-bound backend, every window's cells at once where that fits
+    (``kernels.fractional``)."""
     spatial, out, k = static
     xp = namespace(x)
     N, C, n = x.shape[0], x.shape[1], len(spatial)
@@ -108,13 +108,17 @@ def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
 
         plain = lax.stop_gradient(x)
     itype = index_dtype(xp, samples)
+    windows = fractional.plan(spatial, out, k)
+    all_starts = windows.starts(xp, samples, itype)
+    if launch_bound(x) and windows.dense_fits(nbytes(x) // max(1, math.prod(x.shape))) and readable(x) \
+            and readable(samples):  # every window at once; the gradient from each window's neighbours
+        return windows.dense(plain, all_starts), fractional.Windows(windows, all_starts)
     floating = dtype_name(xp, x.dtype).startswith(("float", "bfloat"))
     values = plain
     cell = xp.reshape(xp.arange(P, dtype=itype, device=device(x)), (1, 1) + tuple(spatial))
     cell = xp.broadcast_to(cell, tuple(x.shape))
     for a in reversed(range(n)):
-        col = n - 1 - a if n == 2 else a  # torch: 2-d samples are (W, H), 3-d (T, H, W)
-        starts = _starts(xp, samples[..., col], spatial[a], out[a], k[a], itype)  # (N, C, O_a)
+        starts = all_starts[:, :, a, :out[a]]  # (N, C, O_a)
         starts = xp.reshape(starts, (N, C) + (1,) * a + (out[a],) + (1,) * (n - 1 - a))
 
         def step(t: Any, carry: tuple[Any, Any], a: int = a, starts: Any = starts, values: Any = values,
@@ -133,8 +137,7 @@ def _pool(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
             for t in range(1, k[a]):
                 carry = step(t, carry)
         values, cell = carry
-    winner = xp.reshape(cell, (N, C, M))
-    return max_select(Cells(P, M), xp.reshape(x, (N, C, P)), winner), winner
+    return xp.reshape(cell, (N, C, M)), Cells(P, M)
 
 
 def _prepare(n: int, op: str, x: Any, args: dict[str, Any], samples: Any, rng: Any,
@@ -206,10 +209,15 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
     p = r.params
     P, M = math.prod(p["in_spatial"]), math.prod(p["output_size"])
     lead = tuple(xb.shape[:2])
+    routes: Any = Cells(P, M)
     if indices is None:
         static = (p["in_spatial"], p["output_size"], p["kernel_size"])
-        winner = _dask(static, xb, samples)[1] if is_dask_array(x) else \
-            compose(_pool, (static,), xb, samples)[1] if is_jax_array(x) else _pool(static, xb, samples)[1]
+        if is_dask_array(x):
+            winner = _dask(static, xb, samples)[1]
+        elif is_jax_array(x):
+            winner = compose(_pool, (static,), xb, samples)[1]
+        else:
+            winner, routes = _search(static, xb, samples)
     else:
         check_indices(op, indices, x, tuple(r.output_shape))
         check_index_range(op, xp, indices, P)
@@ -220,7 +228,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
 
         grad = plane_local(Cells(P, M).route, (g, winner), (P,))
     else:
-        grad = max_backward(Cells(P, M), g, winner, primal=x)
+        grad = max_backward(routes, g, winner, primal=x)
     return xp.reshape(grad, tuple(x.shape))
 
 
