@@ -56,6 +56,7 @@ from .._compat import (
     is_jax_array,
     is_symbolic,
     is_torch_array,
+    launch_bound,
     namespace,
     on,
     take,
@@ -85,7 +86,11 @@ def _torch_gather(a: Any, i: Any, lead: tuple[int, ...]) -> Any:
     torch = sys.modules["torch"]
     if i.dtype != torch.int64:
         i = i.to(torch.int64)
-    return torch.gather(a.expand(lead + (a.shape[-1],)), -1, i.expand(lead + (i.shape[-1],)))
+    if tuple(a.shape[:-1]) != lead:  # an expand is an operation of its own, even to the same shape
+        a = a.expand(lead + (a.shape[-1],))
+    if tuple(i.shape[:-1]) != lead:
+        i = i.expand(lead + (i.shape[-1],))
+    return torch.gather(a, -1, i)
 
 
 def _gather(xp: Any, a: Any, i: Any, lead: tuple[int, ...]) -> Any:
@@ -193,8 +198,8 @@ class Cells:
             torch = sys.modules["torch"]
             if idx.dtype != torch.int64:
                 idx = idx.to(torch.int64)
-            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and not is_symbolic(idx) and \
-                    not bool((idx >= self.cells).any()):  # no read outside: no zero cell to append
+            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and not launch_bound(x) and \
+                    not is_symbolic(idx) and not bool((idx >= self.cells).any()):  # no read outside: no zero cell
                 return _torch_gather(x, idx, lead)
             x = torch.cat([x, x.new_zeros(tuple(x.shape[:-1]) + (1,))], dim=-1)
             return _torch_gather(x, idx, lead)
@@ -230,12 +235,16 @@ class Cells:
             hit = idx[..., None, :] == cell  # (..., P, K)
             return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype, **on(g))), axis=-1)
         keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
-        if is_symbolic(idx) or is_symbolic(g):  # no values to branch on
+        symbolic = is_symbolic(idx) or is_symbolic(g)
+        if symbolic or launch_bound(g):
+            # no values to branch on; or each operation a launch: the doubling scan for every cell (log2 of the
+            # longest run steps of a few operations, where ranks and runs take several per rank)
             bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)),
                                                        (1, P + 1)))
             end = bounds[:, 1:]
-            return _scan(xp, g, keys, order, end, end - bounds[:, :P], None if is_jax_array(g) else K, lead,
-                         rows_shape)
+            count = end - bounds[:, :P]
+            longest = (None if is_jax_array(g) else K) if symbolic else int(xp.max(count))
+            return _scan(xp, g, keys, order, end, count, longest, lead, rows_shape)
         if K < _RUNS * P:  # fewer reads than cells: sums per run of equal keys, then placed (O(reads + cells))
             ukeys, start, count, inside = _runs(xp, keys, P)
             if ukeys.shape[-1] == 0:
@@ -437,7 +446,8 @@ def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest:
         same = keys[..., d:] == keys[..., :-d]
         add = xp.where(same, s[..., :-d], zero)  # a new array: then the in-place add reads no written entry
         if mod is not None:
-            s[..., d:] += add
+            tail = s[..., d:]
+            tail += add  # in place through the view: no write-back
         else:
             s = xp.concat([s[..., :d], s[..., d:] + add], axis=-1)
         d *= 2

@@ -81,7 +81,8 @@ def _host_constants(plan: _Plan) -> dict[str, np.ndarray]:
     out = dict(size=L, hi=L - 1, scale=(L - 1) / 2 if plan.align else L / 2, lo=np.full(plan.n, 0.0 if plan.align
                                                                                          else -0.5),
                span=span, twice=2 * span, degenerate=degenerate.astype(np.float64),
-               stride=np.array(strides, dtype=np.int64))
+               stride=np.array(strides, dtype=np.int64), outside=np.array(math.prod(plan.in_spatial), dtype=np.int64),
+               zero=np.zeros(()), steps=np.arange(-1.0, 3.0).reshape(4, 1), slopes=np.array([[-1.0], [1.0]]))
     for a in out.values():
         a.flags.writeable = False
     return out
@@ -98,7 +99,7 @@ def _constants(xp: Any, plan: _Plan, like: Any) -> dict[str, Any]:
     if hit is not None:
         return hit
     itype = index_dtype(xp, like)
-    out = {k: to_namespace(v, xp, like, itype if k == "stride" else like.dtype)
+    out = {k: to_namespace(v, xp, like, itype if k in ("stride", "outside") else like.dtype)
            for k, v in _host_constants(plan).items()}
     if not traced and len(_DEVICE_CONSTANTS) < 1024:
         _DEVICE_CONSTANTS[key] = out
@@ -165,8 +166,9 @@ def _pad(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[
     return c, one
 
 
-def _cubic(t: Any) -> tuple[list[Any], list[Any]]:
-    """torch's cubic convolution weights of taps -1, 0, 1, 2 at fraction t, and their derivatives in t."""
+def _cubic(t: Any, grads: bool) -> tuple[list[Any], list[Any] | None]:
+    """torch's cubic convolution weights of taps -1, 0, 1, 2 at fraction t, and (with ``grads``) their
+    derivatives in t."""
     A = _A
 
     def near(v: Any) -> Any:
@@ -181,8 +183,10 @@ def _cubic(t: Any) -> tuple[list[Any], list[Any]]:
     def dfar(v: Any) -> Any:
         return (3 * A * v - 10 * A) * v + 8 * A
 
-    return ([far(t + 1), near(t), near(1 - t), far(2 - t)],
-            [dfar(t + 1), dnear(t), -dnear(1 - t), -dfar(2 - t)])
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    if not grads:
+        return weights, None
+    return weights, [dfar(t + 1), dnear(t), -dnear(1 - t), -dfar(2 - t)]
 
 
 def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[Any], Any]:
@@ -197,10 +201,9 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
     # operation below is elementwise as it was per tap, so the values are those of a loop over taps bit for bit
     if plan.mode == "bicubic":
         f = xp.floor(c)
-        w1, dw1 = _cubic(c - f)
-        w, dw = xp.stack(w1, axis=-2), xp.stack(dw1, axis=-2)
-        steps = to_namespace(np.arange(-1.0, 3.0).reshape(4, 1), xp, c, c.dtype)
-        taps = _pad(xp, f[..., None, :] + steps, k, plan, False)[0]
+        w1, dw1 = _cubic(c - f, grads)
+        w, dw = xp.stack(w1, axis=-2), None if dw1 is None else xp.stack(dw1, axis=-2)
+        taps = _pad(xp, f[..., None, :] + k["steps"], k, plan, False)[0]
         mult = k["scale"]
     else:
         c, dpad = _pad(xp, c, k, plan, grads)
@@ -216,11 +219,10 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
                 w = xp.stack([1 - t, t], axis=-2)
             else:  # 3-d: weights (floor + 1) - c and c - floor
                 w = xp.stack([f1 - c, c - f], axis=-2)
-            dw = to_namespace(np.array([[-1.0], [1.0]]), xp, c, c.dtype)  # (J, 1): broadcasts over points
+            dw = k["slopes"]  # (J, 1): broadcasts over points
     stride, hi = k["stride"], k["hi"]
-    P = math.prod(plan.in_spatial)
     inside = (taps >= 0) & (taps <= hi)
-    cells = xp.astype(xp.where(inside, taps, 0.0), stride.dtype) * stride
+    cells = xp.astype(xp.where(inside, taps, k["zero"]), stride.dtype) * stride
     J = taps.shape[-2]
     T = J ** n
 
@@ -233,27 +235,37 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
         return acc
 
     lead = (N, 1, M)
-    flat = combine([cells[..., n - 1 - depth] for depth in range(n)], lambda u, v: u + v)
-    ok = combine([inside[..., n - 1 - depth] for depth in range(n)], lambda u, v: u & v)
-    flat_idx = xp.reshape(xp.where(ok, flat, P), (N, 1, M * T))
+    cells_k, inside_k = _unstack(xp, cells), _unstack(xp, inside)
+    flat = combine([cells_k[n - 1 - depth] for depth in range(n)], lambda u, v: u + v)
+    ok = combine([inside_k[n - 1 - depth] for depth in range(n)], lambda u, v: u & v)
+    flat_idx = xp.reshape(xp.where(ok, flat, k["outside"]), (N, 1, M * T))
     stacked, dstacked = None, [None] * n
     if w is not None:
-        stacked = xp.reshape(combine([w[..., n - 1 - depth] for depth in range(n)], lambda u, v: u * v),
+        w_k = _unstack(xp, w)
+        stacked = xp.reshape(combine([w_k[n - 1 - depth] for depth in range(n)], lambda u, v: u * v),
                              lead + (T,))
         if grads:
             assert dw is not None  # modes with weights have their derivatives
+            dw_k = None if dw.ndim == 2 else _unstack(xp, dw)
             for kk in range(n):
                 factors = []
                 for depth in range(n):
                     other = n - 1 - depth
                     if other != kk:
-                        factors.append(w[..., other])
-                    elif dw.ndim == 2:  # constant derivatives (linear): +-1 per tap
+                        factors.append(w_k[other])
+                    elif dw_k is None:  # constant derivatives (linear): +-1 per tap
                         factors.append(xp.broadcast_to(dw[:, 0], lead + (J,)))
                     else:
-                        factors.append(dw[..., kk])
+                        factors.append(dw_k[kk])
                 dstacked[kk] = xp.reshape(combine(factors, lambda u, v: u * v), lead + (T,))
     return flat_idx, stacked, dstacked, mult
+
+
+def _unstack(xp: Any, a: Any) -> Any:
+    """``a``'s slices along its last axis (on torch one operation, unbind, rather than one per slice)."""
+    if is_torch_array(a):
+        return a.unbind(-1)
+    return [a[..., i] for i in range(a.shape[-1])]
 
 
 # --- the op, written once: select/route dispatch to the autodiff bindings ------------------------------
