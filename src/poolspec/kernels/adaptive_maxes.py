@@ -85,7 +85,7 @@ class AdaptiveMaxWindows(_Dense):
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
         cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
         planes = math.prod(x.shape[:x.ndim - len(self.in_spatial)])
-        if launch_bound(x) and 0 not in x.shape and self._dense_fits(math.prod(p.taps for p in self._plans())):
+        if launch_bound(x) and 0 not in x.shape and self._dense_fits(math.prod(p.taps for p in self._plans()), x):
             return self._dense(x, with_index)  # a GPU: one gather and one reduction
         if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
             if not with_index:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._compat import laid_out, namespace, permute, take, to_compute, writable_module
+from .blocks import MEMORY_FLOOR, nbytes
 from .max_routes import _flat_route, _lowest, _reduce_cells, lane_sizes, lanes, take_last
 from .sums import device_copy, pad_axis
 
@@ -41,9 +42,11 @@ class _Dense(_PoolRoutes):
     def _dense_tables(self) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
         raise NotImplementedError
 
-    def _dense_fits(self, K: int) -> bool:
+    def _dense_fits(self, K: int, x: Any) -> bool:
+        """Whether every window's K cells fit: per plane at most ``_SPREAD`` times the larger of its input and
+        output, and the plan's int64 table within :func:`_tables_fit`."""
         P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
-        return 0 < K * M <= _SPREAD * max(P, M)
+        return 0 < K * M <= _SPREAD * max(P, M) and _tables_fit(8 * K * M, x, len(self.in_spatial), P + M)
 
     def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """Every window's cells gathered at once from the flattened plane (one gather, whatever the
@@ -93,9 +96,20 @@ class _Dense(_PoolRoutes):
         """The route of a GPU path: one gather of the cotangent and one of the winners over every cell's
         covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``."""
         C = math.prod(c.shape[0] for c in covers)
-        if 0 in g.shape or not 0 < C * math.prod(self.in_spatial) <= _SPREAD * max(
-                math.prod(self.in_spatial), math.prod(self.out_spatial)):
+        P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
+        # the read and cell tables: two int64 per cover and cell
+        if 0 in g.shape or not 0 < C * P <= _SPREAD * max(P, M) \
+                or not _tables_fit(16 * C * P, g, len(self.in_spatial), P + M):
             return None
         xp = namespace(g)
         out = _flat_route(xp, to_compute(xp, g), idx, covers, self.in_spatial, self)
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
+
+
+def _tables_fit(table_bytes: int, x: Any, spatial: int, plane_cells: int) -> bool:
+    """Whether a plan's tables (made once per plan, kept for the next call) fit in ``_SPREAD`` times the call's
+    planes (``plane_cells`` each, input and output) plus ``blocks.MEMORY_FLOOR``: a call of few planes does not
+    take a table many times its data."""
+    size = nbytes(x) // max(1, math.prod(x.shape))
+    planes = math.prod(x.shape[:x.ndim - spatial])
+    return table_bytes <= _SPREAD * planes * plane_cells * size + MEMORY_FLOOR

@@ -133,7 +133,7 @@ class MaxWindows(_Dense):
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
-        if launch_bound(x) and 0 not in x.shape and not self._tiling() and self._dense_fits(math.prod(self.kernel)):
+        if launch_bound(x) and 0 not in x.shape and not self._tiling() and self._dense_fits(math.prod(self.kernel), x):
             # a GPU: every window's cells in one gather and one reduction (tiling windows: reshaped blocks)
             values, idx = self._dense(x, with_index)
             return values, idx
