@@ -13,7 +13,19 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, dtype_name, launch_bound, namespace, on, take, to_namespace, writable_module
+from .._compat import (
+    buffer,
+    dtype_name,
+    is_jax_array,
+    is_torch_array,
+    launch_bound,
+    namespace,
+    on,
+    readable,
+    take,
+    to_namespace,
+    writable_module,
+)
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
 from .blocks import CACHE_CELLS, SMALL
 
@@ -243,21 +255,30 @@ _DEVICE_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = None) -> Any:
     """``host`` (a constant table of ``owner``, a cached plan) in ``like``'s namespace and device, kept per
-    (owner, key, device) for NumPy, CuPy and torch up to ``CACHE_CELLS`` entries; a JAX trace or a Dask graph
-    gets a fresh constant."""
+    (owner, key, namespace, device) up to ``CACHE_CELLS`` entries: for NumPy, CuPy and torch (under autograd
+    too), array-api-strict and any other eager array library; a JAX trace, a Dask graph, a torch.func wrapper,
+    a meta or fake tensor gets a fresh constant."""
     mod = writable_module(like)
-    if mod is None or host.size > CACHE_CELLS:  # large tables are not kept (blocks.CACHE_CELLS)
+    kind = mod.__name__ if mod is not None else _eager_kind(like)
+    if kind is None or host.size > CACHE_CELLS:  # large tables are not kept (blocks.CACHE_CELLS)
         return to_namespace(host, namespace(like), like, dtype=dtype)
     copies = _DEVICE_COPIES.get(owner)
     if copies is None:
         copies = _DEVICE_COPIES.setdefault(owner, {})
     # a cheap key: this lookup runs once per tap of every call
-    dev = like.device if mod.__name__ == "torch" else None if mod is np else str(like.device)
-    full = (key, host.shape, mod.__name__, dtype, dev)
+    dev = like.device if kind == "torch" else None if mod is np else str(getattr(like, "device", None))
+    full = (key, host.shape, kind, dtype, dev)
     got = copies.get(full)
     if got is None:
         got = copies[full] = to_namespace(host, namespace(like), like, dtype=dtype)
     return got
+
+
+def _eager_kind(like: Any) -> str | None:
+    """The kind of array whose constants may be kept though it is not written in place, else None."""
+    if is_jax_array(like) or not readable(like):
+        return None
+    return "torch" if is_torch_array(like) else type(like).__module__ + "." + type(like).__name__
 
 
 def _taps(plan: GatherPlan, x: Any, mod: Any, trailing: int) -> list[tuple[Any, Any]]:
