@@ -168,14 +168,14 @@ def test_unpool_duplicates_keep_the_last_bits(backend, as_on_a_gpu, monkeypatch)
     from poolspec.bench_counts import as_on_a_gpu as gpu_paths
     from poolspec.kernels import unpool
 
-    put_rows = unpool._put_rows
+    put_rows = unpool.put_rows
 
     def reversed_put(mod, out, rows, values):
         flip = (lambda a: a.flip(-1)) if mod.__name__ == "torch" else (lambda a: np.ascontiguousarray(a[..., ::-1]))
         put_rows(mod, out, flip(rows), flip(values if values.shape == rows.shape else values.expand(rows.shape)
                                              if mod.__name__ == "torch" else np.broadcast_to(values, rows.shape)))
 
-    monkeypatch.setattr(unpool, "_put_rows", reversed_put)
+    monkeypatch.setattr(unpool, "put_rows", reversed_put)
 
     nan_a = np.frombuffer(np.array([0x7FF8000000000001], dtype=np.uint64).tobytes(), dtype=np.float64)[0]
     nan_b = np.frombuffer(np.array([0x7FF8000000000002], dtype=np.uint64).tobytes(), dtype=np.float64)[0]

@@ -193,6 +193,27 @@ def put(mod: Any, out: Any, indices: Any, values: Any) -> None:
         out[indices] = values
 
 
+def put_rows(mod: Any, out: Any, rows: Any, values: Any) -> None:
+    """``out[r, rows[r, j]] = values[r, j]`` in place, 2-d (numpy, cupy or torch, as ``writable_module``
+    gives; ``values`` may broadcast along the rows); int64 ``rows``. Deterministic where each row's indices
+    are distinct; callers that may pass repeats use only what does not depend on which write stays."""
+    if mod.__name__ == "torch":
+        out.scatter_(1, rows, values if values.shape == rows.shape else values.expand(rows.shape))
+    elif hasattr(mod, "put_along_axis"):
+        mod.put_along_axis(out, rows, values, axis=1)
+    else:  # an older CuPy: flat positions
+        width = out.shape[1]
+        out.reshape(-1)[(rows + mod.arange(0, out.size, width)[:, None]).reshape(-1)] = \
+            mod.broadcast_to(values, rows.shape).reshape(-1)
+
+
+def take_rows(mod: Any, a: Any, rows: Any) -> Any:
+    """``a[r, rows[r, j]]`` (numpy, cupy or torch), int64 ``rows``."""
+    if mod.__name__ == "torch":
+        return mod.gather(a, 1, rows)
+    return mod.take_along_axis(a, rows, axis=1)
+
+
 # Set while a captured graph's poolspec node is decomposed into torch ops for inductor
 # (autodiff/torch_graph.py): every kernel takes its functional path and reads no values. A list, not a
 # global rebinding, so modules that imported it see the change; one element read per check.

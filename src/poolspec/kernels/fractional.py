@@ -1,12 +1,13 @@
 """Fractional max pooling's windows: their starts from the samples (every axis at once), and on launch-bound
-backends every window's cells gathered in one read and reduced, the gradient routed by one gather over each
-cell's covering windows.
+backends every window's cells gathered in one read and reduced, the gradient routed from each window's
+nearby windows.
 
-The windows are data (one sample per plane and axis), so the tables are built per call on the device; their
-constant parts (tap offsets, the last window's start) are cached per plan. Along each axis the starts rise by
-at least one cell, so a cell is covered by at most ``(k - 1) // step + 1`` windows of that axis (``step``
-the smallest rise, read from the starts): the gradient reads those covering windows' winners and cotangents
-in one gather each and keeps the terms whose winner is the cell.
+The windows are data (one sample per plane and axis), so the position tables are built per call on the
+device; their constant parts (tap offsets, the last window's start, the neighbour tables) are cached per
+plan. Along each axis the starts rise by at least one cell, so a cell is covered by at most
+``(k - 1) // rise + 1`` windows of that axis (``rise`` the smallest, read from the starts), and two windows
+sharing a winner lie within that many minus one of each other: each window sums the cotangents of those
+neighbours with its winner, and the first of them writes the sum.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import is_torch_array, namespace, readable, writable_module
+from .._compat import is_torch_array, namespace, on, put_rows, readable, writable_module
 from .cells import Cells, _gather
 from .max_routes import _reduce_cells
 from .sums import device_copy
@@ -135,8 +136,8 @@ class Windows:
                                device_copy(self.plan, "zero", np.zeros(()), g2, g2.dtype)), axis=-1, dtype=g2.dtype)
         first = ~xp.any(same & earlier, axis=-1)
         spare = device_copy(self.plan, "spare", np.arange(P, P + M), w2, w2.dtype)
-        out = mod.zeros((R, P + M), dtype=g.dtype, **({"device": g.device} if mod.__name__ == "torch" else {}))
-        _put_rows(mod, out, xp.where(first, w2, spare), sums)
+        out = xp.zeros((R, P + M), dtype=g.dtype, **on(g))
+        put_rows(mod, out, xp.where(first, w2, spare), sums)
         return xp.reshape(out[:, :P], lead + (P,))
 
     def _near(self, g: Any, idx: Any) -> tuple[Any, Any, Any] | None:
@@ -185,10 +186,3 @@ def _neighbours(out: tuple[int, ...], covers: tuple[int, ...]) -> tuple[np.ndarr
     earlier = np.arange(offsets.shape[0]) < offsets.shape[0] // 2  # row-major offsets: the centre is the middle
     return flat.reshape(1, -1), valid, earlier
 
-
-def _put_rows(mod: Any, out: Any, rows: Any, values: Any) -> None:
-    """``out[r, rows[r, j]] = values[r, j]`` (numpy, cupy or torch): unique cells per row here."""
-    if mod.__name__ == "torch":
-        out.scatter_(1, rows, values)
-    else:
-        out[mod.arange(out.shape[0])[:, None], rows] = values

@@ -26,6 +26,7 @@ from .._compat import (
     permute,
     permuted_buffer,
     put,
+    put_rows,
     stride_order,
     take,
     to_compute,
@@ -339,7 +340,7 @@ def put_winners(mod: Any, xp: Any, g: Any, idx: Any, in_spatial: tuple[int, ...]
         return laid_out(xp, out, lead + tuple(in_spatial), order)
     if mod.__name__ == "torch":  # row by row: no flat keys to compute
         out = buffer(mod, (planes, P), g.dtype, g, zero=True)
-        out.scatter_(1, xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)), xp.reshape(work, (planes, M)))
+        put_rows(mod, out, xp.reshape(xp.astype(idx, itype, copy=False), (planes, M)), xp.reshape(work, (planes, M)))
         return xp.reshape(out, lead + tuple(in_spatial))
     out = buffer(mod, (planes * P,), g.dtype, g, zero=True)
     offsets = xp.arange(0, planes * P, P, dtype=itype, **on(idx))

@@ -16,7 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, index_dtype, is_jax_array, launch_bound, namespace, on, readable, writable_module
+from .._compat import (
+    buffer,
+    index_dtype,
+    is_jax_array,
+    launch_bound,
+    namespace,
+    on,
+    put_rows,
+    readable,
+    take_rows,
+    writable_module,
+)
 from .blocks import nbytes
 
 # output cells looked up at a time (a few int64 temporaries each); on a launch-bound backend as many as fit
@@ -78,10 +89,10 @@ class Unpool:
         the result is then the last-wins one bit for bit whatever order the writes took."""
         m, p = self._sizes
         rows, values = self._rows(mod, idx, planes, m), x.reshape((planes, m))
-        y = mod.zeros((planes, p), dtype=x.dtype, **_device(mod, x)) if launch_bound(x) else \
+        y = namespace(x).zeros((planes, p), dtype=x.dtype, **on(x)) if launch_bound(x) else \
             buffer(mod, (planes, p), x.dtype, x, zero=True)
-        _put_rows(mod, y, rows, values)
-        if bool(mod.all(_bits(mod, _take_rows(mod, y, rows)) == _bits(mod, values))):
+        put_rows(mod, y, rows, values)
+        if bool(mod.all(_bits(mod, take_rows(mod, y, rows)) == _bits(mod, values))):
             return y
         return None
 
@@ -91,10 +102,10 @@ class Unpool:
         keeps one of them (the backend's choice), so some position reads back another's."""
         m, p = self._sizes
         rows = self._rows(mod, idx, planes, m)
-        own = mod.arange(m, dtype=rows.dtype, **_device(mod, rows))
-        claim = mod.empty((planes, p), dtype=rows.dtype, **_device(mod, rows))
-        _put_rows(mod, claim, rows, own[None, :] if mod.__name__ != "torch" else own.expand(planes, m))
-        return rows if bool(mod.all(_take_rows(mod, claim, rows) == own)) else None
+        own = namespace(rows).arange(m, dtype=rows.dtype, **on(rows))  # broadcast along the rows
+        claim = buffer(mod, (planes, p), rows.dtype, rows)
+        put_rows(mod, claim, rows, own)
+        return rows if bool(mod.all(take_rows(mod, claim, rows) == own)) else None
 
     def route(self, x: Any, idx: Any) -> Any:
         xp = namespace(x)
@@ -145,7 +156,7 @@ class Unpool:
         if mod is not None and mod is writable_module(idx):
             rows = self._distinct(mod, idx, planes)
             if rows is not None:  # every input cell is its index's winner
-                return xp.reshape(_take_rows(mod, gy.reshape((planes, p)), rows), lead + self.in_spatial)
+                return xp.reshape(take_rows(mod, gy.reshape((planes, p)), rows), lead + self.in_spatial)
         keys, order, ordered = self._keys(xp, idx)
         last = xp.searchsorted(ordered, keys, side="right") - 1
         winner = xp.take(order, last) == xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **on(gy))
@@ -154,29 +165,6 @@ class Unpool:
             winner, keys = winner & inside, xp.where(inside, keys, xp.zeros_like(keys))
         v = xp.take(xp.reshape(gy, (-1,)), keys)
         return xp.reshape(xp.where(winner, v, xp.zeros_like(v)), lead + self.in_spatial)
-
-def _device(mod: Any, like: Any) -> dict[str, Any]:
-    return {"device": like.device} if mod.__name__ == "torch" else {}
-
-
-def _put_rows(mod: Any, out: Any, rows: Any, values: Any) -> None:
-    """``out[r, rows[r, j]] = values[r, j]`` in place (numpy, cupy or torch)."""
-    if mod.__name__ == "torch":
-        out.scatter_(1, rows, values)
-    elif hasattr(mod, "put_along_axis"):
-        mod.put_along_axis(out, rows, values, axis=1)
-    else:  # an older CuPy: flat positions
-        width = out.shape[1]
-        out.reshape(-1)[(rows + mod.arange(0, out.size, width)[:, None]).reshape(-1)] = \
-            mod.broadcast_to(values, rows.shape).reshape(-1)
-
-
-def _take_rows(mod: Any, a: Any, rows: Any) -> Any:
-    """``a[r, rows[r, j]]`` (numpy, cupy or torch)."""
-    if mod.__name__ == "torch":
-        return mod.gather(a, 1, rows)
-    return mod.take_along_axis(a, rows, axis=1)
-
 
 def _bits(mod: Any, a: Any) -> Any:
     """Floating-point values as the integers of their bits (so that -0.0 and 0.0, and NaNs, compare by
