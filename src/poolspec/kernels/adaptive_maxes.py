@@ -182,7 +182,7 @@ class AdaptiveMaxWindows(_Dense):
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
         covers = [p.transpose.index for p in self._plans()]
         if launch_bound(g):
-            routed = self._gpu_route(g, idx, covers)
+            routed = self._gpu_route(g, idx, math.prod(c.shape[0] for c in covers), lambda: covers)
             if routed is not None:
                 return routed
         mod = writable_module(g)

@@ -5,6 +5,7 @@ gradient routed by one gather over each cell's covering windows (``max_routes._f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,9 +45,9 @@ class _Dense(_PoolRoutes):
 
     def _dense_fits(self, K: int, x: Any) -> bool:
         """Whether every window's K cells fit: per plane at most ``_SPREAD`` times the larger of its input and
-        output, and the plan's int64 table within :func:`_tables_fit`."""
+        output, and the plan's two int64 tables (the cells read, the winners' cells) within :func:`_tables_fit`."""
         P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
-        return 0 < K * M <= _SPREAD * max(P, M) and _tables_fit(8 * K * M, x, len(self.in_spatial), P + M)
+        return 0 < K * M <= _SPREAD * max(P, M) and _tables_fit(16 * K * M, x, len(self.in_spatial), P + M)
 
     def _dense(self, x: Any, with_index: bool) -> tuple[Any, Any]:
         """Every window's cells gathered at once from the flattened plane (one gather, whatever the
@@ -92,24 +93,28 @@ class _Dense(_PoolRoutes):
         shape = tuple(x.shape[:x.ndim - len(self.in_spatial)]) + self.out_spatial
         return laid_out(xp, values, shape, order), None if idx is None else laid_out(xp, idx, shape, order)
 
-    def _gpu_route(self, g: Any, idx: Any, covers: list[np.ndarray]) -> Any | None:
+    def _gpu_route(self, g: Any, idx: Any, C: int, covers: Callable[[], list[np.ndarray]]) -> Any | None:
         """The route of a GPU path: one gather of the cotangent and one of the winners over every cell's
-        covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``."""
-        C = math.prod(c.shape[0] for c in covers)
+        covering windows, one select and one sum (``max_routes._flat_route``); None past ``_SPREAD``. ``C``: the
+        product of the axes' cover counts, known before ``covers()`` builds the tables (C x L cells each)."""
         P, M = math.prod(self.in_spatial), math.prod(self.out_spatial)
         # the read and cell tables: two int64 per cover and cell
         if 0 in g.shape or not 0 < C * P <= _SPREAD * max(P, M) \
                 or not _tables_fit(16 * C * P, g, len(self.in_spatial), P + M):
             return None
         xp = namespace(g)
-        out = _flat_route(xp, to_compute(xp, g), idx, covers, self.in_spatial, self)
+        out = _flat_route(xp, to_compute(xp, g), idx, covers(), self.in_spatial, self)
         return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
 
 
 def _tables_fit(table_bytes: int, x: Any, spatial: int, plane_cells: int) -> bool:
-    """Whether a plan's tables (made once per plan, kept for the next call) fit in ``_SPREAD`` times the call's
+    """Whether a plan's tables (made once per plan, kept for the next call) fit in ``_TABLES`` times the call's
     planes (``plane_cells`` each, input and output) plus ``blocks.MEMORY_FLOOR``: a call of few planes does not
-    take a table many times its data."""
+    take a table many times its data, and the tables beside the gathered cells (up to ``_SPREAD`` times the
+    data) stay within the call's memory bound."""
     size = nbytes(x) // max(1, math.prod(x.shape))
     planes = math.prod(x.shape[:x.ndim - spatial])
-    return table_bytes <= _SPREAD * planes * plane_cells * size + MEMORY_FLOOR
+    return table_bytes <= _TABLES * planes * plane_cells * size + MEMORY_FLOOR
+
+
+_TABLES = 2

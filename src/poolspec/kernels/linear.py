@@ -57,17 +57,20 @@ class SeparableLinear:
         if any(isinstance(p, GatherPlan) for p in self.axes) and not self.custom_vjp:
             raise AssertionError("a gathering plan needs custom_vjp: native autodiff would scatter-add")
 
-    @property
+    @cached_property
     def empty(self) -> bool:
         return 0 in self.out_spatial or 0 in self.in_spatial
 
     def apply(self, x: Any) -> Any:
-        return blocked(self._apply, (x,), len(self.in_spatial), _plane_cells(self.in_spatial, self.out_spatial),
-                       self._row_plans[0])
+        return blocked(self._apply, (x,), len(self.in_spatial), self._cells[0], self._row_plans[0])
 
     def transpose(self, g: Any) -> Any:
-        return blocked(self._transpose, (g,), len(self.in_spatial), _plane_cells(self.out_spatial, self.in_spatial),
-                       self._row_plans[1])
+        return blocked(self._transpose, (g,), len(self.in_spatial), self._cells[1], self._row_plans[1])
+
+    @cached_property
+    def _cells(self) -> tuple[int, int]:
+        """:func:`_plane_cells` forward and transposed (every call asks for them)."""
+        return _plane_cells(self.in_spatial, self.out_spatial), _plane_cells(self.out_spatial, self.in_spatial)
 
     @cached_property
     def _row_plans(self) -> tuple[Rows | None, Rows | None]:
@@ -116,7 +119,7 @@ class SeparableLinear:
         if self.is_global:  # one window over the whole plane: the backend's own reduction
             work = xp.sum(work, axis=tuple(range(lead, x.ndim)), keepdims=True, dtype=work.dtype)
         if not self.is_global:
-            work = self._passes(xp, work, lead, transpose=False, outer_first=outer_first)
+            work = self._passes(xp, work, lead, transpose=False, outer_first=outer_first, widen=_widen(x, work))
         work = self._divide(xp, work, name)
         if work is x:  # every axis the identity: still a new array, as torch returns one
             return copy(xp, x)
@@ -144,12 +147,13 @@ class SeparableLinear:
             out = (view.clone(memory_format=sys.modules["torch"].contiguous_format) if is_torch_array(view)
                    else np.array(view, order="C"))
             return self._cast(xp, laid_out(xp, out, shape, order), g)
-        work = self._passes(xp, work, lead, transpose=True)
+        work = self._passes(xp, work, lead, transpose=True, widen=_widen(g, work))
         if work is g:
             return copy(xp, g)
         return work if work.dtype == g.dtype else xp.astype(work, g.dtype)
 
-    def _passes(self, xp: Any, work: Any, lead: int, transpose: bool, outer_first: bool | None = None) -> Any:
+    def _passes(self, xp: Any, work: Any, lead: int, transpose: bool, outer_first: bool | None = None,
+                widen: int = 1) -> Any:
         """The per-axis passes, innermost axis first (a sum's forward: outermost first). A NumPy array or torch
         tensor that is a permuted dense one (a ``layout="channels_last"`` view, a channels_last tensor) is passed
         through in its memory order, with the axes renamed: the passes' reads and writes then follow memory (the
@@ -170,7 +174,7 @@ class SeparableLinear:
             outer_first = self._sums and not transpose
         seq = range(len(self.axes)) if outer_first else reversed(range(len(self.axes)))
         for i in seq:
-            work = _apply_axis(xp, work, axes.index(lead + i), self.axes[i], transpose=transpose)
+            work = _apply_axis(xp, work, axes.index(lead + i), self.axes[i], transpose=transpose, widen=widen)
         return work if order is None else permute(work, [order.index(a) for a in range(len(order))])
 
     def _local(self, transpose: bool) -> Any:
@@ -194,12 +198,12 @@ class SeparableLinear:
 
         return run
 
-    @property
+    @cached_property
     def _sums(self) -> bool:
         """Every axis an unweighted sum (the pools' windows, area): no interpolation weights."""
         return all(p is None or isinstance(p, SlicePlan) or p.weight is None for p in self.axes)
 
-    @property
+    @cached_property
     def is_global(self) -> bool:
         """Every axis summed whole into one output (global average pooling)."""
         return all(isinstance(p, SlicePlan) and p.tiles and p.out == 1 for p in self.axes)
@@ -246,7 +250,14 @@ def _row_groups(table: GatherPlan, rows: int) -> list[tuple[int, int, int, int, 
     return [(a, b, lo, hi, local_table(table, a, b, lo, hi)) for a, b, lo, hi in groups(table, chunks or (1,))]
 
 
-def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bool) -> Any:
+def _widen(x: Any, work: Any) -> int:
+    """How many times wider ``work``'s items are than the caller's ``x``'s (2: half precision computed in
+    float32), by which a gather of every tap shrinks its groups to stay within the call's memory bound."""
+    wide, narrow = getattr(work.dtype, "itemsize", 0), getattr(x.dtype, "itemsize", 0)
+    return max(1, wide // narrow) if wide and narrow else 1
+
+
+def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bool, widen: int = 1) -> Any:
     if plan is None:
         return x
     if is_dask_array(x):  # chunk-local passes: no task reads more than a chunk and its halo
@@ -255,7 +266,7 @@ def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bo
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
     table = table_of(plan)
     table = table.transpose if transpose else table
-    return take_all(xp, x, axis, table) if launch_bound(x) else gather_sum(xp, x, axis, table)
+    return take_all(xp, x, axis, table, widen) if launch_bound(x) else gather_sum(xp, x, axis, table)
 
 
 @lru_cache(maxsize=512)

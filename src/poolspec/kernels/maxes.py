@@ -84,7 +84,7 @@ class MaxWindows(_Dense):
     padding: tuple[int, ...]
     dilation: tuple[int, ...]
 
-    @property
+    @functools.cached_property
     def plans(self) -> tuple[SlicePlan, ...]:
         return tuple(windows.regular(L, O, k, s, p, d) for L, O, k, s, p, d in self._axes())
 
@@ -107,7 +107,7 @@ class MaxWindows(_Dense):
 
     # -- forward -------------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def _plane_cells(self) -> int:
         return max(math.prod(self.in_spatial), math.prod(self.out_spatial))
 
@@ -148,6 +148,10 @@ class MaxWindows(_Dense):
     def _tiling(self) -> bool:
         """Windows that tile the input without overlap or gaps (stride == kernel, no padding or dilation):
         every input cell is in at most one window."""
+        return self._tiling_windows
+
+    @functools.cached_property
+    def _tiling_windows(self) -> bool:
         return all(s == k and p == 0 and d == 1 and O * k <= L and O > 0 for L, O, k, s, p, d in self._axes())
 
     def _tiles(self, cells: float) -> bool:
@@ -412,7 +416,7 @@ class MaxWindows(_Dense):
         if launch_bound(g) and 0 not in g.shape and 0 not in self.in_spatial:
             if self._tiling():
                 return self._tiled_route(namespace(g), g, idx)
-            routed = self._gpu_route(g, idx, self._covers())
+            routed = self._gpu_route(g, idx, self._cover_counts(), self._covers)
             if routed is not None:
                 return routed
         mod = writable_module(g)

@@ -333,14 +333,16 @@ def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False)
 TAPS_SPREAD = 4
 
 
-def take_all(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
+def take_all(xp: Any, x: Any, axis: int, plan: GatherPlan, widen: int = 1) -> Any:
     """:func:`gather_sum` in a few operations whatever the taps: one gather of every tap's cells (a taps axis
     before ``axis``), one product with the weight table, one sum over the taps axis. The paths of backends that
-    pay per operation (a GPU); the sum's order is the backend's, within the conformance tolerances."""
+    pay per operation (a GPU); the sum's order is the backend's, within the conformance tolerances. ``widen``: how
+    many times wider x's items are than the call's input's (half precision computed in float32)."""
     if plan.uses_padding_cell:
         x = pad_axis(xp, x, axis, 0, 1)
     head, tail = tuple(x.shape[:axis]), tuple(x.shape[axis + 1:])
-    group = max(1, TAPS_SPREAD * max(plan.length, plan.out) // max(plan.out, 1))
+    group = max(1, TAPS_SPREAD * max(plan.length, plan.out) // (max(plan.out, 1) * widen))
+    mod = writable_module(x)
     acc = None
     for t0 in range(0, plan.taps, group):
         t1 = min(plan.taps, t0 + group)
@@ -348,7 +350,17 @@ def take_all(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
         part = xp.reshape(take(xp, x, index, axis), head + (t1 - t0, plan.out) + tail)
         if plan.weight is not None:
             w = plan.weight[t0:t1].reshape((t1 - t0, plan.out) + (1,) * len(tail))
-            part = part * device_copy(plan, ("all-w", t0, t1, len(tail)), w, x, dtype=x.dtype)
+            w = device_copy(plan, ("all-w", t0, t1, len(tail)), w, x, dtype=x.dtype)
+            # in place where the backend writes (the gather is a fresh array): a second taps-sized array
+            # would double the group's memory
+            part = _scaled(mod, part, w) if mod is not None else part * w
         part = xp.sum(part, axis=axis, dtype=x.dtype)
         acc = part if acc is None else acc + part
     return acc
+
+
+def _scaled(mod: Any, part: Any, w: Any) -> Any:
+    """``part * w`` written into ``part`` (torch, NumPy, CuPy): the same products."""
+    if mod.__name__ == "torch":
+        return part.mul_(w)
+    return mod.multiply(part, w, out=part)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Mapping
@@ -20,6 +21,11 @@ def _typed(value: Any) -> Any:
     return type(value), value
 
 
+def _key(arguments: dict[str, Any]) -> tuple[Any, ...]:
+    """The arguments as a cache key: each value's type beside it (:func:`_typed`), tuples typed entry by entry."""
+    return tuple((k, type(v), _typed(v) if isinstance(v, tuple) else v) for k, v in arguments.items())
+
+
 # The card's checks and shape inference depend only on (op, array type, dtype, shape, arguments): done once per
 # such key, it leaves the per-call path (a bounded cache; unhashable arguments such as lists skip it).
 _RESOLVED: dict[Any, tuple[Any, str, Resolved]] = {}
@@ -32,7 +38,7 @@ def resolve(op: str, x: Any, ports: Mapping[str, Any] | None = None, **arguments
     says is ``like`` x of x's dtype, the ports' shapes passed to the shape rule. Cached per (array types,
     dtypes, shapes, devices, arguments)."""
     try:
-        key: Any = (op, type(x), x.dtype, tuple(x.shape), tuple((k, _typed(v)) for k, v in arguments.items()))
+        key: Any = (op, type(x), x.dtype, tuple(x.shape), _key(arguments))
         if ports:
             key += (str(device(x)), tuple((k, type(a), a.dtype, tuple(a.shape), str(device(a)))
                                           for k, a in ports.items() if a is not None))
@@ -138,26 +144,38 @@ def layout_op(op: str, r: Resolved) -> str:
 # Set inside a layout="channels_last" call (per thread): its caller asked for (N, *spatial, C) arrays, not for
 # torch's memory format rule, so the result is returned as the kernels laid it out (a copy to torch's format
 # would be a layout copy). A thread-local, not a ContextVar: torch.compile traces the one, not the other.
-_LAID_OUT = threading.local()
+class _LaidOut(threading.local):
+    on = False  # a class default: a missing per-thread attribute would cost a caught AttributeError per call
+
+
+_LAID_OUT = _LaidOut()
 
 
 def keep_layout(op: str, x: Any, result: Any) -> Any:
     """``result`` (an array or a tuple of arrays) in torch's memory format for a 4-D or 5-D tensor ``x``:
     channels_last where torch's own op keeps a channels_last input's layout (``card(op).channels_last``),
     contiguous otherwise, as torch's fresh outputs are. Not inside a ``layout="channels_last"`` call."""
-    if x.ndim not in (4, 5) or not is_torch_array(x) or getattr(_LAID_OUT, "on", False):
+    if x.ndim not in (4, 5) or not is_torch_array(x) or _LAID_OUT.on:
         return result
     import torch  # already imported: x is a tensor
 
     if torch._C._functorch.is_functorch_wrapped_tensor(x):
         return result  # inside torch.func (vmap, grad): memory formats cannot be queried there, and mean nothing
     fmt = torch.contiguous_format
-    if (x.ndim in card(op).channels_last and x.layout == torch.strided
+    cl = torch.channels_last if x.ndim == 4 else torch.channels_last_3d
+    # a contiguous tensor that is not also channels-last contiguous (an ambiguous size-1 layout) answers at once
+    if not (x.is_contiguous() and not x.is_contiguous(memory_format=cl)) and (
+            x.ndim in _channels_last_ops(op) and x.layout == torch.strided
             and _channels_last_strides(tuple(x.shape), x.stride())):
-        fmt = torch.channels_last if x.ndim == 4 else torch.channels_last_3d
+        fmt = cl
     if isinstance(result, tuple):
         return tuple(r.contiguous(memory_format=fmt) for r in result)
     return result.contiguous(memory_format=fmt)
+
+
+@functools.cache
+def _channels_last_ops(op: str) -> tuple[int, ...]:
+    return tuple(card(op).channels_last)
 
 
 LAYOUTS = ("channels_first", "channels_last")
@@ -187,7 +205,7 @@ def channels_last(fn: Any, args: dict[str, Any], spatial: int | None, arrays: tu
     for name in arrays:
         if args[name] is not None:
             args[name] = namespace(args[name]).permute_dims(args[name], first)
-    before = getattr(_LAID_OUT, "on", False)
+    before = _LAID_OUT.on
     _LAID_OUT.on = True
     try:
         out = fn(**args)

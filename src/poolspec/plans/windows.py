@@ -31,7 +31,7 @@ class SlicePlan:
     pad_left: int
     pad_right: int
 
-    @property
+    @cached_property
     def tiles(self) -> bool:
         """Windows that cut the axis into ``out`` blocks of ``stride`` cells: a reshape, then a reduction."""
         k = len(self.offsets)
@@ -56,7 +56,7 @@ class GatherPlan:
     def taps(self) -> int:
         return int(self.index.shape[0])
 
-    @property
+    @cached_property
     def cycle(self) -> tuple[int, int]:
         """(outputs, cells) per period: the given ``period``, else O / L in lowest terms."""
         g = math.gcd(self.length, self.out)
@@ -122,7 +122,7 @@ class Run:
     def stop(self) -> int:
         return self.start + self.count * self.period
 
-    @property
+    @cached_property
     def tiles(self) -> bool:
         """Unweighted blocks of ``step`` consecutive cells, one per output (nearest's transpose at integer
         scales): as :attr:`SlicePlan.tiles`, a reshape, then a sum."""
