@@ -99,8 +99,11 @@ def _gather(xp: Any, a: Any, i: Any, lead: tuple[int, ...]) -> Any:
         return _torch_gather(a, i, lead)
     if isinstance(a, np.ndarray) and isinstance(i, np.ndarray):
         return _np_gather(a, i, lead)
-    return xp.take_along_axis(xp.broadcast_to(a, lead + (a.shape[-1],)),
-                              xp.broadcast_to(i, lead + (i.shape[-1],)), axis=-1)
+    if tuple(a.shape[:-1]) != lead:  # a broadcast is an operation of its own, even to the same shape
+        a = xp.broadcast_to(a, lead + (a.shape[-1],))
+    if tuple(i.shape[:-1]) != lead:
+        i = xp.broadcast_to(i, lead + (i.shape[-1],))
+    return xp.take_along_axis(a, i, axis=-1)
 
 
 def _np_gather(a: np.ndarray, i: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
@@ -138,10 +141,10 @@ def _sort_rows(xp: Any, a: Any, lo: int, hi: int) -> tuple[Any, Any]:
     if (hi - lo + 1) * n < np.iinfo(np.dtype(str(a.dtype).rsplit(".", 1)[-1])).max:
         # one key per entry, value then position, all distinct: a plain sort of it is stable (NumPy and
         # XLA sort one array of integers 5 to 6 times faster than they sort an index by a key)
-        pos = xp.reshape(xp.arange(n, dtype=a.dtype, device=device(a)), (1, n))
-        both = xp.sort((a - lo) * n + pos, axis=-1)
+        pos = xp.arange(n, dtype=a.dtype, device=device(a))
+        both = xp.sort((a if lo == 0 else a - lo) * n + pos, axis=-1)
         keys = both // n
-        return keys + lo, both - keys * n
+        return keys if lo == 0 else keys + lo, both % n
     order = xp.argsort(a, axis=-1, stable=True)
     return xp.take_along_axis(a, order, axis=-1), order
 
@@ -161,6 +164,21 @@ def _search_rows(xp: Any, keys: Any, values: Any) -> Any:
     found = xp.searchsorted(flat, xp.reshape(query, (R * values.shape[-1],)), side="left")
     found = xp.reshape(xp.astype(found, keys.dtype), (R, values.shape[-1]))
     return found - xp.reshape(xp.arange(R, dtype=keys.dtype, device=device(keys)) * K, (R, 1))
+
+
+def _cell_bounds(xp: Any, keys: Any, P: int) -> Any:
+    """Per row of the sorted ``keys`` (R, K), all in [0, P]: where the run of each cell 0..P starts, (R, P + 1)."""
+    R, K = keys.shape
+    itype, dev = keys.dtype, device(keys)
+    if is_torch_array(keys):
+        cells = xp.arange(P + 1, dtype=itype, device=dev)
+        return sys.modules["torch"].searchsorted(keys, cells.expand(R, P + 1).contiguous())
+    # one 1-d search over all rows: row r's keys and cells offset by r * (P + 1), so that the queries are a range
+    offsets = xp.reshape(xp.arange(0, R * (P + 1), P + 1, dtype=itype, device=dev), (R, 1))
+    found = xp.searchsorted(xp.reshape(keys + offsets, (R * K,)), xp.arange(R * (P + 1), dtype=itype, device=dev),
+                            side="left")
+    found = xp.reshape(found if found.dtype == itype else xp.astype(found, itype), (R, P + 1))
+    return found - xp.reshape(xp.arange(0, R * K, K, dtype=itype, device=dev), (R, 1))
 
 
 def _to(xp: Any, a: np.ndarray, like: Any) -> Any:
@@ -239,12 +257,14 @@ class Cells:
         if symbolic or launch_bound(g):
             # no values to branch on; or each operation a launch: the doubling scan for every cell (log2 of the
             # longest run steps of a few operations, where ranks and runs take several per rank)
-            bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)),
-                                                       (1, P + 1)))
+            bounds = _cell_bounds(xp, keys, P)
             end = bounds[:, 1:]
             count = end - bounds[:, :P]
             longest = (None if is_jax_array(g) else K) if symbolic else int(xp.max(count))
-            return _scan(xp, g, keys, order, end, count, longest, lead, rows_shape)
+            place = None
+            if longest is not None and longest > 1 and writable_module(g) is None:  # each read's place in its run
+                place = xp.arange(K, dtype=keys.dtype, device=device(keys)) - _gather(xp, bounds, keys, (rows,))
+            return _scan(xp, g, keys, order, end, count, longest, lead, rows_shape, place)
         if K < _RUNS * P:  # fewer reads than cells: sums per run of equal keys, then placed (O(reads + cells))
             ukeys, start, count, inside = _runs(xp, keys, P)
             if ukeys.shape[-1] == 0:
@@ -429,20 +449,31 @@ def _layout(longest: int, cells: int, inside: int) -> str:
 
 
 def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest: int | None,
-          lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> Any:
+          lead: tuple[int, ...], rows_shape: tuple[int, ...], place: Any = None) -> Any:
     """Per cell, its reads summed by a segmented inclusive scan by doubling over the sorted reads (``longest``:
-    the longest run, None inside ``jax.jit``)."""
+    the longest run, None inside ``jax.jit``; ``place``: each read's place in its run, if known)."""
     rows, P = end.shape
     K = keys.shape[-1]
-    keys = xp.reshape(keys, rows_shape + (K,))
+    if place is None:
+        keys = xp.reshape(keys, rows_shape + (K,))
     s = _gather(xp, g, xp.reshape(order, rows_shape + (K,)), lead)
     zero = xp.zeros((), dtype=s.dtype, **on(s))
     mod = writable_module(s)
     if longest is None:  # inside jax.jit: as many steps as the longest run needs, found on the device
         s = _jax_doubling(s, keys, xp.max(count))
         longest = 0
+    pad = None
+    if place is not None and longest > 1:
+        # (no in-place writes) every entry at once: the entry d back, zeros in front, added where the read is d
+        # or more into its run
+        place = xp.reshape(place, rows_shape + (K,))
+        pad = xp.zeros(lead + (1 << (longest - 1).bit_length() - 1,), dtype=s.dtype, **on(s))
     d = 1
     while d < longest:
+        if pad is not None:
+            s = s + xp.where(place >= d, xp.concat([pad[..., :d], s[..., :-d]], axis=-1), zero)
+            d *= 2
+            continue
         same = keys[..., d:] == keys[..., :-d]
         add = xp.where(same, s[..., :-d], zero)  # a new array: then the in-place add reads no written entry
         if mod is not None:
@@ -452,7 +483,8 @@ def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest:
             s = xp.concat([s[..., :d], s[..., d:] + add], axis=-1)
         d *= 2
     valid = count > 0
-    last = xp.where(valid, end - 1, xp.zeros((), dtype=end.dtype, **on(end)))
+    last = xp.clip(end - 1, min=0) if hasattr(xp, "clip") else \
+        xp.where(valid, end - 1, xp.zeros((), dtype=end.dtype, **on(end)))
     out = _gather(xp, s, xp.reshape(last, rows_shape + (P,)), lead)
     return xp.where(xp.reshape(valid, rows_shape + (P,)), out, zero)
 

@@ -1,8 +1,9 @@
 """max_unpool as gathers: each output cell looks itself up among the sorted indices of its plane.
 
 The indices are data, so there is no static plan: per call, the keys plane * P + index (P the output plane
-size) are sorted once (stable), every output cell finds the last key equal to its own with a binary
-search, and takes that input's value. Duplicate indices therefore resolve to the **last** input cell in
+size) are sorted once (stable), and every output cell counts the keys up to its own with a binary search:
+where the count grows from the cell before, the last key equal to its own is the one just below the count,
+and the cell takes that input's value. Duplicate indices therefore resolve to the **last** input cell in
 row-major order, the one a sequential scatter would leave - on every backend, every run. The adjoint
 gathers the cotangent at the indices and gives it to those winners only, so the pair stays exact
 transposes (torch's backward also feeds the losing duplicates, which its forward dropped).
@@ -29,11 +30,13 @@ from .._compat import (
     writable_module,
 )
 from .blocks import nbytes
+from .sums import device_copy
 
 # output cells looked up at a time (a few int64 temporaries each); on a launch-bound backend as many as fit
-# in _SPREAD times the input and output, at _CELL_BYTES of temporaries per cell
+# in _SPREAD times the input and output, at _CELL_BYTES of temporaries per cell (at most two int64 arrays
+# and a mask live at once: the query and its counts, then the counts and their steps)
 _CHUNK_CELLS = 1 << 18
-_SPREAD, _CELL_BYTES = 4, 24
+_SPREAD, _CELL_BYTES = 4, 17
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,17 +61,21 @@ class Unpool:
         return int(np.prod(self.in_spatial, dtype=np.int64)), int(np.prod(self.out_spatial, dtype=np.int64))
 
     def _flat_keys(self, xp: Any, idx: Any) -> Any:
+        """The keys plane * P + index of the input cells, flat in row-major order."""
         m, p = self._sizes
         itype = index_dtype(xp, idx)
-        rows = xp.reshape(idx if idx.dtype == itype else xp.astype(idx, itype), (-1, m))
-        offsets = xp.arange(0, rows.shape[0] * p, p, dtype=itype, **on(idx))
-        keys = xp.reshape(rows + xp.reshape(offsets, (-1, 1)), (-1,))
-        if readable(idx):
-            return keys  # the op has checked them
-        # an out-of-range index (only reachable under tracing) gets key -1, so it can never land in a
-        # neighbouring plane
-        flat = xp.reshape(rows, (-1,))
-        return xp.where((flat >= 0) & (flat < p), keys, xp.full_like(keys, -1))
+        lead = tuple(idx.shape[:idx.ndim - len(self.in_spatial)])
+        if idx.dtype != itype:
+            idx = xp.astype(idx, itype)
+        # the plane offsets depend on the shape only: a kept constant, broadcast along the plane's cells
+        offsets = np.arange(0, math.prod(lead) * p, p, dtype=np.int64).reshape(lead + (1,) * len(self.in_spatial))
+        keys = idx + device_copy(self, "offsets", offsets, idx, itype)
+        if not readable(idx):
+            # an out-of-range index (only reachable under tracing) gets a key past every cell, so it can
+            # never land in a neighbouring plane nor be counted below a cell
+            beyond = xp.full_like(keys, math.prod(lead) * p)
+            keys = xp.where((idx >= 0) & (idx < p), keys, beyond)
+        return xp.reshape(keys, (-1,))
 
     def _keys(self, xp: Any, idx: Any) -> tuple[Any, Any, Any]:
         keys = self._flat_keys(xp, idx)
@@ -121,8 +128,12 @@ class Unpool:
             if y is not None:
                 return xp.reshape(y, lead + self.out_spatial)
         _, order, ordered = self._keys(xp, idx)
+        zero = device_copy(self, "zero", np.zeros(1), x, x.dtype)
+        # the values in key order behind a zero: a count s of keys reads the value of the s-th, the last
+        # duplicate of its key
+        ranked = xp.concat((zero, xp.take(flat, order)))
+        del order  # not needed by the lookups: its memory is theirs
         itype = index_dtype(xp, x)
-        ranked = xp.take(flat, order)
         # output cells a chunk at a time: each looks itself up with a few int64 temporaries (JAX's compiler
         # schedules its own memory: one piece; a launch-bound backend: pieces up to 4x input + output)
         step = total if is_jax_array(x) else _CHUNK_CELLS
@@ -130,13 +141,17 @@ class Unpool:
             held = nbytes(x) + nbytes(idx) + total * nbytes(x) // max(1, math.prod(x.shape))
             step = max(step, _SPREAD * held // _CELL_BYTES)
         y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
-        parts = []
+        parts, before = [], None
         for a in range(0, total, step):
-            cells = xp.arange(a, min(a + step, total), dtype=itype, **on(x))
-            last = xp.clip(xp.searchsorted(ordered, cells, side="right") - 1, min=0)
-            hit = xp.take(ordered, last) == cells
-            values = xp.take(ranked, last)
-            part = xp.where(hit, values, xp.zeros_like(values))
+            counts = xp.searchsorted(ordered, xp.arange(a, min(a + step, total), dtype=itype, **on(x)),
+                                     side="right")
+            if before is None:  # no key lies below cell 0 (out-of-range ones are past the last cell)
+                before = device_copy(self, "none", np.zeros(1, np.int64), counts, counts.dtype)
+            # a cell has a winner where the count of keys up to it grows
+            hit = xp.diff(counts, prepend=before) > 0
+            part = xp.where(hit, xp.take(ranked, counts), zero)
+            if a + step < total:
+                before = counts[-1:]
             if y is None:
                 parts.append(part)
             else:
@@ -161,10 +176,11 @@ class Unpool:
         last = xp.searchsorted(ordered, keys, side="right") - 1
         winner = xp.take(order, last) == xp.arange(keys.shape[0], dtype=index_dtype(xp, gy), **on(gy))
         if not readable(idx):
-            inside = keys >= 0
+            inside = keys < planes * p
             winner, keys = winner & inside, xp.where(inside, keys, xp.zeros_like(keys))
         v = xp.take(xp.reshape(gy, (-1,)), keys)
-        return xp.reshape(xp.where(winner, v, xp.zeros_like(v)), lead + self.in_spatial)
+        zero = device_copy(self, "zero", np.zeros(1), gy, gy.dtype)
+        return xp.reshape(xp.where(winner, v, zero), lead + self.in_spatial)
 
 def _bits(mod: Any, a: Any) -> Any:
     """Floating-point values as the integers of their bits (so that -0.0 and 0.0, and NaNs, compare by

@@ -11,7 +11,9 @@ under every transform, and derivatives of any order w.r.t. both x and grid exist
 
 from __future__ import annotations
 
+import itertools
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -31,6 +33,7 @@ from .._compat import (
     matmul,
     namespace,
     on,
+    take,
     to_compute,
     to_namespace,
 )
@@ -82,10 +85,19 @@ def _host_constants(plan: _Plan) -> dict[str, np.ndarray]:
                                                                                          else -0.5),
                span=span, twice=2 * span, degenerate=degenerate.astype(np.float64),
                stride=np.array(strides, dtype=np.int64), outside=np.array(math.prod(plan.in_spatial), dtype=np.int64),
-               zero=np.zeros(()), steps=np.arange(-1.0, 3.0).reshape(4, 1), slopes=np.array([[-1.0], [1.0]]))
+               zero=np.zeros(()), steps=np.arange(-1.0, 3.0).reshape(4, 1), slopes=np.array([-1.0, 1.0]),
+               tuples=_tuples(plan))
     for a in out.values():
         a.flags.writeable = False
     return out
+
+
+def _tuples(plan: _Plan) -> np.ndarray:
+    """Per tap tuple t (the order of itertools.product, the last coordinate outermost) and coordinate k, where
+    coordinate k's tap of t is among the per-coordinate taps (J, n) flattened: (T * n,)."""
+    n, J = plan.n, {"nearest": 1, "bilinear": 2, "bicubic": 4}[plan.mode]
+    return np.array([j[n - 1 - k] * n + k for j in itertools.product(range(J), repeat=n) for k in range(n)],
+                    dtype=np.int64)
 
 
 _DEVICE_CONSTANTS: dict[Any, dict[str, Any]] = {}
@@ -99,7 +111,7 @@ def _constants(xp: Any, plan: _Plan, like: Any) -> dict[str, Any]:
     if hit is not None:
         return hit
     itype = index_dtype(xp, like)
-    out = {k: to_namespace(v, xp, like, itype if k in ("stride", "outside") else like.dtype)
+    out = {k: to_namespace(v, xp, like, itype if k in ("stride", "outside", "tuples") else like.dtype)
            for k, v in _host_constants(plan).items()}
     if not traced and len(_DEVICE_CONSTANTS) < 1024:
         _DEVICE_CONSTANTS[key] = out
@@ -125,6 +137,10 @@ def _clip(xp: Any, c: Any, k: dict[str, Any]) -> tuple[Any, Any]:
     """c clipped to [0, L - 1], and where its derivative is 1 (strictly inside: torch counts the bounds as out
     of bounds for the gradient)."""
     inside = (c > 0) & (c < k["hi"])
+    if is_torch_array(c) and untracked(c):  # one operation; its derivative at the bounds is not torch's
+        return sys.modules["torch"].clamp(c, k["zero"], k["hi"]), inside
+    if not (is_jax_array(c) or is_torch_array(c)) and hasattr(xp, "clip"):  # not differentiated here
+        return xp.clip(c, k["zero"], k["hi"]), inside
     return xp.where(c <= 0, 0.0, xp.where(c >= k["hi"], k["hi"], c)), inside
 
 
@@ -189,16 +205,17 @@ def _cubic(t: Any, grads: bool) -> tuple[list[Any], list[Any] | None]:
     return weights, [dfar(t + 1), dnear(t), -dnear(1 - t), -dfar(2 - t)]
 
 
-def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[Any], Any]:
+def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, Any, Any]:
     """For grid points (N, 1, M, n): the flat tap cells (N, 1, M*T) with each point's T taps together (P where a
-    tap reads outside the image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) per k and
-    d(coordinate)/d(grid) (N, 1, M, n). Taps are ordered as torch's sums: the last grid coordinate (slowest
-    spatial axis) outermost."""
+    tap reads outside the image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) stacked
+    (N, 1, M, n, T) and d(coordinate)/d(grid) (N, 1, M, n). Taps are ordered as torch's sums: the last grid
+    coordinate (slowest spatial axis) outermost."""
     n, N, M = plan.n, grid.shape[0], grid.shape[2]
     k = _constants(xp, plan, grid)
     c = _unnormalise(grid, k, plan)
     # the taps of every coordinate along an axis before it: (N, 1, M, J, n), J taps per coordinate; every
     # operation below is elementwise as it was per tap, so the values are those of a loop over taps bit for bit
+    dw = None
     if plan.mode == "bicubic":
         f = xp.floor(c)
         w1, dw1 = _cubic(c - f, grads)
@@ -209,7 +226,7 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
         c, dpad = _pad(xp, c, k, plan, grads)
         mult = k["scale"] if dpad is None else dpad * k["scale"]
         if plan.mode == "nearest":
-            taps, w, dw = xp.round(c)[..., None, :], None, None
+            taps, w = xp.round(c)[..., None, :], None
         else:
             f = xp.floor(c)
             f1 = f + 1
@@ -219,46 +236,61 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, list[
                 w = xp.stack([1 - t, t], axis=-2)
             else:  # 3-d: weights (floor + 1) - c and c - floor
                 w = xp.stack([f1 - c, c - f], axis=-2)
-            dw = k["slopes"]  # (J, 1): broadcasts over points
-    stride, hi = k["stride"], k["hi"]
-    inside = (taps >= 0) & (taps <= hi)
-    cells = xp.astype(xp.where(inside, taps, k["zero"]), stride.dtype) * stride
     J = taps.shape[-2]
     T = J ** n
-
-    def combine(parts: list[Any], op: Any) -> Any:
-        """parts[depth] (..., J) for depth 0 (the outermost coordinate) to n - 1 combined over every tap tuple,
-        left to right, into (..., J, ..., J): the order of itertools.product over the taps."""
-        acc = parts[0]
-        for depth in range(1, n):
-            acc = op(acc[..., None], xp.reshape(parts[depth], tuple(parts[depth].shape[:-1]) + (1,) * depth + (J,)))
-        return acc
-
+    flat_idx = _tap_cells(xp, taps, k, plan, (N, 1, M))
+    if w is None:
+        return flat_idx, None, None, mult
     lead = (N, 1, M)
-    cells_k, inside_k = _unstack(xp, cells), _unstack(xp, inside)
-    flat = combine([cells_k[n - 1 - depth] for depth in range(n)], lambda u, v: u + v)
-    ok = combine([inside_k[n - 1 - depth] for depth in range(n)], lambda u, v: u & v)
-    flat_idx = xp.reshape(xp.where(ok, flat, k["outside"]), (N, 1, M * T))
-    stacked, dstacked = None, [None] * n
-    if w is not None:
-        w_k = _unstack(xp, w)
-        stacked = xp.reshape(combine([w_k[n - 1 - depth] for depth in range(n)], lambda u, v: u * v),
-                             lead + (T,))
-        if grads:
-            assert dw is not None  # modes with weights have their derivatives
-            dw_k = None if dw.ndim == 2 else _unstack(xp, dw)
-            for kk in range(n):
-                factors = []
-                for depth in range(n):
-                    other = n - 1 - depth
-                    if other != kk:
-                        factors.append(w_k[other])
-                    elif dw_k is None:  # constant derivatives (linear): +-1 per tap
-                        factors.append(xp.broadcast_to(dw[:, 0], lead + (J,)))
-                    else:
-                        factors.append(dw_k[kk])
-                dstacked[kk] = xp.reshape(combine(factors, lambda u, v: u * v), lead + (T,))
-    return flat_idx, stacked, dstacked, mult
+
+    def placed(a: Any, depth: int, rows: tuple[int, ...] = ()) -> Any:
+        """(..., rows, J) with its J taps on the axis of ``depth`` among n: the tap tuples broadcast."""
+        return xp.reshape(a, lead + rows + (1,) * depth + (J,) + (1,) * (n - 1 - depth))
+
+    w_k = _unstack(xp, w)
+    if not grads:  # the weights: the coordinates' products left to right, the order of itertools.product
+        out = placed(w_k[n - 1], 0)
+        for depth in range(1, n):
+            out = out * placed(w_k[n - 1 - depth], depth)
+        return flat_idx, xp.reshape(out, lead + (T,)), None, mult
+    # rows: the weights, then d/d(coordinate kk) for each kk (coordinate kk's factor its derivative): one
+    # product of every row at once
+    dw_k = [xp.broadcast_to(k["slopes"], lead + (J,))] * n if dw is None else _unstack(xp, dw)
+    out = None
+    for depth in range(n):
+        kk = n - 1 - depth
+        part = placed(xp.stack([w_k[kk]] + [dw_k[kk] if r == kk else w_k[kk] for r in range(n)], axis=-2), depth,
+                      (n + 1,))
+        out = part if out is None else out * part
+    out = xp.reshape(out, lead + (n + 1, T))
+    return flat_idx, out[..., 0, :], out[..., 1:, :], mult
+
+
+def _tap_cells(xp: Any, taps: Any, k: dict[str, Any], plan: _Plan, lead: tuple[int, ...]) -> Any:
+    """The flat cell (lead + (T,) flattened) of every tap tuple of the per-coordinate taps (..., J, n), P outside."""
+    n, J = plan.n, taps.shape[-2]
+    T = J ** n
+    stride, outside = k["stride"], k["outside"]
+    inside = (taps >= 0) & (taps <= k["hi"])
+    cells = xp.astype(xp.where(inside, taps, k["zero"]), stride.dtype) * stride
+    flat = lead[:-2] + (1, lead[-1] * T, n)
+    # a coordinate's term is P where it reads outside, so that a tap tuple's sum is >= P where any term is
+    # (unless that sum could overflow: then a reduction of the tuples' inside flags instead)
+    poison = n * math.prod(plan.in_spatial) < _INDEX_MAX.get(str(stride.dtype).rsplit(".", 1)[-1], 0)
+    if poison:
+        cells = xp.where(inside, cells, outside)
+
+    def tuples(a: Any) -> Any:
+        """Every tap tuple's terms, coordinate by coordinate (integers: no derivative to transpose)."""
+        return a if J == 1 else take(xp, xp.reshape(a, lead + (J * n,)), k["tuples"], len(lead))
+
+    total = xp.sum(xp.reshape(tuples(cells), flat), axis=-1, dtype=stride.dtype)
+    if poison:
+        return xp.minimum(total, outside)
+    return xp.where(xp.all(xp.reshape(tuples(inside), flat), axis=-1), total, outside)
+
+
+_INDEX_MAX = {"int64": 2 ** 63 - 1, "int32": 2 ** 31 - 1}
 
 
 def _unstack(xp: Any, a: Any) -> Any:
@@ -339,9 +371,11 @@ def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any
     if plan.mode == "nearest":
         return part, None
     vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
-    coords = [xp.sum(xp.sum(vals * dweights[kk], axis=-1) * gc, axis=1) for kk in range(n)]
+    # every coordinate at once (N, C, m, n, T), each sum over the taps then over the channels as one per
+    # coordinate was
+    coords = xp.sum(xp.sum(vals[..., None, :] * dweights, axis=-1) * gc[..., None], axis=1)
     # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, m, n)
-    return part, xp.stack(coords, axis=-1) * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n)))
+    return part, coords * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n)))
 
 
 def _jax_chunks(a: Any, step: int, axis: int) -> Any:
@@ -430,7 +464,7 @@ def _chunk_tangent(plan: _Plan, flat: Any, pts: Any, dots: Any) -> Any:
     scaled = dots * (mult if mult.ndim == 1 else xp.reshape(mult, (N, 1, m, n)))  # d(coordinate k) per point
     out = None
     for kk in range(n):
-        term = xp.sum(vals * dweights[kk], axis=-1) * scaled[..., kk]
+        term = xp.sum(vals * dweights[..., kk, :], axis=-1) * scaled[..., kk]
         out = term if out is None else out + term
     return out
 
