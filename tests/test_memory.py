@@ -24,9 +24,10 @@ from poolspec.kernels import blocks, cells, maxes, unpool
 from poolspec.ops import grid_sample, max_pool
 
 
+@pytest.mark.parametrize("gpu_paths", [False, True], ids=["cpu-paths", "gpu-paths"])
 @pytest.mark.parametrize("key", [c.key for c in memory.CASES])
-def test_peak_within_bound(key):
-    row = memory.measure(key)
+def test_peak_within_bound(key, gpu_paths):
+    row = memory.measure(key, gpu_paths=gpu_paths)
     assert "error" not in row, row["error"]
     assert row["peak"] <= row["limit"], (
         f"{key}: peak {row['peak'] / 2**20:.1f} MiB > {memory.LIMIT_FACTOR} x {row['base'] / 2**20:.1f} MiB "

@@ -337,10 +337,13 @@ def run_case(key: str, backend: str = "numpy", repeat: int = 0) -> dict[str, Any
         return dict(key=key, backend=backend, error=f"MemoryError: {str(e)[:200]}")
 
 
-def measure(key: str, backend: str = "numpy", repeat: int = 0, timeout: float = 600) -> dict[str, Any]:
-    """One case in a fresh process with at most ``ADDRESS_LIMIT`` bytes of address space."""
+def measure(key: str, backend: str = "numpy", repeat: int = 0, timeout: float = 600,
+            gpu_paths: bool = False) -> dict[str, Any]:
+    """One case in a fresh process with at most ``ADDRESS_LIMIT`` bytes of address space; ``gpu_paths``: on the
+    paths a GPU takes (``POOLSPEC_AS_ON_A_GPU=1``), whose gathers and tables are bounded by the same rule."""
     cmd = [sys.executable, "-m", "poolspec.memory", "--one", key, "--backend", backend, "--repeat", str(repeat)]
-    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
+    env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"),
+               POOLSPEC_AS_ON_A_GPU="1" if gpu_paths else "0")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode or not lines:
