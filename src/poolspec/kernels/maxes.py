@@ -70,8 +70,6 @@ _JAX_GATHERS = 64  # taps (or covering windows) past which JAX loops or gathers 
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
 
 
-tap_ranges = windows.tap_ranges
-
 
 @dataclass(frozen=True, eq=False)
 class MaxWindows(_Dense):
@@ -133,11 +131,11 @@ class MaxWindows(_Dense):
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
-        if launch_bound(x) and 0 not in x.shape and not self._tiling() and self._dense_fits(math.prod(self.kernel), x):
+        if launch_bound(x) and 0 not in x.shape and not self._tiling and self._dense_fits(math.prod(self.kernel), x):
             # a GPU: every window's cells in one gather and one reduction (tiling windows: reshaped blocks)
             values, idx = self._dense(x, with_index)
             return values, idx
-        if 0 not in x.shape and (self._tiles(math.prod(x.shape)) or (launch_bound(x) and self._tiling())):
+        if 0 not in x.shape and (self._tiles(math.prod(x.shape)) or (launch_bound(x) and self._tiling)):
             if not with_index:
                 return blocked(lambda a: self._tiled(a, False)[0], (x,), n, self._plane_cells, cell_bytes=8), None
             return blocked(lambda a: self._tiled(a, True), (x,), n, self._plane_cells, cell_bytes=8)
@@ -145,13 +143,10 @@ class MaxWindows(_Dense):
             return blocked(lambda a: self._values(namespace(a), a), (x,), n, self._plane_cells, cell_bytes=8), None
         return blocked(self._forward, (x,), n, self._plane_cells, cell_bytes=8)
 
+    @functools.cached_property
     def _tiling(self) -> bool:
         """Windows that tile the input without overlap or gaps (stride == kernel, no padding or dilation):
         every input cell is in at most one window."""
-        return self._tiling_windows
-
-    @functools.cached_property
-    def _tiling_windows(self) -> bool:
         return all(s == k and p == 0 and d == 1 and O * k <= L and O > 0 for L, O, k, s, p, d in self._axes())
 
     def _tiles(self, cells: float) -> bool:
@@ -160,7 +155,7 @@ class MaxWindows(_Dense):
         its whole extent), to lose below (the block transpose costs more than a few slices), except on
         small arrays (``cells`` in all), where its few calls beat the passes' many."""
         big = max(self.kernel) >= 16 and math.prod(self.kernel) >= 32
-        return self._tiling() and (big or cells <= SMALL)
+        return self._tiling and (big or cells <= SMALL)
 
     @functools.cached_property
     def _tile_layout(self) -> tuple[tuple[slice, ...], tuple[int, ...], tuple[int, ...]]:
@@ -312,7 +307,7 @@ class MaxWindows(_Dense):
         return m
 
     def _ranges(self, i: int) -> tuple[tuple[int, int, int, slice], ...]:
-        return tap_ranges(*self._axes()[i])
+        return windows.tap_ranges(*self._axes()[i])
 
     def _split(self, i: int) -> tuple[list[tuple[int, int, int, slice]], list[tuple[int, int, int, slice]]]:
         """Axis i's taps that every output reads inside the input, and those that reach into padding."""
@@ -414,7 +409,7 @@ class MaxWindows(_Dense):
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
         if launch_bound(g) and 0 not in g.shape and 0 not in self.in_spatial:
-            if self._tiling():
+            if self._tiling:
                 return self._tiled_route(namespace(g), g, idx)
             routed = self._gpu_route(g, idx, self._cover_counts(), self._covers)
             if routed is not None:
@@ -457,7 +452,7 @@ class MaxWindows(_Dense):
         routes by tap tuple or by block (:meth:`_tiled_route`) are O(input) already and several times faster
         than gathers (measured: max_pool3d 2x2x2 on 2x32x16x28x28, 0.9 ms against 9.3 ms)."""
         taps = math.prod(self.kernel)
-        return (len(self.kernel) >= 2 and taps >= 8 and not self._tiling()
+        return (len(self.kernel) >= 2 and taps >= 8 and not self._tiling
                 and taps >= 4 * self._cover_counts())
 
     def _sorts(self, planes: int) -> bool:
@@ -465,7 +460,7 @@ class MaxWindows(_Dense):
         memory, whatever the windows) beats adding per tap tuple (prod(kernel) passes over the output): for
         windows large against their overlap (:meth:`_gathers`), and wherever the tap passes would cost many
         times the sort (large stride-1 windows)."""
-        if self._tiling():
+        if self._tiling:
             return False
         M, P = math.prod(self.out_spatial), math.prod(self.in_spatial)
         return self._gathers() or math.prod(self.kernel) * M > _SORT_RATIO * (M * math.log2(M + 1) + P)
@@ -477,7 +472,7 @@ class MaxWindows(_Dense):
         # windows on larger arrays add per tap
         taps = math.prod(self.kernel)
         small = math.prod(g.shape) * taps <= SMALL
-        if 0 not in g.shape and self._tiling() and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
+        if 0 not in g.shape and self._tiling and (small or taps >= (8 if len(self.kernel) <= 2 else 256)):
             return self._tiled_route(xp, g, idx)
         if 0 not in g.shape and 0 not in self.in_spatial:
             if FUNCTIONAL[0] and self._cover_counts() <= _JAX_GATHERS:
@@ -521,7 +516,7 @@ class MaxWindows(_Dense):
         # adds) and written into the gradient once, instead of every tap adding into a strided view.
         head = tuple(g.shape[:lead])
         every = (slice(None),) * lead
-        if self._tiling():
+        if self._tiling:
             # one tap tuple per class and one output per cell: each term goes straight to its strided view
             grad = buffer(mod, head + self.in_spatial, g.dtype, g,
                           zero=any(O * k < L for L, O, k in zip(self.in_spatial, self.out_spatial, self.kernel)))
