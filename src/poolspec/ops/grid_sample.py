@@ -86,7 +86,9 @@ def _host_constants(plan: _Plan) -> dict[str, np.ndarray]:
                span=span, twice=2 * span, degenerate=degenerate.astype(np.float64),
                stride=np.array(strides, dtype=np.int64), outside=np.array(math.prod(plan.in_spatial), dtype=np.int64),
                zero=np.zeros(()), steps=np.arange(-1.0, 3.0).reshape(4, 1), slopes=np.array([-1.0, 1.0]),
-               tuples=_tuples(plan))
+               tuples=_tuples(plan), far=np.array([1.0, 0.0, 0.0, 1.0]).reshape(4, 1),
+               sign=np.array([1.0, 1.0, -1.0, -1.0]).reshape(4, 1),
+               **{f"cubic{i}": a for i, a in enumerate(_CUBIC)}, **{f"dcubic{i}": a for i, a in enumerate(_DCUBIC)})
     for a in out.values():
         a.flags.writeable = False
     return out
@@ -182,27 +184,27 @@ def _pad(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[
     return c, one
 
 
-def _cubic(t: Any, grads: bool) -> tuple[list[Any], list[Any] | None]:
-    """torch's cubic convolution weights of taps -1, 0, 1, 2 at fraction t, and (with ``grads``) their
-    derivatives in t."""
-    A = _A
+# torch's cubic convolution weights of taps -1, 0, 1, 2, read at distances t + 1, t, 1 - t, 2 - t (far, near,
+# near, far): each ((a * v + b) * v + c) * v + d with the coefficients torch's formulas add in that order (near's c is
+# 0: adding it changes no bit, as 1 is added last); their derivatives (a' * v + b') * v (+ c' for far), negated for
+# taps 1 and 2, whose distance falls as t grows
+_NEAR, _FAR = (_A + 2, -(_A + 3), 0.0, 1.0), (_A, -5 * _A, 8 * _A, -4 * _A)
+_DNEAR, _DFAR = (3 * (_A + 2), -2 * (_A + 3), 0.0), (3 * _A, -10 * _A, 8 * _A)
+_CUBIC = np.array([_FAR, _NEAR, _NEAR, _FAR]).T.reshape(4, 4, 1)
+_DCUBIC = np.array([_DFAR, _DNEAR, _DNEAR, _DFAR]).T.reshape(3, 4, 1)
 
-    def near(v: Any) -> Any:
-        return ((A + 2) * v - (A + 3)) * v * v + 1
 
-    def far(v: Any) -> Any:
-        return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A
-
-    def dnear(v: Any) -> Any:
-        return (3 * (A + 2) * v - 2 * (A + 3)) * v
-
-    def dfar(v: Any) -> Any:
-        return (3 * A * v - 10 * A) * v + 8 * A
-
-    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+def _cubic(xp: Any, t: Any, k: dict[str, Any], grads: bool) -> tuple[Any, Any]:
+    """The weights of taps -1, 0, 1, 2 at fractions t (..., n), stacked (..., 4, n) and (with ``grads``) their
+    derivatives in t: the same operations per element as torch's formulas, every tap at once."""
+    u = xp.stack([t + 1, t, 1 - t, 2 - t], axis=-2)
+    a, b, c, d = (k[f"cubic{i}"] for i in range(4))
+    w = ((a * u + b) * u + c) * u + d
     if not grads:
-        return weights, None
-    return weights, [dfar(t + 1), dnear(t), -dnear(1 - t), -dfar(2 - t)]
+        return w, None
+    da, db, dc = (k[f"dcubic{i}"] for i in range(3))
+    q = (da * u + db) * u
+    return w, xp.where(k["far"] > 0, q + dc, q) * k["sign"]
 
 
 def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, Any, Any]:
@@ -218,8 +220,7 @@ def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, Any, 
     dw = None
     if plan.mode == "bicubic":
         f = xp.floor(c)
-        w1, dw1 = _cubic(c - f, grads)
-        w, dw = xp.stack(w1, axis=-2), None if dw1 is None else xp.stack(dw1, axis=-2)
+        w, dw = _cubic(xp, c - f, k, grads)
         taps = _pad(xp, f[..., None, :] + k["steps"], k, plan, False)[0]
         mult = k["scale"]
     else:
