@@ -272,7 +272,7 @@ class Cells:
             return _place(xp, _sum_runs(xp, g, keys, order, start, count, inside, lead, rows_shape), ukeys, P,
                           lead, rows_shape)
         # start of every cell's run, and of the sentinel's: cell p's run is [start[p], start[p + 1])
-        bounds = _search_rows(xp, keys, xp.reshape(xp.arange(P + 1, dtype=keys.dtype, device=device(keys)), (1, P + 1)))
+        bounds = _cell_bounds(xp, keys, P)
         return _sum_runs(xp, g, keys, order, bounds[:, :P], bounds[:, 1:] - bounds[:, :P], int(xp.max(bounds[:, P])),
                          lead, rows_shape)
 

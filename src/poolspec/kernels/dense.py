@@ -34,6 +34,8 @@ class _PoolRoutes:
 # the gathered cells (taps x outputs) or covering-window terms (covers x inputs) of a GPU path, at most this
 # many times the larger of a plane's input and output; past it the GPU takes the CPU's paths
 _SPREAD = 4
+# a plan's kept tables beside those cells: at most this many times the call's planes (input and output)
+_TABLES = 2
 
 
 class _Dense(_PoolRoutes):
@@ -115,6 +117,3 @@ def _tables_fit(table_bytes: int, x: Any, spatial: int, plane_cells: int) -> boo
     size = nbytes(x) // max(1, math.prod(x.shape))
     planes = math.prod(x.shape[:x.ndim - spatial])
     return table_bytes <= _TABLES * planes * plane_cells * size + MEMORY_FLOOR
-
-
-_TABLES = 2

@@ -353,14 +353,7 @@ def take_all(xp: Any, x: Any, axis: int, plan: GatherPlan, widen: int = 1) -> An
             w = device_copy(plan, ("all-w", t0, t1, len(tail)), w, x, dtype=x.dtype)
             # in place where the backend writes (the gather is a fresh array): a second taps-sized array
             # would double the group's memory
-            part = _scaled(mod, part, w) if mod is not None else part * w
+            part = mod.multiply(part, w, out=part) if mod is not None else part * w
         part = xp.sum(part, axis=axis, dtype=x.dtype)
         acc = part if acc is None else acc + part
     return acc
-
-
-def _scaled(mod: Any, part: Any, w: Any) -> Any:
-    """``part * w`` written into ``part`` (torch, NumPy, CuPy): the same products."""
-    if mod.__name__ == "torch":
-        return part.mul_(w)
-    return mod.multiply(part, w, out=part)

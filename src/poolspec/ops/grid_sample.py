@@ -277,7 +277,7 @@ def _tap_cells(xp: Any, taps: Any, k: dict[str, Any], plan: _Plan, lead: tuple[i
     flat = lead[:-2] + (1, lead[-1] * T, n)
     # a coordinate's term is P where it reads outside, so that a tap tuple's sum is >= P where any term is
     # (unless that sum could overflow: then a reduction of the tuples' inside flags instead)
-    poison = n * math.prod(plan.in_spatial) < _INDEX_MAX.get(str(stride.dtype).rsplit(".", 1)[-1], 0)
+    poison = n * math.prod(plan.in_spatial) < np.iinfo(dtype_name(xp, stride.dtype)).max
     if poison:
         cells = xp.where(inside, cells, outside)
 
@@ -289,9 +289,6 @@ def _tap_cells(xp: Any, taps: Any, k: dict[str, Any], plan: _Plan, lead: tuple[i
     if poison:
         return xp.minimum(total, outside)
     return xp.where(xp.all(xp.reshape(tuples(inside), flat), axis=-1), total, outside)
-
-
-_INDEX_MAX = {"int64": 2 ** 63 - 1, "int32": 2 ** 31 - 1}
 
 
 def _unstack(xp: Any, a: Any) -> Any:
