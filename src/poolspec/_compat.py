@@ -258,8 +258,7 @@ def launch_bound(x: Any) -> bool:
     of the CPU's many cheap strided passes."""
     kind = _KINDS.get(type(x))
     if kind is None:
-        writable_module(x)  # fills _KINDS
-        kind = _KINDS.get(type(x))
+        kind = library_of(x)
     if kind == "cupy":
         return True
     if kind == "torch":
@@ -267,6 +266,16 @@ def launch_bound(x: Any) -> bool:
     if kind == "numpy":
         return AS_ON_A_GPU[0]
     return bool(getattr(x, "poolspec_launch_bound", False))  # an array that says so (poolspec.counting's)
+
+
+def library_of(x: Any) -> str:
+    """Which of the libraries with in-place arrays ``x`` belongs to ("numpy", "torch", "cupy"), else "": a
+    classification (for caches keyed by library), not a choice of path."""
+    kind = _KINDS.get(type(x))
+    if kind is None:  # once per array type: array-api-compat's tests cost more than the kernels of a tiny call
+        kind = _KINDS[type(x)] = ("numpy" if _aac.is_numpy_array(x) else "torch" if is_torch_array(x)
+                                  else "cupy" if _aac.is_cupy_array(x) else "")
+    return kind
 
 
 def writable_module(x: Any) -> Any:
@@ -277,9 +286,8 @@ def writable_module(x: Any) -> Any:
     if FUNCTIONAL[0]:
         return None
     kind = _KINDS.get(type(x))
-    if kind is None:  # once per array type: array-api-compat's tests cost more than the kernels of a tiny call
-        kind = _KINDS[type(x)] = ("numpy" if _aac.is_numpy_array(x) else "torch" if is_torch_array(x)
-                                  else "cupy" if _aac.is_cupy_array(x) else "")
+    if kind is None:
+        kind = library_of(x)
     if kind == "numpy":
         return np
     if kind == "torch":
@@ -493,6 +501,23 @@ def index_dtype(xp: Any, like: Any) -> Any:
         if not jax.config.read("jax_enable_x64"):
             return xp.int32
     return xp.int64
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` cut from autodiff (torch's detach, JAX's stop_gradient), for a computation that is not
+    differentiated (a search for winners)."""
+    if is_torch_array(x):
+        return x.detach()
+    if is_jax_array(x):
+        return sys.modules["jax"].lax.stop_gradient(x)
+    return x
+
+
+def dense_copy(view: Any) -> Any:
+    """A C-contiguous copy of a NumPy array or torch tensor (a view in another order)."""
+    if is_torch_array(view):
+        return view.clone(memory_format=sys.modules["torch"].contiguous_format)
+    return np.array(view, order="C")
 
 
 def copy(xp: Any, x: Any) -> Any:

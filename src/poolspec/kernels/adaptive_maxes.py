@@ -14,14 +14,13 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
-    launch_bound,
     namespace,
     on,
     take,
     to_namespace,
-    writable_module,
 )
 from ..plans import windows
+from . import paths
 from .blocks import blocked, fits
 from .blocks import kept as _kept
 from .chunked import axis_pass
@@ -40,6 +39,19 @@ from .max_routes import (
 )
 from .maxes import _NEVER, _SLOTS, MaxWindows
 from .sums import _at, pad_axis
+
+_DENSE = paths.launches(
+    "adaptive_maxes.dense-gather", "where each operation is a kernel launch: every ragged window's cells in one "
+    "gather and one reduction, whatever the plane's size (within the GPU paths' bound)", exact="bitwise")
+_GPU_ROUTE = paths.launches(
+    "adaptive_maxes.gpu-route", "where each operation is a kernel launch: the gradient by one gather over every "
+    "cell's covering windows, one select and one sum")
+_SLOT_ROUTE = paths.writes(
+    "adaptive_maxes.slot-route", "at most _SLOTS covering windows per cell: the gradient added slot by slot at the "
+    "winners (max_routes.slot_route)")
+_TAKE_WINNERS = paths.launches(
+    "adaptive_maxes.take-winners", "where each operation is a kernel launch: the double backward by one gather at "
+    "the winners", exact="bitwise")
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +97,7 @@ class AdaptiveMaxWindows(_Dense):
             return self._empty(xp, x, self.out_spatial, x.dtype), self._empty(xp, x, self.out_spatial, xp.int64)
         cells = math.prod(self.out_spatial) * math.prod(p.taps for p in self._plans())
         planes = math.prod(x.shape[:x.ndim - len(self.in_spatial)])
-        if launch_bound(x) and 0 not in x.shape and self._dense_fits(math.prod(p.taps for p in self._plans()), x):
+        if 0 not in x.shape and _DENSE(x) and self._dense_fits(math.prod(p.taps for p in self._plans()), x):
             return self._dense(x, with_index)  # a GPU: one gather and one reduction
         if not is_dask_array(x) and 0 not in x.shape and fits((x,), planes * cells, cells):  # small: one gather
             if not with_index:
@@ -181,13 +193,12 @@ class AdaptiveMaxWindows(_Dense):
         if self._empty_output:
             return self._empty(namespace(g), g, self.in_spatial, g.dtype)
         covers = [p.transpose.index for p in self._plans()]
-        if launch_bound(g):
+        if _GPU_ROUTE(g):
             routed = self._gpu_route(g, idx, math.prod(c.shape[0] for c in covers), lambda: covers)
             if routed is not None:
                 return routed
-        mod = writable_module(g)
-        if mod is not None and mod is writable_module(idx) and 0 not in g.shape and \
-                math.prod(c.shape[0] for c in covers) <= _SLOTS:
+        if 0 not in g.shape and math.prod(c.shape[0] for c in covers) <= _SLOTS and \
+                (mod := _SLOT_ROUTE(g)) is not None and mod is _SLOT_ROUTE(idx):
             return slot_route(mod, namespace(g), g, idx, [c[0] for c in covers], [c.shape[0] for c in covers],
                               self.in_spatial, self)
         cells = math.prod(self.in_spatial) * math.prod(c.shape[0] for c in covers)
@@ -205,7 +216,7 @@ class AdaptiveMaxWindows(_Dense):
         lead = gg.ndim - n
         if self._empty_output:
             return self._empty(xp, gg, self.out_spatial, gg.dtype)
-        if (math.prod(p.taps for p in self._plans()) > _UNROLL or launch_bound(gg)) and 0 not in gg.shape:
+        if 0 not in gg.shape and (math.prod(p.taps for p in self._plans()) > _UNROLL or _TAKE_WINNERS(gg)):
             taken = take_winners(xp, gg, idx, n)
             if taken is not None:
                 return taken

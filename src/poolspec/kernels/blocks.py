@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import buffer, launch_bound, writable_module
+from .._compat import buffer
+from . import paths
 
 # bytes of the largest array one block may produce (a quarter of a 32 MiB L3)
 BLOCK_BYTES = 1 << 23
@@ -44,6 +45,10 @@ SMALL = 4096
 
 
 Rows = tuple[Callable[[Any, Any, int], bool], tuple[int, ...]]
+
+_BLOCKS = paths.writes(
+    "blocks.cache-blocks", "a call past WHOLE_BYTES on NumPy or torch CPU computed a few planes (or a band of rows) "
+    "at a time into one preallocated output", cpu=True)
 
 # the intermediates one call may hold at once: this many times the bytes of the arrays it is handed, or
 # MEMORY_FLOOR where that is less (the bound of poolspec.memory is 8x the arrays plus 32 MiB)
@@ -74,8 +79,7 @@ def splits(x: Any) -> bool:
     """Whether :func:`blocked` (with ``tables=True``) computes a call on ``x`` in blocks where its
     intermediates would pass the allowance (NumPy and torch on the CPU); elsewhere a kernel must choose a
     route that fits whole."""
-    mod = writable_module(x)
-    return mod is not None and mod.__name__ != "cupy" and getattr(x.device, "type", "cpu") == "cpu"
+    return _BLOCKS(x) is not None
 
 
 def fits(arrays: tuple[Any, ...], table_entries: int, plane_entries: int) -> bool:
@@ -95,16 +99,16 @@ def blocked(fn: Callable[..., Any], arrays: tuple[Any, ...], spatial: int, plane
     cannot. ``tables``: ``plane_cells`` counts index tables and gathers many times the plane's size, which
     are computed in blocks as soon as they would pass the call's :func:`allowance`."""
     x = arrays[0]
-    mod = writable_module(x)
+    mod = _BLOCKS(x)
     n_lead = x.ndim - spatial
     lead = tuple(x.shape[:n_lead])
     if mod is None or not lead:
         return fn(*arrays)
     plane_bytes = plane_cells * max(x.dtype.itemsize, cell_bytes)
-    if (0 in x.shape or launch_bound(x)
+    if (0 in x.shape
             or math.prod(lead) * plane_bytes <= min(max(WHOLE_BYTES, 2 * BLOCK_BYTES),
                                                     allowance(arrays) if tables else 1 << 62)
-            or any(writable_module(a) is not mod for a in arrays[1:])):
+            or any(_BLOCKS(a) is not mod for a in arrays[1:])):
         return fn(*arrays)
     if rows is not None and plane_bytes > 2 * BLOCK_BYTES:
         fill, out_spatial = rows

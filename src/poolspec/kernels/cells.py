@@ -44,25 +44,13 @@ arithmetic are done once per index row.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._compat import (
-    buffer,
-    device,
-    is_jax_array,
-    is_symbolic,
-    is_torch_array,
-    launch_bound,
-    namespace,
-    on,
-    take,
-    to_host,
-    writable_module,
-)
+from .._compat import buffer, device, is_jax_array, is_symbolic, namespace, on, take, to_host
+from . import paths
 
 # Cells read at most this often are summed rank by rank (one in-place add per rank, in torch's order); those
 # read more often by the doubling scan (log2 of the run passes over all reads). A constant, so that how a
@@ -80,10 +68,43 @@ _RUNS = 1.0
 # and if none is, reads x itself rather than a copy with the zero cell appended.
 _LARGE = 1 << 16
 
+_TORCH_GATHER = paths.library(
+    "cells.torch-gather", "torch", "reads along the last axis by torch.gather, the operands expanded to the "
+    "common leading shape (no broadcast copies)")
+_NUMPY_TAKE = paths.library(
+    "cells.numpy-take", "numpy", "reads along the last axis by np.take: an index row shared by several planes reads "
+    "them all at once, a row per plane through flat indices (take_along_axis's index grids: 3x slower)")
+_TORCH_SORT = paths.library(
+    "cells.torch-sort", "torch", "each row's reads sorted by torch's stable sort of int64 (its fastest), not by a "
+    "plain sort of value * K + position")
+_TORCH_SEARCH = paths.library(
+    "cells.torch-searchsorted", "torch", "every row's binary searches in one batched torch.searchsorted (no offset "
+    "keys for a 1-d search over all rows)")
+_TORCH_SELECT = paths.library(
+    "cells.torch-select", "torch", "select as one torch.gather of the plane with a zero cell appended (or, large on "
+    "the CPU with no read outside, of the plane itself), not a gather at a safe cell and two wheres")
+_NUMPY_SELECT = paths.library(
+    "cells.numpy-select", "numpy", "select as one np.take of the plane with a zero cell appended (or, large with no "
+    "read outside, of the plane itself), not a gather at a safe cell and two wheres")
+_SYNC_FREE = paths.launches(
+    "cells.select-sync-free", "where each operation is a kernel launch: torch's select always appends the zero cell "
+    "(no host read of whether any read is outside)", exact="bitwise", within="cells.torch-select")
+_SCAN_ALL = paths.launches(
+    "cells.scan-all", "where each operation is a kernel launch: every cell's reads summed by the doubling scan "
+    "(log2 of the longest run steps of a few operations; ranks and runs take several per rank)")
+_SCAN_IN_PLACE = paths.writes(
+    "cells.scan-in-place", "each doubling step of the scan added into the sorted reads in place (no concatenation)")
+_RANKS_IN_PLACE = paths.writes(
+    "cells.ranks-in-place", "the ranks added into the first one in place, one slice each, and reads past a cell's "
+    "count zeroed in place (no concatenations)")
+_PLACE_WRITTEN = paths.writes(
+    "cells.place-written", "each run's sum written to its own cell of a zeroed buffer (unique destinations), where "
+    "elsewhere every cell binary-searches its row's runs")
+
 
 def _torch_gather(a: Any, i: Any, lead: tuple[int, ...]) -> Any:
     """torch.gather of ``a`` at int64 ``i`` along the last axis, both expanded to ``lead``."""
-    torch = sys.modules["torch"]
+    torch = paths.torch_module()
     if i.dtype != torch.int64:
         i = i.to(torch.int64)
     if tuple(a.shape[:-1]) != lead:  # an expand is an operation of its own, even to the same shape
@@ -95,9 +116,9 @@ def _torch_gather(a: Any, i: Any, lead: tuple[int, ...]) -> Any:
 
 def _gather(xp: Any, a: Any, i: Any, lead: tuple[int, ...]) -> Any:
     """``a`` (..., A) read along its last axis at ``i`` (..., I), both broadcast to ``lead``."""
-    if is_torch_array(a):
+    if _TORCH_GATHER(a):
         return _torch_gather(a, i, lead)
-    if isinstance(a, np.ndarray) and isinstance(i, np.ndarray):
+    if _NUMPY_TAKE(a) and isinstance(i, np.ndarray):
         return _np_gather(a, i, lead)
     if tuple(a.shape[:-1]) != lead:  # a broadcast is an operation of its own, even to the same shape
         a = xp.broadcast_to(a, lead + (a.shape[-1],))
@@ -134,8 +155,8 @@ def _pad_zero(xp: Any, a: Any) -> Any:
 
 def _sort_rows(xp: Any, a: Any, lo: int, hi: int) -> tuple[Any, Any]:
     """Each row of ``a`` (R, n), whose values lie in [lo, hi], sorted stably: (sorted values, order)."""
-    if is_torch_array(a):  # torch's stable sort of int64 is its fastest
-        keys, order = sys.modules["torch"].sort(a, dim=-1, stable=True)
+    if _TORCH_SORT(a):  # torch's stable sort of int64 is its fastest
+        keys, order = paths.torch_module().sort(a, dim=-1, stable=True)
         return keys, order
     n = a.shape[-1]
     if (hi - lo + 1) * n < np.iinfo(np.dtype(str(a.dtype).rsplit(".", 1)[-1])).max:
@@ -152,9 +173,8 @@ def _sort_rows(xp: Any, a: Any, lo: int, hi: int) -> tuple[Any, Any]:
 def _search_rows(xp: Any, keys: Any, values: Any) -> Any:
     """Per row r, where each of ``values[r]`` (R, Q) goes in the sorted ``keys[r]`` (R, K) (left side)."""
     R, K = keys.shape
-    if is_torch_array(keys):
-        torch = sys.modules["torch"]
-        return torch.searchsorted(keys, values.expand(R, values.shape[-1]).contiguous())
+    if _TORCH_SEARCH(keys):
+        return paths.torch_module().searchsorted(keys, values.expand(R, values.shape[-1]).contiguous())
     # one 1-d search over all rows: row r's keys offset by r * span, with span above every key and value
     lo = xp.minimum(xp.min(keys), xp.min(values))
     span = xp.maximum(xp.max(keys), xp.max(values)) - lo + 1
@@ -170,9 +190,9 @@ def _cell_bounds(xp: Any, keys: Any, P: int) -> Any:
     """Per row of the sorted ``keys`` (R, K), all in [0, P]: where the run of each cell 0..P starts, (R, P + 1)."""
     R, K = keys.shape
     itype, dev = keys.dtype, device(keys)
-    if is_torch_array(keys):
+    if _TORCH_SEARCH(keys):
         cells = xp.arange(P + 1, dtype=itype, device=dev)
-        return sys.modules["torch"].searchsorted(keys, cells.expand(R, P + 1).contiguous())
+        return paths.torch_module().searchsorted(keys, cells.expand(R, P + 1).contiguous())
     # one 1-d search over all rows: row r's keys and cells offset by r * (P + 1), so that the queries are a range
     offsets = xp.reshape(xp.arange(0, R * (P + 1), P + 1, dtype=itype, device=dev), (R, 1))
     found = xp.searchsorted(xp.reshape(keys + offsets, (R * K,)), xp.arange(R * (P + 1), dtype=itype, device=dev),
@@ -183,11 +203,7 @@ def _cell_bounds(xp: Any, keys: Any, P: int) -> Any:
 
 def _to(xp: Any, a: np.ndarray, like: Any) -> Any:
     """A small host table on ``like``'s device, in ``like``'s dtype."""
-    if is_torch_array(like):
-        return sys.modules["torch"].from_numpy(a).to(device=like.device, dtype=like.dtype)
-    if isinstance(like, np.ndarray):
-        return a.astype(like.dtype, copy=False)
-    return xp.asarray(a.astype(np.int64), dtype=like.dtype, device=getattr(like, "device", None))
+    return xp.asarray(a.astype(np.int64, copy=False), dtype=like.dtype, device=getattr(like, "device", None))
 
 
 @dataclass(frozen=True)
@@ -212,11 +228,11 @@ class Cells:
     def select(self, x: Any, idx: Any) -> Any:
         """``x`` (..., P) read at ``idx`` (..., K): (..., K), 0 where ``idx == P``."""
         lead = _lead(x.shape[:-1], idx.shape[:-1])
-        if is_torch_array(x):
-            torch = sys.modules["torch"]
+        if _TORCH_SELECT(x):
+            torch = paths.torch_module()
             if idx.dtype != torch.int64:
                 idx = idx.to(torch.int64)
-            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and not launch_bound(x) and \
+            if self.cells and x.numel() >= _LARGE and x.device.type == "cpu" and not _SYNC_FREE(x) and \
                     not is_symbolic(idx) and not bool((idx >= self.cells).any()):  # no read outside: no zero cell
                 return _torch_gather(x, idx, lead)
             x = torch.cat([x, x.new_zeros(tuple(x.shape[:-1]) + (1,))], dim=-1)
@@ -224,7 +240,7 @@ class Cells:
         xp = namespace(x)
         if self.taps == 0 or math.prod(lead) == 0:
             return xp.zeros(lead + (self.taps,), dtype=x.dtype, **on(x))
-        if isinstance(x, np.ndarray) and isinstance(idx, np.ndarray):
+        if _NUMPY_SELECT(x) and isinstance(idx, np.ndarray):
             if self.cells and x.size >= _LARGE and not (idx >= self.cells).any():
                 return _np_gather(x, idx, lead)
             return _np_gather(_pad_zero(xp, x), idx, lead)
@@ -254,7 +270,7 @@ class Cells:
             return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype, **on(g))), axis=-1)
         keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
         symbolic = is_symbolic(idx) or is_symbolic(g)
-        if symbolic or launch_bound(g):
+        if symbolic or _SCAN_ALL(g):
             # no values to branch on; or each operation a launch: the doubling scan for every cell (log2 of the
             # longest run steps of a few operations, where ranks and runs take several per rank)
             bounds = _cell_bounds(xp, keys, P)
@@ -262,7 +278,7 @@ class Cells:
             count = end - bounds[:, :P]
             longest = (None if is_jax_array(g) else K) if symbolic else int(xp.max(count))
             place = None
-            if longest is not None and longest > 1 and writable_module(g) is None:  # each read's place in its run
+            if longest is not None and longest > 1 and _SCAN_IN_PLACE(g) is None:  # each read's place in its run
                 place = xp.arange(K, dtype=keys.dtype, device=device(keys)) - _gather(xp, bounds, keys, (rows,))
             return _scan(xp, g, keys, order, end, count, longest, lead, rows_shape, place)
         if K < _RUNS * P:  # fewer reads than cells: sums per run of equal keys, then placed (O(reads + cells))
@@ -356,7 +372,7 @@ def _place(xp: Any, sums: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_s
     destinations, deterministic; elsewhere each cell finds its run by a binary search."""
     U = ukeys.shape[-1]
     rows = math.prod(rows_shape)
-    mod = writable_module(sums)
+    mod = _PLACE_WRITTEN(sums)
     if mod is not None:
         out = buffer(mod, (math.prod(lead) * P,), sums.dtype, sums, zero=True)
         at, ok = _flat_cells(xp, ukeys, P, lead, rows_shape)
@@ -399,7 +415,7 @@ def _ranks(xp: Any, g: Any, order: Any, start: Any, count: Any, longest: int, in
     src = _gather(xp, order, xp.where(ok, pos, xp.zeros((), dtype=itype, **on(pos))), (rows,))
     src = xp.reshape(src, rows_shape + (src.shape[-1],))
     ok = xp.reshape(ok, rows_shape + (ok.shape[-1],))
-    mod = writable_module(g)
+    mod = _RANKS_IN_PLACE(g)
     # one gather of every rank: each plane's reads come from its own plane of g, in cache
     v = _gather(xp, g, src, lead)
     at = 0
@@ -435,7 +451,7 @@ def _zero_outside(xp: Any, mod: Any, a: Any, ok: Any, lo: int, hi: int) -> Any:
         part = xp.where(ok[..., lo:hi], a[..., lo:hi], xp.zeros((), dtype=a.dtype, **on(a)))
         return xp.concat([a[..., :lo], part, a[..., hi:]], axis=-1)
     part, keep = a[..., lo:hi], ok[..., lo:hi]
-    if is_torch_array(a):
+    if mod.__name__ == "torch":
         part.masked_fill_(~keep, 0)
     else:
         mod.copyto(part, 0, where=~keep)
@@ -458,7 +474,7 @@ def _scan(xp: Any, g: Any, keys: Any, order: Any, end: Any, count: Any, longest:
         keys = xp.reshape(keys, rows_shape + (K,))
     s = _gather(xp, g, xp.reshape(order, rows_shape + (K,)), lead)
     zero = xp.zeros((), dtype=s.dtype, **on(s))
-    mod = writable_module(s)
+    mod = _SCAN_IN_PLACE(s)
     if longest is None:  # inside jax.jit: as many steps as the longest run needs, found on the device
         s = _jax_doubling(s, keys, xp.max(count))
         longest = 0

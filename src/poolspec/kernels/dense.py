@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import laid_out, namespace, permute, take, to_compute, writable_module
+from .._compat import laid_out, namespace, permute, take, to_compute
+from . import paths
 from .blocks import MEMORY_FLOOR, nbytes
 from .max_routes import _flat_route, _lowest, _reduce_cells, lane_sizes, lanes, take_last
 from .sums import device_copy, pad_axis
@@ -37,6 +38,10 @@ _SPREAD = 4
 # a plan's kept tables beside those cells: at most this many times the call's planes (input and output)
 _TABLES = 2
 
+_LANES = paths.writes(
+    "dense.lanes", "a channels-last NumPy array or torch tensor: the window gather runs along the cells of its "
+    "memory-order view, so nothing is copied to change layout and the results are laid out as the input")
+
 
 class _Dense(_PoolRoutes):
     """Every window's cells gathered at once from the flattened plane through a table (one gather, whatever the
@@ -58,7 +63,7 @@ class _Dense(_PoolRoutes):
         xp = namespace(x)
         n = len(self.in_spatial)
         lead = x.ndim - n
-        mod = writable_module(x)
+        mod = _LANES(x)
         order = None if mod is None else lanes(mod, x, n)
         if order is not None:
             return self._dense_lanes(xp, x, with_index, order)

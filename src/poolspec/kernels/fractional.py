@@ -13,20 +13,25 @@ neighbours with its winner, and the first of them writes the sum.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._compat import is_torch_array, namespace, on, put_rows, readable, writable_module
+from .._compat import namespace, on, put_rows, readable
+from . import paths
 from .cells import Cells, _gather
 from .max_routes import _reduce_cells
 from .sums import device_copy
 
 # the bytes a launch-bound path's temporaries may take per plane, in multiples of a plane's input and output
 _SPREAD = 6
+
+_NEAR = paths.writes(
+    "fractional.near-windows", "where the neighbourhood fits: each window sums the cotangents of the nearby windows "
+    "that share its winner and the first of them writes the sum to the winner (unique cells: no sort), not "
+    "Cells' sorted sums", exact="tolerance", within="fractional_max_pool.dense-windows")
 
 
 @dataclass(frozen=True)
@@ -121,8 +126,8 @@ class Windows:
         that have its winner, and the first of them (in window order) writes that sum to the winner - a write
         to unique cells (the others write to a spare cell each), so deterministic without a scatter-add.
         Else :class:`Cells`' sorted sums (the same terms in order)."""
-        mod = writable_module(g)
-        near = None if mod is None or mod is not writable_module(idx) else self._near(g, idx)
+        mod = _NEAR(g)
+        near = None if mod is None or mod is not _NEAR(idx) else self._near(mod, g, idx)
         if near is None:
             return self._cells.route(g, idx)
         table, valid, earlier = near
@@ -140,7 +145,7 @@ class Windows:
         put_rows(mod, out, xp.where(first, w2, spare), sums)
         return xp.reshape(out[:, :P], lead + (P,))
 
-    def _near(self, g: Any, idx: Any) -> tuple[Any, Any, Any] | None:
+    def _near(self, mod: Any, g: Any, idx: Any) -> tuple[Any, Any, Any] | None:
         """(table (1, M * D) of each window's nearby windows, which of them are real (M, D), which come before
         it (D,)), where the call is plain (the starts' planes are g's) and the table fits, else None. Windows
         sharing a winner both cover it, so they lie within ``covers - 1`` windows of each other per axis."""
@@ -152,8 +157,8 @@ class Windows:
             return None
         xp = namespace(g)
         rises = [xp.min(self.starts[:, :, a, 1:o] - self.starts[:, :, a, :o - 1]) for a, o in enumerate(p.out) if o > 1]
-        if is_torch_array(g) and rises:
-            steps = sys.modules["torch"].stack(rises).tolist()  # one read
+        if mod.__name__ == "torch" and rises:
+            steps = mod.stack(rises).tolist()  # one read
         else:
             steps = [int(r) for r in rises]
         it = iter(steps)

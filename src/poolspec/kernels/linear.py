@@ -7,7 +7,6 @@ avg_pool (every flag), adaptive_avg_pool and lp_pool's inner sum are all of this
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
@@ -17,24 +16,27 @@ import numpy as np
 from .._compat import (
     LANES,
     copy,
+    dense_copy,
     dtype_name,
     is_dask_array,
-    is_torch_array,
     laid_out,
-    launch_bound,
     memory_order,
     namespace,
     on,
     permute,
     stride_order,
     to_compute,
-    to_namespace,
 )
 from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
+from . import paths
 from .blocks import Rows, blocked, kept
 from .chunked import as_table, axis_pass, chunk_local, groups, local_table
-from .sums import gather_sum, slice_sum, slice_sum_t, take_all
+from .sums import device_copy, gather_sum, slice_sum, slice_sum_t, take_all
+
+_TAKE_ALL = paths.launches(
+    "linear.take-all", "where each operation is a kernel launch: a plan's taps (other than tiling ones) by one "
+    "gather of every tap, one product with the weight table and one sum over a taps axis")
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,9 +146,7 @@ class SeparableLinear:
                 return self._cast(xp, copy(xp, xp.broadcast_to(work, shape)), g)
             # g's strides say channels-last (its size-1 axes outside the channels): so is the gradient
             view = xp.broadcast_to(permute(work, order), tuple(shape[a] for a in order))
-            out = (view.clone(memory_format=sys.modules["torch"].contiguous_format) if is_torch_array(view)
-                   else np.array(view, order="C"))
-            return self._cast(xp, laid_out(xp, out, shape, order), g)
+            return self._cast(xp, laid_out(xp, dense_copy(view), shape, order), g)
         work = self._passes(xp, work, lead, transpose=True, widen=_widen(g, work))
         if work is g:
             return copy(xp, g)
@@ -220,11 +220,11 @@ class SeparableLinear:
             d = d.chunked_like(y)  # built chunk by chunk from the per-axis factors: no task holds all of it
             return _trunc_div(xp, y, d) if name.startswith("int") else y / d.astype(y.dtype)
         if name.startswith("int"):
-            d = d if isinstance(d, int) else to_namespace(d.array(), xp, y, dtype=y.dtype)
+            d = d if isinstance(d, int) else device_copy(d, "int", d.array(), y, dtype=y.dtype)
             return _trunc_div(xp, y, d)
         if isinstance(d, (int, float)):
             return y / float(d)
-        return y / to_namespace(d.array().astype(np.float64), xp, y, dtype=y.dtype)
+        return y / device_copy(d, "float", d.array().astype(np.float64, copy=False), y, dtype=y.dtype)  # kept
 
 
 def _inner_lanes(order: list[int], shape: tuple[int, ...], lead: int) -> int:
@@ -262,11 +262,12 @@ def _apply_axis(xp: Any, x: Any, axis: int, plan: AxisPlan | None, transpose: bo
         return x
     if is_dask_array(x):  # chunk-local passes: no task reads more than a chunk and its halo
         return axis_pass(x, axis, as_table(plan).transpose if transpose else plan, "sum")
-    if isinstance(plan, SlicePlan) and (plan.tiles or not launch_bound(x)):
+    few = _TAKE_ALL(x)
+    if isinstance(plan, SlicePlan) and (plan.tiles or not few):
         return slice_sum_t(xp, x, axis, plan) if transpose else slice_sum(xp, x, axis, plan)
     table = table_of(plan)
     table = table.transpose if transpose else table
-    return take_all(xp, x, axis, table, widen) if launch_bound(x) else gather_sum(xp, x, axis, table)
+    return take_all(xp, x, axis, table, widen) if few else gather_sum(xp, x, axis, table)
 
 
 @lru_cache(maxsize=512)

@@ -7,6 +7,7 @@ covering windows (:func:`gathered_route`; on JAX a ``fori_loop``) or by sorting 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,6 @@ from .._compat import (
     is_dask_array,
     is_jax_array,
     laid_out,
-    launch_bound,
     namespace,
     on,
     permute,
@@ -31,9 +31,9 @@ from .._compat import (
     take,
     to_compute,
     to_namespace,
-    writable_module,
 )
 from ..plans.windows import SlicePlan
+from . import paths
 from .blocks import fits
 from .blocks import kept as _kept
 from .cells import Cells
@@ -44,6 +44,22 @@ from .sums import _at, device_copy, pad_axis
 _UNROLL = 16
 _ZERO = np.zeros(())
 _ZERO.setflags(write=False)
+
+_NAN_TEST = paths.writes(
+    "max_routes.nan-test", "a backend whose max propagates NaN (NumPy, CuPy, torch): no NaN restored after the "
+    "reduction, and the NaN winners' pass only where a host test finds a NaN maximum (the reduction's NaN kept)")
+_STRIDED_AMIN = paths.writes(
+    "max_routes.strided-amin", "torch, the cells strided in memory (a channels-last view): the first position "
+    "equal to the maximum by amin, where torch's argmax along a strided axis is several times slower")
+_BLOCKED_ARGMAX = paths.writes(
+    "max_routes.blocked-argmax", "a long axis (1024+ cells) on the CPU: argmax in two levels, the first block "
+    "holding the maximum, then the first maximum inside it (the same position where no NaN)", cpu=True)
+_GATHER_LAST = paths.writes(
+    "max_routes.torch-gather-last", "torch: a take along the last axis by gather with a broadcast index "
+    "(index_select there is several times slower)")
+_SUM_COVERS = paths.launches(
+    "max_routes.sum-covers", "where each add is a kernel launch: the covering windows' terms summed by one "
+    "reduction (the backend's order) instead of one add per covering window")
 
 
 def _lowest(xp: Any, x: Any) -> float | int:
@@ -61,7 +77,7 @@ def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
     host-side test of the values (torch.func's vmap forbids data-dependent control flow)."""
     K = cells.shape[-1]
     values = xp.max(cells, axis=-1)
-    mod = None if branch_free else writable_module(x)
+    mod = None if branch_free else _NAN_TEST(x)
     floating = isinstance(_lowest(xp, x), float)
     if floating and mod is None:
         # XLA's CPU max reduction drops NaNs (a vectorised max): a NaN in the window is restored here
@@ -69,14 +85,15 @@ def _reduce_cells(xp: Any, x: Any, cells: Any, with_index: bool, index_of: Any,
         values = xp.where(xp.any(xp.isnan(cells), axis=-1), nan, values)
     if not with_index:
         return values, None
-    order = stride_order(cells) if mod is not None and mod.__name__ == "torch" else None
-    if mod is not None and order is not None and order[-1] != cells.ndim - 1 and cells.shape[-1] > 1:
+    tm = None if branch_free or K <= 1 else _STRIDED_AMIN(x)
+    order = stride_order(cells) if tm is not None and tm.__name__ == "torch" else None
+    if tm is not None and order is not None and order[-1] != cells.ndim - 1:
         # the cells strided in memory (a channels-last view): torch's argmax there is several times slower than
         # along memory, its amin is not; the first position holding the maximum is the same winner
-        small = mod.uint8 if K < 255 else mod.int64
-        hit = mod.where(cells == values[..., None], mod.arange(K, dtype=small, device=cells.device),
-                        mod.tensor(K, dtype=small, device=cells.device))
-        pos = mod.amin(hit, dim=-1).to(mod.int64)
+        small = tm.uint8 if K < 255 else tm.int64
+        hit = tm.where(cells == values[..., None], tm.arange(K, dtype=small, device=cells.device),
+                       tm.tensor(K, dtype=small, device=cells.device))
+        pos = tm.amin(hit, dim=-1).to(tm.int64)
     else:
         pos = first_max(xp, cells)  # the first maximum (the standard's rule for ties)
     if floating and (mod is None or bool(mod.isnan(values).any())):
@@ -100,9 +117,9 @@ not on a GPU, whose argmax is a parallel reduction."""
     k = cells.shape[-1]
     # a fast path of the CPU's eager backends (NumPy, torch), the same positions as the reference's argmax; a
     # GPU's argmax is a parallel reduction already
-    mod = writable_module(cells)
-    b = _block(k) if k >= 1024 and mod is not None and not launch_bound(cells) else 0
-    if not b:
+    b = _block(k) if k >= 1024 else 0
+    mod = _BLOCKED_ARGMAX(cells) if b else None
+    if mod is None:
         return xp.argmax(cells, axis=-1)
     head = tuple(cells.shape[:-1])
     blocks = xp.reshape(cells, head + (k // b, b))
@@ -118,8 +135,8 @@ not on a GPU, whose argmax is a parallel reduction."""
 def take_last(xp: Any, x: Any, index: Any) -> Any:
     """``take`` along the last axis with a 1-d index; torch's index_select there is several times slower
     than gather with a broadcast index."""
-    mod = writable_module(x)
-    if mod is not None and mod.__name__ == "torch" and x.ndim > 1:
+    mod = _GATHER_LAST(x) if x.ndim > 1 else None
+    if mod is not None and mod.__name__ == "torch":
         return mod.gather(x, -1, index.expand(tuple(x.shape[:-1]) + (index.shape[0],)))
     return take(xp, x, index, x.ndim - 1)
 
@@ -266,7 +283,7 @@ def _flat_route(xp: Any, work: Any, winners: Any, covers: list[np.ndarray], in_s
     iv = xp.reshape(take_last(xp, wf, at), head + (C, P))
     zero = device_copy(owner, "zero", _ZERO, gv, gv.dtype)
     terms = xp.where(iv == device_copy(owner, "cover_cell", cell, wf, wf.dtype), gv, zero)
-    if launch_bound(terms):  # one reduction (the backend's order) where each add is a kernel launch
+    if _SUM_COVERS(terms):  # one reduction (the backend's order) where each add is a kernel launch
         return xp.reshape(xp.sum(terms, axis=-2, dtype=terms.dtype), head + in_spatial)
     out = terms[..., 0, :]
     for c in range(1, C):
@@ -463,6 +480,44 @@ def slot_route(mod: Any, xp: Any, g: Any, idx: Any, firsts: Sequence[np.ndarray]
         put(mod, grad, dest, vals)
     grad = laid_out(xp, grad[_LEAD:_LEAD + planes * P], lead + tuple(in_spatial), order)
     return grad if grad.dtype == g.dtype else xp.astype(grad, g.dtype)
+
+
+def route_base(w: Any) -> np.ndarray:
+    """For ``maxes.MaxWindows._route_writable``: the flat index of each output's tap (0, ..., 0), which may lie
+    in padding."""
+    n = len(w.in_spatial)
+    base = None
+    for i in range(n):
+        L, O, k, s, p, d = w._axes()[i]
+        part = _along((np.arange(O, dtype=np.int64) * s - p) * w.plane_strides()[i], n - i - 1)
+        base = part if base is None else base + part
+    return np.asarray(base)
+
+
+def route_schedule(w: Any) -> tuple[bool, dict[tuple[int, ...], tuple[int, ...]], list[Any], bool]:
+    """What ``maxes.MaxWindows._route_writable`` does per tap tuple, which depends on the windows ``w`` alone
+    (a tiny call's backward otherwise spends most of its time here): whether the reach fits int16, each stride
+    residue class's buffer shape, (residue, code, output slices, class slices) per tap tuple in descending order,
+    and whether the classes cover every cell."""
+    n = len(w.in_spatial)
+    strides = w.plane_strides()
+    reach = sum((k - 1) * d * st for k, d, st in zip(w.kernel, w.dilation, strides))
+    sizes: dict[tuple[int, ...], tuple[int, ...]] = {}
+    steps = []
+    per_axis = [{r[0]: r for r in w._ranges(i)} for i in range(n)]
+    for taps in reversed(list(itertools.product(*(range(k) for k in w.kernel)))):
+        if not all(t in per_axis[i] for i, t in enumerate(taps)):
+            continue  # a tap tuple in padding along some axis never wins
+        c = sum(t * w.dilation[i] * strides[i] for i, t in enumerate(taps))
+        outs = tuple(slice(per_axis[i][t][1], per_axis[i][t][2]) for i, t in enumerate(taps))
+        first = [per_axis[i][t][3].start for i, t in enumerate(taps)]
+        residue = tuple(c0 % st for c0, st in zip(first, w.stride))
+        if residue not in sizes:
+            sizes[residue] = tuple((L - r + st - 1) // st for L, r, st in zip(w.in_spatial, residue, w.stride))
+        into = tuple(slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, w.stride, outs))
+        steps.append((residue, c, outs, into))
+    whole = len(sizes) == math.prod(min(st, L) for st, L in zip(w.stride, w.in_spatial))
+    return reach < 2**15, sizes, steps, whole
 
 
 def _fresh(mod: Any, like: Any, axis: int, size: int, dtype: Any) -> Any:

@@ -28,16 +28,15 @@ from .._compat import (
     index_dtype,
     is_dask_array,
     is_jax_array,
-    launch_bound,
     namespace,
     on,
     take,
     to_compute,
     to_namespace,
-    writable_module,
 )
 from ..plans import windows
 from ..plans.windows import SlicePlan
+from . import paths
 from .blocks import CACHE_CELLS, SMALL, blocked
 from .blocks import kept as _kept
 from .chunked import as_table, axis_pass
@@ -55,6 +54,8 @@ from .max_routes import (
     embed_sum,
     gathered_route,
     put_winners,
+    route_base,
+    route_schedule,
     slot_route,
     sorted_route,
     take_winners,
@@ -69,6 +70,22 @@ _SLOTS = 8
 _JAX_GATHERS = 64  # taps (or covering windows) past which JAX loops or gathers at once instead of unrolling a term each
 _NEVER = -(2**62)  # flat-index contribution of a padding tap: no real index can equal the sum
 
+_DENSE = paths.launches("maxes.dense-gather", "where each operation is a kernel launch: every window's cells (not "
+                        "tiling ones) in one gather and one reduction", exact="bitwise")
+_TILE_ALL = paths.launches("maxes.tile-reduce", "where each operation is a kernel launch: tiling windows reduced "
+                           "as reshaped blocks whatever their size", exact="bitwise")
+_FOLD_WINNERS = paths.writes("maxes.fold-winners", "per axis the maximum folded into a fresh buffer and the winning "
+                             "tap counted as a small integer, no selects; the flat index assembled once")
+_FOLD = paths.writes("maxes.fold", "the maxima alone, folded tap by tap into a fresh buffer per axis")
+_GPU_ROUTE = paths.launches("maxes.gpu-route", "where each operation is a kernel launch: the gradient by one select "
+                            "over tiling blocks, or one gather over every cell's covering windows")
+_PUT_WINNERS = paths.writes("maxes.put-winners", "windows that never overlap: each cotangent written at its winner")
+_SLOT_ROUTE = paths.writes("maxes.slot-route", "each cell's covering windows consecutive and at most _SLOTS: the "
+                           "gradient added slot by slot at the winners (max_routes.slot_route)")
+_CLASSES = paths.writes("maxes.route-classes", "each tap tuple's winning outputs added into a contiguous buffer per "
+                        "stride residue class, written into the gradient once")
+_TAKE_WINNERS = paths.launches("maxes.take-winners", "where each operation is a kernel launch: the double "
+                               "backward by one gather at the winners", exact="bitwise")
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,11 +148,10 @@ class MaxWindows(_Dense):
 
     def forward(self, x: Any, with_index: bool = True) -> tuple[Any, Any]:
         n = len(self.in_spatial)
-        if launch_bound(x) and 0 not in x.shape and not self._tiling and self._dense_fits(math.prod(self.kernel), x):
+        if 0 not in x.shape and not self._tiling and _DENSE(x) and self._dense_fits(math.prod(self.kernel), x):
             # a GPU: every window's cells in one gather and one reduction (tiling windows: reshaped blocks)
-            values, idx = self._dense(x, with_index)
-            return values, idx
-        if 0 not in x.shape and (self._tiles(math.prod(x.shape)) or (launch_bound(x) and self._tiling)):
+            return self._dense(x, with_index)
+        if 0 not in x.shape and (self._tiles(math.prod(x.shape)) or (self._tiling and _TILE_ALL(x))):
             if not with_index:
                 return blocked(lambda a: self._tiled(a, False)[0], (x,), n, self._plane_cells, cell_bytes=8), None
             return blocked(lambda a: self._tiled(a, True), (x,), n, self._plane_cells, cell_bytes=8)
@@ -234,8 +250,8 @@ class MaxWindows(_Dense):
 
     def _forward(self, x: Any) -> tuple[Any, Any]:
         xp = namespace(x)
-        mod = writable_module(x)
-        if mod is not None and 0 not in x.shape:
+        mod = _FOLD_WINNERS(x) if 0 not in x.shape else None
+        if mod is not None:
             return self._forward_writable(mod, xp, x)
         lowest = _lowest(xp, x)
         floating = isinstance(lowest, float)
@@ -277,10 +293,9 @@ class MaxWindows(_Dense):
         lowest = _lowest(xp, x)
         n = len(self.in_spatial)
         lead = x.ndim - n
-        values = x
+        values, mod = x, _FOLD(x)
         for i in reversed(range(n)):
             axis, plan = lead + i, self.plans[i]
-            mod = writable_module(values)
             if mod is not None:
                 values = self._axis_max(mod, values, i, axis, lowest)
                 continue
@@ -382,8 +397,8 @@ class MaxWindows(_Dense):
         for i in range(n):
             L, O, k, s, p, d = self._axes()[i]
             base = (np.arange(O, dtype=np.int64) * s - p) * strides[i]
-            term = choices[i].to(mod.int64) if mod.__name__ == "torch" else choices[i].astype(mod.int64)
-            term = term * (d * strides[i]) + to_namespace(_along(base, n - i - 1), xp, values)
+            term = xp.astype(choices[i], xp.int64, copy=False) * (d * strides[i])
+            term = term + to_namespace(_along(base, n - i - 1), xp, values)
             idx = term if idx is None else idx + term
         return values, idx
 
@@ -408,21 +423,19 @@ class MaxWindows(_Dense):
 
     def route(self, g: Any, idx: Any) -> Any:
         """grad_x[j] = sum of g[o] over the outputs o whose winner is j."""
-        if launch_bound(g) and 0 not in g.shape and 0 not in self.in_spatial:
-            if self._tiling:
-                return self._tiled_route(namespace(g), g, idx)
-            routed = self._gpu_route(g, idx, self._cover_counts(), self._covers)
-            if routed is not None:
-                return routed
-        mod = writable_module(g)
-        if mod is not None and mod is writable_module(idx) and self._disjoint() and 0 not in g.shape \
-                and 0 not in self.in_spatial:
-            return put_winners(mod, namespace(g), g, idx, self.in_spatial)  # measured 8x the sum route
-        if mod is not None and mod is writable_module(idx) and self._slotted() and 0 not in g.shape \
-                and 0 not in self.in_spatial:
-            covers = self._covers()
-            return slot_route(mod, namespace(g), g, idx, [c[0] for c in covers], [c.shape[0] for c in covers],
-                              self.in_spatial, self)
+        if 0 not in g.shape and 0 not in self.in_spatial:
+            if _GPU_ROUTE(g):
+                if self._tiling:
+                    return self._tiled_route(namespace(g), g, idx)
+                routed = self._gpu_route(g, idx, self._cover_counts(), self._covers)
+                if routed is not None:
+                    return routed
+            if self._disjoint() and (mod := _PUT_WINNERS(g)) is not None and mod is _PUT_WINNERS(idx):
+                return put_winners(mod, namespace(g), g, idx, self.in_spatial)  # measured 8x the sum route
+            if self._slotted() and (mod := _SLOT_ROUTE(g)) is not None and mod is _SLOT_ROUTE(idx):
+                covers = self._covers()
+                return slot_route(mod, namespace(g), g, idx, [c[0] for c in covers], [c.shape[0] for c in covers],
+                                  self.in_spatial, self)
         return blocked(self._route, (g, idx), len(self.in_spatial), self._plane_cells, cell_bytes=8)
 
     def _slotted(self) -> bool:
@@ -487,8 +500,8 @@ class MaxWindows(_Dense):
             elif self._sorts(math.prod(g.shape[:g.ndim - len(self.kernel)])):
                 return sorted_route(g, idx, self.in_spatial)
         work = to_compute(xp, g)  # half precision accumulates in float32, rounded once
-        mod = writable_module(work)
-        if mod is not None and 0 not in g.shape and mod is writable_module(idx):
+        mod = _CLASSES(work) if 0 not in g.shape else None
+        if mod is not None and mod is _CLASSES(idx):
             out = self._route_writable(mod, xp, work, idx)
             return out if out.dtype == g.dtype else xp.astype(out, g.dtype)
         terms = ((offs, xp.where(idx == target, work, xp.zeros_like(work)))
@@ -504,12 +517,12 @@ class MaxWindows(_Dense):
         n = len(self.in_spatial)
         lead = g.ndim - n
         small, sizes, steps, whole = self._route_schedule
-        base_host = _kept(self, "_kept_route_base", math.prod(self.out_spatial), self._route_base)
+        base_host = _kept(self, "_kept_route_base", math.prod(self.out_spatial), lambda: route_base(self))
         # the flat index of each output's tap (0, ..., 0), which may lie in padding
         base = device_copy(self, "route_base", base_host, g)
         shift = idx - base  # the winner relative to its window: one value per tap tuple, no division
         if small:  # each tap tuple's test below then reads 2 bytes per output instead of 8
-            shift = shift.to(mod.int16) if mod.__name__ == "torch" else shift.astype(mod.int16)
+            shift = xp.astype(shift, xp.int16, copy=False)
         finite = bool(mod.isfinite(g).all())  # then g * mask is exact and cheaper than a select
         # Cells fall into classes by their residue modulo the stride on each axis; a tap tuple's outputs land
         # on consecutive cells of one class. Each class is summed in its own contiguous buffer (vectorised
@@ -542,45 +555,15 @@ class MaxWindows(_Dense):
             grad[every + tuple(slice(r, None, st) for r, st in zip(residue, self.stride))] = part
         return grad
 
-    def _route_base(self) -> np.ndarray:
-        """The flat index of each output's tap (0, ..., 0), which may lie in padding."""
-        n = len(self.in_spatial)
-        base = None
-        for i in range(n):
-            L, O, k, s, p, d = self._axes()[i]
-            part = _along((np.arange(O, dtype=np.int64) * s - p) * self.plane_strides()[i], n - i - 1)
-            base = part if base is None else base + part
-        return np.asarray(base)
-
     @functools.cached_property
     def _route_schedule(self) -> tuple[bool, dict[tuple[int, ...], tuple[int, ...]], list[Any], bool]:
-        """What :meth:`_route_writable` does per tap tuple, which depends on the windows alone: computed once
-        (a tiny call's backward otherwise spends most of its time here)."""
-        n = len(self.in_spatial)
-        strides = self.plane_strides()
-        reach = sum((k - 1) * d * st for k, d, st in zip(self.kernel, self.dilation, strides))
-        sizes: dict[tuple[int, ...], tuple[int, ...]] = {}
-        steps = []
-        per_axis = [{r[0]: r for r in self._ranges(i)} for i in range(n)]
-        for taps in reversed(list(itertools.product(*(range(k) for k in self.kernel)))):
-            if not all(t in per_axis[i] for i, t in enumerate(taps)):
-                continue  # a tap tuple in padding along some axis never wins
-            c = sum(t * self.dilation[i] * strides[i] for i, t in enumerate(taps))
-            outs = tuple(slice(per_axis[i][t][1], per_axis[i][t][2]) for i, t in enumerate(taps))
-            first = [per_axis[i][t][3].start for i, t in enumerate(taps)]
-            residue = tuple(c0 % st for c0, st in zip(first, self.stride))
-            if residue not in sizes:
-                sizes[residue] = tuple((L - r + st - 1) // st
-                                       for L, r, st in zip(self.in_spatial, residue, self.stride))
-            into = tuple(slice(c0 // st, c0 // st + o.stop - o.start) for c0, st, o in zip(first, self.stride, outs))
-            steps.append((residue, c, outs, into))
-        whole = len(sizes) == math.prod(min(st, L) for st, L in zip(self.stride, self.in_spatial))
-        return reach < 2**15, sizes, steps, whole
+        """What :meth:`_route_writable` does per tap tuple (``max_routes.route_schedule``), computed once."""
+        return route_schedule(self)
 
     def select(self, gg: Any, idx: Any) -> Any:
         """gg at each output's winner: the transpose of :meth:`route` (the double backward)."""
         xp = namespace(gg)
-        if (math.prod(self.kernel) > _UNROLL or launch_bound(gg)) and 0 not in gg.shape and 0 not in idx.shape:
+        if 0 not in gg.shape and 0 not in idx.shape and (math.prod(self.kernel) > _UNROLL or _TAKE_WINNERS(gg)):
             taken = take_winners(xp, gg, idx, len(self.in_spatial))
             if taken is not None:
                 return taken

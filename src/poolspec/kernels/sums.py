@@ -17,17 +17,39 @@ from .._compat import (
     buffer,
     dtype_name,
     is_jax_array,
-    is_torch_array,
-    launch_bound,
+    library_of,
     namespace,
     on,
     readable,
     take,
     to_namespace,
-    writable_module,
 )
 from ..plans.windows import GatherPlan, Phases, Run, SlicePlan
+from . import paths
 from .blocks import CACHE_CELLS, SMALL
+
+_TILE_REDUCE = paths.launches(
+    "sums.tile-reduce", "tiling windows (stride = kernel) summed by one reduction over blocks whatever the kernel "
+    "where each operation is a kernel launch (the CPU slices blocks of fewer than 8 cells)")
+_INNER_SLICES = paths.library(
+    "sums.numpy-inner-slices", "numpy", "NumPy's innermost axis, tiling blocks of 8 to 31 cells: slices, where NumPy "
+    "reduces short rows one by one", exact="tolerance")
+_EINSUM = paths.library(
+    "sums.einsum-tiles", "numpy", "a large float32/64 NumPy array, tiling along an axis with runs of 2 to 2048 cells "
+    "inside it: einsum over a strided view (-0.0 sums become +0.0, as torch's)", exact="tolerance")
+_SMALL_TAKE = paths.writes(
+    "sums.small-take", "an eager backend and at most 4096 cells: a periodic plan's taps by one take each (the same "
+    "products in the same order as the phases' slices, in fewer operations)")
+_PHASES_IN_PLACE = paths.writes(
+    "sums.phases-in-place", "every phase of a periodic plan written into its strided place in one output buffer "
+    "(no stack, reshape or concatenation)")
+_ADD_IN_PLACE = paths.writes("sums.add-in-place", "a take path's taps added into the first tap's fresh array")
+_GATHER_LAST = paths.library(
+    "sums.torch-gather-last", "torch", "a take along the last axis by torch.gather with a broadcast index "
+    "(index_select there is several times slower)")
+_SCALE_IN_PLACE = paths.writes(
+    "sums.scale-in-place", "the few-operation path's gathered taps scaled in place (one taps-sized array, not two)",
+    within="linear.take-all")
 
 
 def _at(axis: int, index: Any) -> tuple[Any, ...]:
@@ -84,9 +106,9 @@ def _slices_cheaper(x: Any, axis: int, k: int) -> bool:
     0.70 ms, k = 8 even), and along NumPy's innermost axis for fewer than 32 (it reduces short rows one by one:
     k = 8, 3.5 against 0.7 ms). A GPU backend always reduces: there each slice is a kernel launch. The choice
     reads the array's type, not the path (in place or functional), so both paths add in the same order."""
-    if launch_bound(x):
+    if _TILE_REDUCE(x):
         return False
-    if isinstance(x, np.ndarray) and x.strides[axis] == x.itemsize:
+    if _INNER_SLICES(x) and x.strides[axis] == x.itemsize:
         return k < _NUMPY_INNER_REDUCES
     return k < _TILE_REDUCES
 
@@ -104,7 +126,7 @@ def _runs_inside(x: Any, axis: int) -> bool:
     (2x2/2 on 32x56x56x64 channels-last: 3.3 -> 1.6 ms for the first pass). Not where the axis is the
     innermost one (einsum then sums along it with several accumulators, another order), nor with negative
     strides (its iterator would walk them backwards)."""
-    if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.size <= SMALL:
+    if not _EINSUM(x) or type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64) or x.size <= SMALL:
         return False
     step = x.strides[axis]
     if step <= 0 or any(st < 0 for st in x.strides):
@@ -167,7 +189,7 @@ def gather_sum(xp: Any, x: Any, axis: int, plan: GatherPlan) -> Any:
     # slices, which XLA compiles faster than gathers
     # integer weights (uint8 resampling's fixed point) stay on the take path, whose products stay in x's dtype
     if plan.phases is not None and (plan.weight is None or plan.weight.dtype.kind == "f") and (
-            math.prod(x.shape) > SMALL or writable_module(x) is None):
+            math.prod(x.shape) > SMALL or _SMALL_TAKE(x) is None):
         return phase_sum(xp, x, axis, plan.phases)
     return take_sum(xp, x, axis, plan)
 
@@ -177,7 +199,7 @@ def phase_sum(xp: Any, x: Any, axis: int, ph: Phases) -> Any:
     times weights (the same products, added in the same order, as the take path), the phases are
     interleaved, and the gaps between runs gather. NumPy, CuPy and torch write every phase straight into
     its strided place in one output buffer; the other backends stack, reshape and concatenate."""
-    mod = writable_module(x)
+    mod = _PHASES_IN_PLACE(x)
     if mod is None:
         pieces = [_run_functional(xp, x, axis, p) if isinstance(p, Run) else take_sum(xp, x, axis, p[1])
                   for p in ph.pieces]
@@ -258,15 +280,14 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
     (owner, key, namespace, device) up to ``CACHE_CELLS`` entries: for NumPy, CuPy and torch (under autograd
     too), array-api-strict and any other eager array library; a JAX trace, a Dask graph, a torch.func wrapper,
     a meta or fake tensor gets a fresh constant."""
-    mod = writable_module(like)
-    kind = mod.__name__ if mod is not None else _eager_kind(like)
+    kind = _eager_kind(like)
     if kind is None or host.size > CACHE_CELLS:  # large tables are not kept (blocks.CACHE_CELLS)
         return to_namespace(host, namespace(like), like, dtype=dtype)
     copies = _DEVICE_COPIES.get(owner)
     if copies is None:
         copies = _DEVICE_COPIES.setdefault(owner, {})
     # a cheap key: this lookup runs once per tap of every call
-    dev = like.device if kind == "torch" else None if mod is np else str(getattr(like, "device", None))
+    dev = like.device if kind == "torch" else None if kind == "numpy" else str(getattr(like, "device", None))
     full = (key, host.shape, kind, dtype, dev)
     got = copies.get(full)
     if got is None:
@@ -275,22 +296,26 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
 
 
 def _eager_kind(like: Any) -> str | None:
-    """The kind of array whose constants may be kept though it is not written in place, else None."""
+    """The kind of array whose constants may be kept (eager, with values), else None."""
+    kind = library_of(like)
+    if kind == "numpy":
+        return kind
     if is_jax_array(like) or not readable(like):
         return None
-    return "torch" if is_torch_array(like) else type(like).__module__ + "." + type(like).__name__
+    return kind or type(like).__module__ + "." + type(like).__name__
 
 
-def _taps(plan: GatherPlan, x: Any, mod: Any, trailing: int) -> list[tuple[Any, Any]]:
+def _taps(plan: GatherPlan, x: Any, trailing: int) -> list[tuple[Any, Any]]:
     """(index, weight or None) of every tap in x's namespace, device and dtype (weights shaped to broadcast
-    along ``trailing`` axes): one cache lookup per call on NumPy, CuPy and torch, fresh constants elsewhere."""
+    along ``trailing`` axes): one cache lookup per call on eager backends, fresh constants elsewhere."""
     key, copies = None, None
-    if mod is not None:
+    kind = _eager_kind(x)
+    if kind is not None:
         copies = _DEVICE_COPIES.get(plan)
         if copies is None:
             copies = _DEVICE_COPIES.setdefault(plan, {})
-        dev = x.device if mod.__name__ == "torch" else None if mod is np else str(x.device)
-        key = ("taps", trailing, mod.__name__, x.dtype, dev)
+        dev = x.device if kind == "torch" else None if kind == "numpy" else str(getattr(x, "device", None))
+        key = ("taps", trailing, kind, x.dtype, dev)
         got = copies.get(key)
         if got is not None:
             return got
@@ -308,13 +333,12 @@ def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False)
     if plan.uses_padding_cell and not padded:  # padded: x already ends in the zero cell
         x = pad_axis(xp, x, axis, 0, 1)
     trailing = x.ndim - axis - 1
-    mod = writable_module(x)
-    # torch's index_select along the last axis is several times slower than gather with a broadcast index
-    last = mod is not None and mod.__name__ == "torch" and trailing == 0 and x.ndim > 1
+    mod = _ADD_IN_PLACE(x)
+    last = trailing == 0 and x.ndim > 1 and _GATHER_LAST(x)
     acc = None
-    for index, w in _taps(plan, x, mod, trailing):
+    for index, w in _taps(plan, x, trailing):
         if last:
-            part = mod.gather(x, axis, index.expand(tuple(x.shape[:-1]) + (plan.out,)))
+            part = paths.torch_module().gather(x, axis, index.expand(tuple(x.shape[:-1]) + (plan.out,)))
         else:
             part = take(xp, x, index, axis)
         if w is not None:
@@ -342,7 +366,7 @@ def take_all(xp: Any, x: Any, axis: int, plan: GatherPlan, widen: int = 1) -> An
         x = pad_axis(xp, x, axis, 0, 1)
     head, tail = tuple(x.shape[:axis]), tuple(x.shape[axis + 1:])
     group = max(1, TAPS_SPREAD * max(plan.length, plan.out) // (max(plan.out, 1) * widen))
-    mod = writable_module(x)
+    mod = _SCALE_IN_PLACE(x)
     acc = None
     for t0 in range(0, plan.taps, group):
         t1 = min(plan.taps, t0 + group)

@@ -17,18 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import (
-    buffer,
-    index_dtype,
-    is_jax_array,
-    launch_bound,
-    namespace,
-    on,
-    put_rows,
-    readable,
-    take_rows,
-    writable_module,
-)
+from .._compat import buffer, index_dtype, is_jax_array, namespace, on, put_rows, readable, take_rows
+from . import paths
 from .blocks import nbytes
 from .sums import device_copy
 
@@ -37,6 +27,21 @@ from .sums import device_copy
 # and a mask live at once: the query and its counts, then the counts and their steps)
 _CHUNK_CELLS = 1 << 18
 _SPREAD, _CELL_BYTES = 4, 17
+
+_PLACED = paths.writes(
+    "unpool.placed", "each input cell written once to its index, row by row, and read back: where every cell finds "
+    "its own bits, that is the last-wins result whatever order the writes took (no sort, no lookups)")
+_ZEROS = paths.launches(
+    "unpool.placed-zeros", "where each operation is a kernel launch: the placed path's output made by one zeros "
+    "call (a buffer is an empty and a fill)", exact="bitwise", within="unpool.placed")
+_WIDE = paths.launches(
+    "unpool.wide-chunks", "where each operation is a kernel launch: output cells looked up in chunks as large as "
+    "4x the input and output allow, not 2**18 at a time", exact="bitwise")
+_CHUNKS_IN_PLACE = paths.writes(
+    "unpool.chunks-in-place", "each chunk of looked-up output cells written into one output buffer (no concatenation)")
+_DISTINCT = paths.writes(
+    "unpool.distinct", "where no two indices of a row name the same cell (one write and read-back of positions "
+    "tells): the gradient read straight at the indices (no sort, no lookups)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,12 +87,11 @@ class Unpool:
         order = xp.argsort(keys, stable=True)
         return keys, order, xp.take(keys, order)
 
-    def _rows(self, mod: Any, a: Any, planes: int, cells: int) -> Any:
-        """``a`` as a (planes, cells) array of ``mod`` (int64 for indices, as scatter and gather want)."""
-        a = a.reshape((planes, cells))
-        if a.dtype == mod.int64:
-            return a
-        return a.to(mod.int64) if mod.__name__ == "torch" else a.astype(mod.int64)
+    def _rows(self, a: Any, planes: int, cells: int) -> Any:
+        """``a`` as a (planes, cells) array (int64 for indices, as scatter and gather want)."""
+        xp = namespace(a)
+        a = xp.reshape(a, (planes, cells))
+        return a if a.dtype == xp.int64 else xp.astype(a, xp.int64)
 
     def _placed(self, mod: Any, x: Any, idx: Any, planes: int) -> Any:
         """The unpooling as one write per input cell, row by row, where which duplicate's write stays cannot
@@ -95,8 +99,8 @@ class Unpool:
         repeated index only ever carries one value - as overlapping max windows sharing a winner do), and
         the result is then the last-wins one bit for bit whatever order the writes took."""
         m, p = self._sizes
-        rows, values = self._rows(mod, idx, planes, m), x.reshape((planes, m))
-        y = namespace(x).zeros((planes, p), dtype=x.dtype, **on(x)) if launch_bound(x) else \
+        rows, values = self._rows(idx, planes, m), x.reshape((planes, m))
+        y = namespace(x).zeros((planes, p), dtype=x.dtype, **on(x)) if _ZEROS(x) else \
             buffer(mod, (planes, p), x.dtype, x, zero=True)
         put_rows(mod, y, rows, values)
         if bool(mod.all(_bits(mod, take_rows(mod, y, rows)) == _bits(mod, values))):
@@ -108,7 +112,7 @@ class Unpool:
         without ties across windows), else None. Each cell gets its writer's position; a cell named twice
         keeps one of them (the backend's choice), so some position reads back another's."""
         m, p = self._sizes
-        rows = self._rows(mod, idx, planes, m)
+        rows = self._rows(idx, planes, m)
         own = namespace(rows).arange(m, dtype=rows.dtype, **on(rows))  # broadcast along the rows
         claim = buffer(mod, (planes, p), rows.dtype, rows)
         put_rows(mod, claim, rows, own)
@@ -122,8 +126,8 @@ class Unpool:
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.out_spatial, dtype=x.dtype, **on(x))
         flat, total = xp.reshape(x, (-1,)), planes * p
-        mod = writable_module(x)
-        if mod is not None and mod is writable_module(idx):
+        mod = _PLACED(x)
+        if mod is not None and mod is _PLACED(idx):
             y = self._placed(mod, x, idx, planes)
             if y is not None:
                 return xp.reshape(y, lead + self.out_spatial)
@@ -137,10 +141,11 @@ class Unpool:
         # output cells a chunk at a time: each looks itself up with a few int64 temporaries (JAX's compiler
         # schedules its own memory: one piece; a launch-bound backend: pieces up to 4x input + output)
         step = total if is_jax_array(x) else _CHUNK_CELLS
-        if launch_bound(x):
+        if _WIDE(x):
             held = nbytes(x) + nbytes(idx) + total * nbytes(x) // max(1, math.prod(x.shape))
             step = max(step, _SPREAD * held // _CELL_BYTES)
-        y = None if mod is None or step >= total else buffer(mod, (total,), x.dtype, x)
+        mod = None if step >= total else _CHUNKS_IN_PLACE(x)
+        y = None if mod is None else buffer(mod, (total,), x.dtype, x)
         parts, before = [], None
         for a in range(0, total, step):
             counts = xp.searchsorted(ordered, xp.arange(a, min(a + step, total), dtype=itype, **on(x)),
@@ -167,8 +172,8 @@ class Unpool:
         planes = int(np.prod(lead, dtype=np.int64))
         if planes * m == 0 or p == 0:
             return xp.zeros(lead + self.in_spatial, dtype=gy.dtype, **on(gy))
-        mod = writable_module(gy)
-        if mod is not None and mod is writable_module(idx):
+        mod = _DISTINCT(gy)
+        if mod is not None and mod is _DISTINCT(idx):
             rows = self._distinct(mod, idx, planes)
             if rows is not None:  # every input cell is its index's winner
                 return xp.reshape(take_rows(mod, gy.reshape((planes, p)), rows), lead + self.in_spatial)

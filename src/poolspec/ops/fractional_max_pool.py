@@ -23,19 +23,27 @@ from .._compat import (
     is_jax_array,
     is_torch_array,
     is_traced,
-    launch_bound,
     namespace,
     readable,
+    stop_gradient,
     to_namespace,
 )
 from .._types import Array
 from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
-from ..kernels import fractional
+from ..kernels import fractional, paths
 from ..kernels.blocks import nbytes
 from ..kernels.cells import Cells
 from ._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
 
 Size = int | tuple[int, ...]
+
+_TORCH_GATHER = paths.library("fractional_max_pool.torch-gather", "torch",
+                              "the search's reads by torch's gather (array-api-compat's take_along_axis is slower)")
+_DENSE = paths.launches(
+    "fractional_max_pool.dense-windows", "where each operation is a kernel launch: every window's cells gathered at "
+    "once (where that fits) instead of the axis-by-axis scan", exact="bitwise")
+_LOOP = paths.library("fractional_max_pool.jax-loop", "jax",
+                      "a window of more than 4 cells per axis scanned by one lax.fori_loop, not k copies of its body")
 
 
 def _draw(op: str, x: Any, shape: tuple[int, ...], rng: Any) -> Any:
@@ -79,7 +87,7 @@ def _take_along(xp: Any, a: Any, idx: Any, axis: int) -> Any:
     """``a`` read along ``axis`` at ``idx``, which broadcasts against ``a`` elsewhere."""
     shape = tuple(idx.shape[axis] if d == axis else s for d, s in enumerate(a.shape))
     idx = xp.broadcast_to(idx, shape)
-    if is_torch_array(a):
+    if _TORCH_GATHER(a):
         return a.gather(axis, idx)
     return xp.take_along_axis(a, idx, axis=axis)
 
@@ -102,15 +110,11 @@ def _search(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
     xp = namespace(x)
     N, C, n = x.shape[0], x.shape[1], len(spatial)
     P, M = math.prod(spatial), math.prod(out)
-    plain = x.detach() if is_torch_array(x) else x  # the search is not differentiated
-    if is_jax_array(x):
-        from jax import lax
-
-        plain = lax.stop_gradient(x)
+    plain = stop_gradient(x)  # the search is not differentiated
     itype = index_dtype(xp, samples)
     windows = fractional.plan(spatial, out, k)
     all_starts = windows.starts(xp, samples, itype)
-    if launch_bound(x) and windows.dense_fits(nbytes(x) // max(1, math.prod(x.shape))) and readable(x) \
+    if _DENSE(x) and windows.dense_fits(nbytes(x) // max(1, math.prod(x.shape))) and readable(x) \
             and readable(samples):  # every window at once; the gradient from each window's neighbours
         return windows.dense(plain, all_starts), fractional.Windows(windows, all_starts)
     floating = dtype_name(xp, x.dtype).startswith(("float", "bfloat"))
@@ -129,7 +133,7 @@ def _search(static: tuple[Any, ...], x: Any, samples: Any) -> tuple[Any, Any]:
             return xp.where(upd, v, m), xp.where(upd, f, win)
 
         carry = (_take_along(xp, values, starts, 2 + a), _take_along(xp, cell, starts, 2 + a))
-        if is_jax_array(x) and k[a] > _UNROLL:  # one loop in the program, not k copies of its body
+        if k[a] > _UNROLL and _LOOP(x):  # one loop in the program, not k copies of its body
             from jax import lax
 
             carry = lax.fori_loop(1, k[a], step, carry)

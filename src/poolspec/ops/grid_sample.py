@@ -29,21 +29,22 @@ from .._compat import (
     is_jax_array,
     is_symbolic,
     is_torch_array,
-    launch_bound,
     matmul,
     namespace,
     on,
-    take,
     to_compute,
     to_namespace,
 )
 from .._types import Array
 from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
+from ..kernels import paths
 from ..kernels.cells import Cells
 from ..spec import card
 from ._common import channels_last, check_cotangent, check_layout, resolve
 
-_A = -0.75  # torch's cubic convolution constant
+_WIDE = paths.launches(
+    "grid_sample.wide-chunks", "where each operation is a kernel launch: points sampled in chunks as large as the "
+    "memory bound allows (fewer chunks, fewer operations; the gradient's chunks add in another order)")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class _Plan:
     mode: str
     padding: str
     align: bool
+    itemsize: int = 8  # bytes per item of the caller's arrays (what the GPU paths' chunks are measured against)
 
     @property
     def n(self) -> int:
@@ -65,41 +67,63 @@ class _Plan:
         return math.prod(self.out_spatial)
 
     @property
+    def per_axis(self) -> int:
+        return {"nearest": 1, "bilinear": 2, "bicubic": 4}[self.mode]
+
+    @property
     def taps(self) -> int:
-        return {"nearest": 1, "bilinear": 2 ** self.n, "bicubic": 16}[self.mode]
+        return self.per_axis ** self.n
 
 
 # --- coordinates: torch's rules (spec/sampling.py notes) -------------------------------------------------
-# All grid coordinates of a call are processed at once: arrays (N, 1, M, n) whose last axis is the grid
-# coordinate k (x, y[, z]), reading spatial axis n - 1 - k; the per-axis constants broadcast along it.
+# All grid points of a call are processed at once, every tap of a point in one broadcast: arrays
+# (N, 1, M, R, T, n) of rows R (1; with the grid gradient n + 1: the weights, then at row kk + 1 their factors
+# for d/d(coordinate kk)), tap tuples T and grid coordinates k (x, y[, z], reading spatial axis n - 1 - k);
+# the per-coordinate and per-tuple constants broadcast along them. Every operation is elementwise as it was
+# per tap, so the values are those of a loop over the taps bit for bit.
+
+# torch's cubic convolution weights of taps -1, 0, 1, 2, read at distances t + 1, t, 1 - t, 2 - t (far, near,
+# near, far): each ((a * v + b) * v + c) * v + d with the coefficients torch's formulas add in that order (near's c
+# is 0: adding it changes no bit, as 1 is added last); their derivatives in t, (a' * v + b') * v (+ c' for far)
+# negated for taps 1 and 2 (whose distance falls as t grows), by the same evaluation with a = 0 (0 * v + b' is
+# b') and the sign in the coefficients (rounding is symmetric; near's c' is -0.0, which changes no bit)
+_A = -0.75
+_NEAR, _FAR = (_A + 2, -(_A + 3), 0.0, 1.0), (_A, -5 * _A, 8 * _A, -4 * _A)
+_DNEAR, _DFAR = (3 * (_A + 2), -2 * (_A + 3), 0.0), (3 * _A, -10 * _A, 8 * _A)
+_CUBIC = np.array([_FAR, _NEAR, _NEAR, _FAR]).T  # (coefficient, tap)
+_DCUBIC = np.array([(0.0, s * a, s * b, s * c if c else -0.0)
+                    for s, (a, b, c) in zip((1, 1, -1, -1), (_DFAR, _DNEAR, _DNEAR, _DFAR))]).T
+
 
 @lru_cache(maxsize=512)
 def _host_constants(plan: _Plan) -> dict[str, np.ndarray]:
     """Per grid coordinate k: the axis size, torch's unnormalisation and reflection constants, the stride of
-    its spatial axis in the flat plane; float64 (cast to the compute dtype where used)."""
+    its spatial axis in the flat plane and a value that reads outside (its term >= P); per tap tuple t (the
+    order of itertools.product, the last coordinate outermost) and coordinate k (T, n): the tap's step from
+    floor(c) and its weight's coefficients; float64 (cast to the compute dtype where used), int64 or bool."""
+    n, P = plan.n, math.prod(plan.in_spatial)
     L = np.array(plan.in_spatial[::-1], dtype=np.float64)
-    strides = [math.prod(plan.in_spatial[a + 1:]) for a in range(plan.n)][::-1]
-    degenerate = (L <= 1) if plan.align else np.zeros(plan.n, bool)  # reflects to 0 with derivative 0
+    strides = np.array([math.prod(plan.in_spatial[a + 1:]) for a in range(n)][::-1], dtype=np.int64)
+    degenerate = (L <= 1) if plan.align else np.zeros(n, bool)  # reflects to 0 with derivative 0
     span = np.where(degenerate, 1.0, (L - 1) if plan.align else L)  # 1: a safe divisor where degenerate
-    out = dict(size=L, hi=L - 1, scale=(L - 1) / 2 if plan.align else L / 2, lo=np.full(plan.n, 0.0 if plan.align
-                                                                                         else -0.5),
-               span=span, twice=2 * span, degenerate=degenerate.astype(np.float64),
-               stride=np.array(strides, dtype=np.int64), outside=np.array(math.prod(plan.in_spatial), dtype=np.int64),
-               zero=np.zeros(()), steps=np.arange(-1.0, 3.0).reshape(4, 1), slopes=np.array([-1.0, 1.0]),
-               tuples=_tuples(plan), far=np.array([1.0, 0.0, 0.0, 1.0]).reshape(4, 1),
-               sign=np.array([1.0, 1.0, -1.0, -1.0]).reshape(4, 1),
-               **{f"cubic{i}": a for i, a in enumerate(_CUBIC)}, **{f"dcubic{i}": a for i, a in enumerate(_DCUBIC)})
+    period = np.where(degenerate, 1.0, 2 * span)  # bicubic's integer taps: min(r, mirror - r), r = tap mod period
+    j = np.array(list(itertools.product(range(plan.per_axis), repeat=n)), dtype=np.int64).reshape(-1, n)[:, ::-1]
+    rows = np.arange(n + 1)[:, None, None] == np.arange(1, n + 1)  # (R, 1, n): row r differentiates coordinate r - 1
+    if plan.mode == "bicubic":  # taps -1 .. 2 at distances t * sign + off
+        tables = dict(steps=j - 1.0, sign=np.array([1.0, 1, -1, -1])[j], off=np.array([1.0, 0, 1, 2])[j])
+        for i in range(4):
+            tables[f"cubic{i}"], tables[f"dcubic{i}"] = _CUBIC[i][j], np.where(rows, _DCUBIC[i][j], _CUBIC[i][j])
+    else:  # taps 0, 1 with weights t * sign + off (1 - t and t) and slopes sign
+        tables = dict(steps=j + 0.0, sign=np.array([-1.0, 1])[j], off=np.array([1.0, 0])[j], rows=rows)
+    out = dict(size=L, hi=L - 1, scale=(L - 1) / 2 if plan.align else L / 2,
+               lo=np.full(n, 0.0 if plan.align else -0.5), span=span, twice=2 * span, degenerate=degenerate,
+               period=period, mirror=period - (0 if plan.align else 1), stride=strides,
+               outside=np.array(P, dtype=np.int64), zero=np.zeros(()),
+               # a power of two >= P / stride, exact in every float dtype: its term in a tap's cell is >= P
+               poison=np.array([float(1 << (int(P // s) - 1).bit_length()) for s in strides]), **tables)
     for a in out.values():
         a.flags.writeable = False
     return out
-
-
-def _tuples(plan: _Plan) -> np.ndarray:
-    """Per tap tuple t (the order of itertools.product, the last coordinate outermost) and coordinate k, where
-    coordinate k's tap of t is among the per-coordinate taps (J, n) flattened: (T * n,)."""
-    n, J = plan.n, {"nearest": 1, "bilinear": 2, "bicubic": 4}[plan.mode]
-    return np.array([j[n - 1 - k] * n + k for j in itertools.product(range(J), repeat=n) for k in range(n)],
-                    dtype=np.int64)
 
 
 _DEVICE_CONSTANTS: dict[Any, dict[str, Any]] = {}
@@ -113,7 +137,7 @@ def _constants(xp: Any, plan: _Plan, like: Any) -> dict[str, Any]:
     if hit is not None:
         return hit
     itype = index_dtype(xp, like)
-    out = {k: to_namespace(v, xp, like, itype if k in ("stride", "outside", "tuples") else like.dtype)
+    out = {k: to_namespace(v, xp, like, None if v.dtype == bool else itype if v.dtype.kind == "i" else like.dtype)
            for k, v in _host_constants(plan).items()}
     if not traced and len(_DEVICE_CONSTANTS) < 1024:
         _DEVICE_CONSTANTS[key] = out
@@ -135,19 +159,28 @@ def _unnormalise(g: Any, k: dict[str, Any], plan: _Plan) -> Any:
     return ((g + 1) / 2) * k["hi"] if plan.align else ((g + 1) * k["size"] - 1) / 2  # its scalar 3-d kernel
 
 
-def _clip(xp: Any, c: Any, k: dict[str, Any]) -> tuple[Any, Any]:
-    """c clipped to [0, L - 1], and where its derivative is 1 (strictly inside: torch counts the bounds as out
-    of bounds for the gradient)."""
-    inside = (c > 0) & (c < k["hi"])
-    if is_torch_array(c) and untracked(c):  # one operation; its derivative at the bounds is not torch's
-        return sys.modules["torch"].clamp(c, k["zero"], k["hi"]), inside
-    if not (is_jax_array(c) or is_torch_array(c)) and hasattr(xp, "clip"):  # not differentiated here
-        return xp.clip(c, k["zero"], k["hi"]), inside
+def _bound(xp: Any, c: Any, k: dict[str, Any]) -> Any:
+    """c clipped to [0, L - 1], one operation where the library has one (its derivative at the bounds is not
+    torch's)."""
+    if is_torch_array(c):
+        return sys.modules["torch"].clamp(c, k["zero"], k["hi"])
+    if hasattr(xp, "clip"):
+        return xp.clip(c, k["zero"], k["hi"])
+    return xp.where(c <= 0, 0.0, xp.where(c >= k["hi"], k["hi"], c))
+
+
+def _clip(xp: Any, c: Any, k: dict[str, Any], grads: bool) -> tuple[Any, Any]:
+    """c clipped to [0, L - 1], and with ``grads`` where its derivative is 1 (strictly inside: torch counts the
+    bounds as out of bounds for the gradient)."""
+    inside = (c > 0) & (c < k["hi"]) if grads else None
+    if (is_torch_array(c) and untracked(c)) or not (is_jax_array(c) or is_torch_array(c)):  # not differentiated
+        return _bound(xp, c, k), inside
     return xp.where(c <= 0, 0.0, xp.where(c >= k["hi"], k["hi"], c)), inside
 
 
-def _reflect(xp: Any, c: Any, k: dict[str, Any], plan: _Plan) -> tuple[Any, Any]:
-    """Reflection about [0, L-1] (align) or [-0.5, L-0.5]; the value, and where its derivative is -1."""
+def _reflect(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[Any, Any]:
+    """Reflection about [0, L-1] (align) or [-0.5, L-0.5]; the value, and with ``grads`` where its derivative
+    is -1."""
     cm = c - k["lo"]
     neg = cm < 0
     a = xp.where(neg, -cm, cm)  # not abs: its derivative at 0 is 0, torch's is +1
@@ -162,8 +195,8 @@ def _reflect(xp: Any, c: Any, k: dict[str, Any], plan: _Plan) -> tuple[Any, Any]
         out = xp.where(flip, k["span"] - extra, extra)
     out = out + k["lo"]
     if plan.align:
-        out = xp.where(k["degenerate"] > 0, 0.0, out)
-    return out, flip ^ neg
+        out = xp.where(k["degenerate"], 0.0, out)
+    return out, (flip ^ neg if grads else None)
 
 
 def _pad(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[Any, Any]:
@@ -172,123 +205,66 @@ def _pad(xp: Any, c: Any, k: dict[str, Any], plan: _Plan, grads: bool) -> tuple[
         return c, None
     flip = None
     if plan.padding == "reflection":
-        c, flip = _reflect(xp, c, k, plan)
-    c, inside = _clip(xp, c, k)
+        c, flip = _reflect(xp, c, k, plan, grads)
+    c, inside = _clip(xp, c, k, grads)
     if not grads:
         return c, None
     one = xp.astype(inside, c.dtype)
     if flip is not None:
         one = xp.where(flip, -one, one)
         if plan.align:
-            one = xp.where(k["degenerate"] > 0, 0.0, one)
+            one = xp.where(k["degenerate"], 0.0, one)
     return c, one
 
 
-# torch's cubic convolution weights of taps -1, 0, 1, 2, read at distances t + 1, t, 1 - t, 2 - t (far, near,
-# near, far): each ((a * v + b) * v + c) * v + d with the coefficients torch's formulas add in that order (near's c is
-# 0: adding it changes no bit, as 1 is added last); their derivatives (a' * v + b') * v (+ c' for far), negated for
-# taps 1 and 2, whose distance falls as t grows
-_NEAR, _FAR = (_A + 2, -(_A + 3), 0.0, 1.0), (_A, -5 * _A, 8 * _A, -4 * _A)
-_DNEAR, _DFAR = (3 * (_A + 2), -2 * (_A + 3), 0.0), (3 * _A, -10 * _A, 8 * _A)
-_CUBIC = np.array([_FAR, _NEAR, _NEAR, _FAR]).T.reshape(4, 4, 1)
-_DCUBIC = np.array([_DFAR, _DNEAR, _DNEAR, _DFAR]).T.reshape(3, 4, 1)
-
-
-def _cubic(xp: Any, t: Any, k: dict[str, Any], grads: bool) -> tuple[Any, Any]:
-    """The weights of taps -1, 0, 1, 2 at fractions t (..., n), stacked (..., 4, n) and (with ``grads``) their
-    derivatives in t: the same operations per element as torch's formulas, every tap at once."""
-    u = xp.stack([t + 1, t, 1 - t, 2 - t], axis=-2)
-    a, b, c, d = (k[f"cubic{i}"] for i in range(4))
-    w = ((a * u + b) * u + c) * u + d
-    if not grads:
-        return w, None
-    da, db, dc = (k[f"dcubic{i}"] for i in range(3))
-    q = (da * u + db) * u
-    return w, xp.where(k["far"] > 0, q + dc, q) * k["sign"]
-
-
 def _taps(xp: Any, grid: Any, plan: _Plan, grads: bool) -> tuple[Any, Any, Any, Any]:
-    """For grid points (N, 1, M, n): the flat tap cells (N, 1, M*T) with each point's T taps together (P where a
-    tap reads outside the image), their weights (N, 1, M, T), with ``grads`` d(weight)/d(grid[..., k]) stacked
-    (N, 1, M, n, T) and d(coordinate)/d(grid) (N, 1, M, n). Taps are ordered as torch's sums: the last grid
-    coordinate (slowest spatial axis) outermost."""
-    n, N, M = plan.n, grid.shape[0], grid.shape[2]
+    """For grid points (N, 1, M, 1, 1, n): the flat tap cells (N, 1, M*T) with each point's T taps together (P
+    where a tap reads outside the image); their weights (N, 1, M, 1, T), or with ``grads`` (N, 1, M, T) and
+    d(weight)/d(grid[..., k]) stacked (N, 1, M, n, T); d(coordinate)/d(grid) ((n,), or per point). Taps are
+    ordered as torch's sums: the last grid coordinate (slowest spatial axis) outermost."""
+    n = plan.n
     k = _constants(xp, plan, grid)
-    c = _unnormalise(grid, k, plan)
-    # the taps of every coordinate along an axis before it: (N, 1, M, J, n), J taps per coordinate; every
-    # operation below is elementwise as it was per tap, so the values are those of a loop over taps bit for bit
-    dw = None
-    if plan.mode == "bicubic":
-        f = xp.floor(c)
-        w, dw = _cubic(xp, c - f, k, grads)
-        taps = _pad(xp, f[..., None, :] + k["steps"], k, plan, False)[0]
-        mult = k["scale"]
-    else:
+    c, mult = _unnormalise(grid, k, plan), k["scale"]
+    if plan.mode != "bicubic":  # bicubic pads its taps' integer coordinates instead (in _cells)
         c, dpad = _pad(xp, c, k, plan, grads)
-        mult = k["scale"] if dpad is None else dpad * k["scale"]
+        mult = mult if dpad is None else dpad * mult
         if plan.mode == "nearest":
-            taps, w = xp.round(c)[..., None, :], None
-        else:
-            f = xp.floor(c)
-            f1 = f + 1
-            taps = xp.stack([f, f1], axis=-2)
-            if n == 2:  # 2-d: t = c - floor(c), weights 1 - t and t
-                t = c - f
-                w = xp.stack([1 - t, t], axis=-2)
-            else:  # 3-d: weights (floor + 1) - c and c - floor
-                w = xp.stack([f1 - c, c - f], axis=-2)
-    J = taps.shape[-2]
-    T = J ** n
-    flat_idx = _tap_cells(xp, taps, k, plan, (N, 1, M))
-    if w is None:
-        return flat_idx, None, None, mult
-    lead = (N, 1, M)
-
-    def placed(a: Any, depth: int, rows: tuple[int, ...] = ()) -> Any:
-        """(..., rows, J) with its J taps on the axis of ``depth`` among n: the tap tuples broadcast."""
-        return xp.reshape(a, lead + rows + (1,) * depth + (J,) + (1,) * (n - 1 - depth))
-
-    w_k = _unstack(xp, w)
-    if not grads:  # the weights: the coordinates' products left to right, the order of itertools.product
-        out = placed(w_k[n - 1], 0)
-        for depth in range(1, n):
-            out = out * placed(w_k[n - 1 - depth], depth)
-        return flat_idx, xp.reshape(out, lead + (T,)), None, mult
-    # rows: the weights, then d/d(coordinate kk) for each kk (coordinate kk's factor its derivative): one
-    # product of every row at once
-    dw_k = [xp.broadcast_to(k["slopes"], lead + (J,))] * n if dw is None else _unstack(xp, dw)
-    out = None
-    for depth in range(n):
-        kk = n - 1 - depth
-        part = placed(xp.stack([w_k[kk]] + [dw_k[kk] if r == kk else w_k[kk] for r in range(n)], axis=-2), depth,
-                      (n + 1,))
-        out = part if out is None else out * part
-    out = xp.reshape(out, lead + (n + 1, T))
-    return flat_idx, out[..., 0, :], out[..., 1:, :], mult
+            return _cells(xp, xp.round(c), k, plan), None, None, mult
+    f = xp.floor(c)
+    idx = _cells(xp, f + k["steps"], k, plan)  # first: its temporaries and the weights' are not alive at once
+    if plan.mode == "bicubic":
+        u = (c - f) * k["sign"] + k["off"]
+        a, b, cc, d = (k[f"{'d' if grads else ''}cubic{i}"] for i in range(4))
+        w = ((a * u + b) * u + cc) * u + d
+    else:  # 2-d: t = c - floor(c), weights 1 - t and t; 3-d: (floor + 1) - c and c - floor
+        w = (c - f) * k["sign"] + k["off"] if n == 2 else c * k["sign"] + (k["off"] - f * k["sign"])
+        if grads:
+            w = xp.where(k["rows"], k["sign"], w)
+    # a tuple's weight: its coordinates' factors multiplied in torch's order, z * y * x (2-d: one product)
+    w = xp.prod(w, axis=-1) if n == 2 else (lambda p: p[2] * p[1] * p[0])(_unstack(xp, w))
+    if not grads:
+        return idx, w, None, mult
+    return idx, w[..., 0, :], w[..., 1:, :], mult
 
 
-def _tap_cells(xp: Any, taps: Any, k: dict[str, Any], plan: _Plan, lead: tuple[int, ...]) -> Any:
-    """The flat cell (lead + (T,) flattened) of every tap tuple of the per-coordinate taps (..., J, n), P outside."""
-    n, J = plan.n, taps.shape[-2]
-    T = J ** n
-    stride, outside = k["stride"], k["outside"]
-    inside = (taps >= 0) & (taps <= k["hi"])
-    cells = xp.astype(xp.where(inside, taps, k["zero"]), stride.dtype) * stride
-    flat = lead[:-2] + (1, lead[-1] * T, n)
-    # a coordinate's term is P where it reads outside, so that a tap tuple's sum is >= P where any term is
-    # (unless that sum could overflow: then a reduction of the tuples' inside flags instead)
-    poison = n * math.prod(plan.in_spatial) < np.iinfo(dtype_name(xp, stride.dtype)).max
-    if poison:
-        cells = xp.where(inside, cells, outside)
-
-    def tuples(a: Any) -> Any:
-        """Every tap tuple's terms, coordinate by coordinate (integers: no derivative to transpose)."""
-        return a if J == 1 else take(xp, xp.reshape(a, lead + (J * n,)), k["tuples"], len(lead))
-
-    total = xp.sum(xp.reshape(tuples(cells), flat), axis=-1, dtype=stride.dtype)
-    if poison:
-        return xp.minimum(total, outside)
-    return xp.where(xp.all(xp.reshape(tuples(inside), flat), axis=-1), total, outside)
+def _cells(xp: Any, taps: Any, k: dict[str, Any], plan: _Plan) -> Any:
+    """The flat cell (N, 1, M*T) of every tap tuple of the per-coordinate taps (N, 1, M, 1, T, n); P where a tap
+    reads outside (or its coordinate is NaN)."""
+    stride, padded = k["stride"], plan.mode == "bicubic" and plan.padding != "zeros"
+    if padded and plan.padding == "reflection":  # integer taps: r = tap mod period is exact, and min(r, mirror - r)
+        # gives the integers torch's float fold does wherever its arithmetic is exact (|tap| < 2**23 in float32)
+        r = xp.remainder(taps, k["period"])
+        taps = xp.minimum(r, k["mirror"] - r)
+    elif padded:
+        taps = _bound(xp, taps, k)
+    inside = taps == taps if padded else _bound(xp, taps, k) == taps  # in [0, L - 1] (padded: unless NaN)
+    # a term reading outside is P or more, so that its tuple's sum is (then capped at P); unless that sum could
+    # overflow: then the tuple's inside flags decide
+    safe = 2 * plan.n * math.prod(plan.in_spatial) < np.iinfo(dtype_name(xp, stride.dtype)).max
+    cells = xp.astype(xp.where(inside, taps, k["poison"] if safe else k["zero"]), stride.dtype) * stride
+    total = xp.sum(cells, axis=-1, dtype=stride.dtype)
+    total = xp.minimum(total, k["outside"]) if safe else xp.where(xp.all(inside, axis=-1), total, k["outside"])
+    return xp.reshape(total, (taps.shape[0], 1, taps.shape[2] * taps.shape[-2]))
 
 
 def _unstack(xp: Any, a: Any) -> Any:
@@ -307,21 +283,22 @@ _TAP_BYTES, _TAP_CHANNEL_BYTES = 96, 24
 _CHUNK_BYTES = 1 << 24
 
 
-# On a GPU (each chunk's operations cost launches) a chunk may hold up to this many times the call's input, output
-# and grid instead: one chunk unless the taps' reads pass that
-_GPU_SPREAD = 4
+# On a GPU (each chunk's operations cost launches) a chunk may hold up to this many times the bytes of the call's
+# input, output and grid instead (the memory bound's factor): one chunk unless the taps' reads pass that
+_GPU_SPREAD = 8
 
 
-def _step(plan: _Plan, batch: int, channels: int, wide: bool = False) -> int:
+def _step(plan: _Plan, batch: int, channels: int, wide: bool = False, items: int = 3) -> int:
     """Points sampled at a time: a function of the shapes (and, with ``wide``, of running where operations cost
-    launches) alone, so every call of one shape sums its gradient in the same order on every backend of a
-    kind."""
-    per_point = max(1, batch * plan.taps * (_TAP_BYTES + _TAP_CHANNEL_BYTES * channels))
+    launches, and of the dtype) alone, so every call of one shape sums its gradient in the same order on every
+    backend of a kind. ``wide``: ``items`` arrays of a tap per channel at once, of the compute dtype (forward 2:
+    the reads and their products; backward 3: the route's)."""
+    per_tap = _TAP_BYTES + (items * max(plan.itemsize, 4) if wide else _TAP_CHANNEL_BYTES) * channels
     budget = _CHUNK_BYTES
-    if wide:  # 8-byte items of the input, the output and the grid
-        budget = max(budget, _GPU_SPREAD * 8 * batch * (channels * (math.prod(plan.in_spatial) + plan.points)
-                                                        + plan.points * plan.n))
-    return max(1, min(plan.points, budget // per_point))
+    if wide:
+        budget = max(budget, _GPU_SPREAD * plan.itemsize * batch * (
+            channels * (math.prod(plan.in_spatial) + plan.points) + plan.points * plan.n))
+    return max(1, min(plan.points, budget // max(1, batch * plan.taps * per_tap)))
 
 
 def _spans(M: int, step: int) -> list[tuple[int, int]]:
@@ -331,11 +308,12 @@ def _spans(M: int, step: int) -> list[tuple[int, int]]:
 
 
 def _points(xp: Any, grid: Any, plan: _Plan) -> Any:
-    return xp.reshape(grid, (grid.shape[0], 1, plan.points, plan.n))
+    """The grid's points (N, 1, M, 1, 1, n), as the coordinates broadcast (rows, tap tuples, coordinates)."""
+    return xp.reshape(grid, (grid.shape[0], 1, plan.points, 1, 1, plan.n))
 
 
 def _chunk_sample(plan: _Plan, flat: Any, pts: Any) -> Any:
-    """The output (N, C, m) at points (N, 1, m, n) of the flattened input (N, C, P)."""
+    """The output (N, C, m), or (N, C, m, 1), at points (N, 1, m, ...) of the flattened input (N, C, P)."""
     xp = namespace(flat)
     N, C, P = flat.shape
     m, T = pts.shape[2], plan.taps
@@ -345,7 +323,7 @@ def _chunk_sample(plan: _Plan, flat: Any, pts: Any) -> Any:
         return vals
     # one weighted reduction over each point's taps: per-tap slices would cost their autograd backward a
     # zero-filled (N, C, M, T) buffer each
-    return xp.sum(xp.reshape(vals, (N, C, m, T)) * weights, axis=-1)
+    return xp.sum(xp.reshape(vals, (N, C, m, 1, T)) * weights, axis=-1)
 
 
 def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any = None,
@@ -359,20 +337,18 @@ def _chunk_backward(plan: _Plan, flat: Any, pts: Any, gc: Any, x: Any, into: Any
     m, T, n = pts.shape[2], plan.taps, plan.n
     cells = Cells(P, T * m)
     idx, weights, dweights, mult = _taps(xp, pts, plan, True)
-    spread = gc if plan.mode == "nearest" else xp.reshape(gc[..., None] * weights, (N, C, m * T))
-    if not need_x:
-        part = None
-    elif into is not None:
-        part = cells.route(spread, idx, into=into)
-    else:
-        part = max_backward(cells, spread, idx, primal=x)
+    part, g1 = None, gc if plan.mode == "nearest" else gc[..., None]
+    if need_x:  # (its products dropped before the grid's gradient reads: one tap array per channel fewer)
+        spread = g1 if plan.mode == "nearest" else xp.reshape(g1 * weights, (N, C, m * T))
+        part = max_backward(cells, spread, idx, primal=x) if into is None else cells.route(spread, idx, into=into)
+        del spread
     if plan.mode == "nearest":
         return part, None
-    vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, T))
+    vals = xp.reshape(max_select(cells, flat, idx), (N, C, m, 1, T))
     # every coordinate at once (N, C, m, n, T), each sum over the taps then over the channels as one per
     # coordinate was
-    coords = xp.sum(xp.sum(vals[..., None, :] * dweights, axis=-1) * gc[..., None], axis=1)
-    # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point (N, 1, m, n)
+    coords = xp.sum(xp.sum(vals * dweights, axis=-1) * g1, axis=1)
+    # d(coordinate)/d(grid): the scale per coordinate (n,), or with padding per point
     return part, coords * (mult if mult.ndim == 1 else xp.reshape(mult, (-1, m, n)))
 
 
@@ -403,7 +379,7 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
     N, C = x.shape[0], x.shape[1]
     M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
-    step = _step(plan, N, C, launch_bound(x))
+    step = _step(plan, N, C, _WIDE(x), items=2)
     if step >= M:
         out = _chunk_sample(plan, flat, pts)
     elif is_jax_array(x):
@@ -414,7 +390,7 @@ def _sample(plan: _Plan, x: Any, grid: Any) -> Any:
         body = jax.checkpoint(lambda p: _chunk_sample(plan, flat, p))
         out = _jax_unchunk(jax.lax.map(body, _jax_chunks(pts, step, 2)), 2, M)
     else:
-        out = xp.concat([_chunk_sample(plan, flat, pts[:, :, a:b, :]) for a, b in _spans(M, step)], axis=-1)
+        out = xp.concat([_chunk_sample(plan, flat, pts[:, :, a:b, ...]) for a, b in _spans(M, step)], axis=2)
     return xp.reshape(out, (N, C) + plan.out_spatial)
 
 
@@ -424,7 +400,7 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True
     M, P = plan.points, math.prod(plan.in_spatial)
     flat, pts = xp.reshape(x, (N, C, P)), _points(xp, grid, plan)
     gf = xp.reshape(g, (N, C, M))
-    step = _step(plan, N, C, launch_bound(x))
+    step = _step(plan, N, C, _WIDE(x))
     if step >= M:
         grad_x, grad_grid = _chunk_backward(plan, flat, pts, gf, x, need_x=need_x)
     elif is_jax_array(x):
@@ -442,7 +418,7 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True
         into = xp.zeros((N, C, P), dtype=x.dtype, device=device(x)) if need_x and untracked(x, grid, g) else None
         grad_x, parts = into, []
         for a, b in _spans(M, step):
-            part, gg = _chunk_backward(plan, flat, pts[:, :, a:b, :], gf[..., a:b], x, into, need_x)
+            part, gg = _chunk_backward(plan, flat, pts[:, :, a:b, ...], gf[..., a:b], x, into, need_x)
             grad_x = part if grad_x is None or into is not None else grad_x if part is None else grad_x + part
             parts.append(gg)
         grad_grid = None if plan.mode == "nearest" else xp.concat(parts, axis=1)
@@ -453,13 +429,13 @@ def _sample_backward(plan: _Plan, g: Any, x: Any, grid: Any, need_x: bool = True
 
 
 def _chunk_tangent(plan: _Plan, flat: Any, pts: Any, dots: Any) -> Any:
-    """The output's derivative (N, C, m) at points (N, 1, m, n) in the grid's direction ``dots`` (N, 1, m, n)."""
+    """The output's derivative (N, C, m) at points (N, 1, m, ...) in the grid's direction ``dots`` (alike)."""
     xp = namespace(flat)
     N, C, P = flat.shape
     m, T, n = pts.shape[2], plan.taps, plan.n
     idx, _, dweights, mult = _taps(xp, pts, plan, True)
     vals = xp.reshape(max_select(Cells(P, T * m), flat, idx), (N, C, m, T))
-    scaled = dots * (mult if mult.ndim == 1 else xp.reshape(mult, (N, 1, m, n)))  # d(coordinate k) per point
+    scaled = xp.reshape(dots * mult, (N, 1, m, n))  # d(coordinate k) per point
     out = None
     for kk in range(n):
         term = xp.sum(vals * dweights[..., kk, :], axis=-1) * scaled[..., kk]
@@ -476,8 +452,8 @@ def _sample_jvp(plan: _Plan, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> An
     if grid_dot is None or plan.mode == "nearest":
         return xp.zeros((N, C) + plan.out_spatial, dtype=x.dtype, device=device(x)) if out is None else out
     flat, pts, dots = xp.reshape(x, (N, C, P)), _points(xp, grid, plan), _points(xp, grid_dot, plan)
-    step = _step(plan, N, C, launch_bound(x))
-    parts = [_chunk_tangent(plan, flat, pts[:, :, a:b, :], dots[:, :, a:b, :]) for a, b in _spans(M, step)]
+    step = _step(plan, N, C, _WIDE(x))
+    parts = [_chunk_tangent(plan, flat, pts[:, :, a:b, ...], dots[:, :, a:b, ...]) for a, b in _spans(M, step)]
     tangent = xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=-1), (N, C) + plan.out_spatial)
     return tangent if out is None else out + tangent
 
@@ -507,7 +483,7 @@ def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -
     if kept is None or kept[0] is not r:
         p = r.params
         kept = _PLANS[id(r)] = (r, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"],
-                                         p["align_corners"]))
+                                         p["align_corners"], {"float32": 4, "float16": 2, "bfloat16": 2}.get(dtype, 8)))
         if len(_PLANS) > 4096:
             _PLANS.clear()
     return xp, dtype, kept[1]
