@@ -278,6 +278,18 @@ def library_of(x: Any) -> str:
     return kind
 
 
+def eager_library(x: Any) -> str | None:
+    """The kind of array whose constants may be kept between calls (an eager array with values: "numpy",
+    "torch", "cupy", or another eager library's type name), else None (a JAX array or trace, a Dask graph, a
+    torch.func wrapper, a meta or fake tensor)."""
+    kind = library_of(x)
+    if kind and writable_module(x) is not None:  # the common case, without readable's checks
+        return kind
+    if is_jax_array(x) or not readable(x):
+        return None
+    return kind or type(x).__module__ + "." + type(x).__name__
+
+
 def writable_module(x: Any) -> Any:
     """The array module (numpy, cupy or torch) whose ``out=`` and in-place ops may fill a fresh result that
     has the type of ``x``; None for immutable or lazy arrays (JAX, Dask, array-api-strict), which take

@@ -16,11 +16,9 @@ import numpy as np
 from .._compat import (
     buffer,
     dtype_name,
-    is_jax_array,
-    library_of,
+    eager_library,
     namespace,
     on,
-    readable,
     take,
     to_namespace,
 )
@@ -280,7 +278,7 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
     (owner, key, namespace, device) up to ``CACHE_CELLS`` entries: for NumPy, CuPy and torch (under autograd
     too), array-api-strict and any other eager array library; a JAX trace, a Dask graph, a torch.func wrapper,
     a meta or fake tensor gets a fresh constant."""
-    kind = _eager_kind(like)
+    kind = eager_library(like)
     if kind is None or host.size > CACHE_CELLS:  # large tables are not kept (blocks.CACHE_CELLS)
         return to_namespace(host, namespace(like), like, dtype=dtype)
     copies = _DEVICE_COPIES.get(owner)
@@ -295,21 +293,11 @@ def device_copy(owner: Any, key: Any, host: np.ndarray, like: Any, dtype: Any = 
     return got
 
 
-def _eager_kind(like: Any) -> str | None:
-    """The kind of array whose constants may be kept (eager, with values), else None."""
-    kind = library_of(like)
-    if kind == "numpy":
-        return kind
-    if is_jax_array(like) or not readable(like):
-        return None
-    return kind or type(like).__module__ + "." + type(like).__name__
-
-
-def _taps(plan: GatherPlan, x: Any, trailing: int) -> list[tuple[Any, Any]]:
+def _taps(plan: GatherPlan, x: Any, trailing: int, kind: str | None) -> list[tuple[Any, Any]]:
     """(index, weight or None) of every tap in x's namespace, device and dtype (weights shaped to broadcast
-    along ``trailing`` axes): one cache lookup per call on eager backends, fresh constants elsewhere."""
+    along ``trailing`` axes): one cache lookup per call on eager backends (``kind``: ``eager_library(x)``), fresh
+    constants elsewhere."""
     key, copies = None, None
-    kind = _eager_kind(x)
     if kind is not None:
         copies = _DEVICE_COPIES.get(plan)
         if copies is None:
@@ -336,7 +324,7 @@ def take_sum(xp: Any, x: Any, axis: int, plan: GatherPlan, padded: bool = False)
     mod = _ADD_IN_PLACE(x)
     last = trailing == 0 and x.ndim > 1 and _GATHER_LAST(x)
     acc = None
-    for index, w in _taps(plan, x, trailing):
+    for index, w in _taps(plan, x, trailing, mod.__name__ if mod is not None else eager_library(x)):
         if last:
             part = paths.torch_module().gather(x, axis, index.expand(tuple(x.shape[:-1]) + (plan.out,)))
         else:
