@@ -12,7 +12,9 @@ Known gap: the max family's in-place fold takes ``maximum``'s result, which amon
 sign is the backend's choice (NumPy: the second operand; torch: the second on contiguous operands, the first on
 strided ones) and for NaN the backend's NaN, where the reference, like torch's kernel, keeps the winning cell's
 bits; forward values of the routed ops are therefore compared with the sign of zeros and the payload of NaNs
-ignored (winners and gradients stay bitwise).
+ignored (winners and gradients stay bitwise). A second gap no stored case shows: where a cotangent holds -0.0,
+the max family's in-place routes and its double backward's one gather give +0.0 where torch does, and the
+reference's per-tap route may keep -0.0 (the stored cotangents have no -0.0).
 """
 
 from __future__ import annotations
