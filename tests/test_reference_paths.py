@@ -13,8 +13,9 @@ sign is the backend's choice (NumPy: the second operand; torch: the second on co
 strided ones) and for NaN the backend's NaN, where the reference, like torch's kernel, keeps the winning cell's
 bits; forward values of the routed ops are therefore compared with the sign of zeros and the payload of NaNs
 ignored (winners and gradients stay bitwise). A second gap no stored case shows: where a cotangent holds -0.0,
-the max family's in-place routes and its double backward's one gather give +0.0 where torch does, and the
-reference's per-tap route may keep -0.0 (the stored cotangents have no -0.0).
+the max family's in-place routes give +0.0 where the reference's may keep -0.0, and its double backward's one
+gather keeps -0.0 where the reference's per-tap sum gives +0.0 (the fast paths as torch; no stored cotangent
+holds -0.0).
 """
 
 from __future__ import annotations
