@@ -11,6 +11,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+# TensorFlow's reference is its portable (Eigen) kernels: on x86 its oneDNN kernels take over some pools by the
+# CPU and the call (3-d SAME windows shorter than the stride then start at the padded edge, not inside the input),
+# so a comparison would depend on the machine; set before anything imports TensorFlow
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
 from backends import ALL, available  # noqa: E402
 
 _AVAILABLE = available()

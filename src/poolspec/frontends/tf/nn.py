@@ -181,7 +181,9 @@ def _pool(kind: str, n: int, input: Any, ksize: Any, strides: Any, padding: Any,
 def _same3d(xp: Any, x: Any, first: int, k: tuple[int, ...], s: tuple[int, ...],
             out: tuple[int, ...]) -> tuple[Any, tuple[tuple[int, int], ...]]:
     """TF's 3-d SAME (Eigen's volume patches): total padding dz = (O - 1) s + k - L is not clamped at 0, so a
-    window shorter than the stride starts at trunc(-dz / 2) inside the input; that axis is sliced there."""
+    window shorter than the stride starts at trunc(-dz / 2) inside the input; that axis is sliced there (TF's
+    oneDNN kernels, which TF may take on x86 CPUs, start it at the edge instead: TF_ENABLE_ONEDNN_OPTS=0 gives
+    the portable rule)."""
     pairs, index = [], [slice(None)] * x.ndim
     for i, (kk, ss, o) in enumerate(zip(k, s, out)):
         L = int(x.shape[first + i])
