@@ -24,34 +24,13 @@ Kinds:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from . import spec
-
-Kind = Literal["linear", "routed", "composed", "sampled"]
-
-# the families and their kernel kinds: the one table that names them
-_KINDS: dict[str, Kind] = {
-    "avg_pool": "linear",
-    "adaptive_avg_pool": "linear",
-    "interpolate": "linear",
-    "max_unpool": "linear",
-    "max_pool": "routed",
-    "adaptive_max_pool": "routed",
-    "fractional_max_pool": "routed",
-    "lp_pool": "composed",
-    "grid_sample": "sampled",
-    "affine_grid": "sampled",
-}
-
-# families whose VJP stays one opaque node under torch.compile's inductor (autodiff/torch_graph._fuse): their
-# eager kernels index by data (fractional pooling's winners and max_unpool's indices are arbitrary cells), where
-# the functional path has to sort; the other families' functional paths gather through constant tables
-_OPAQUE_VJP = frozenset({"fractional_max_pool", "max_unpool"})
+from .families import Family, Kind, all_families
 
 
 @dataclass(frozen=True)
@@ -64,6 +43,7 @@ class OpDef:
     kind: Kind
     arrays: tuple[str, ...]  # its array arguments, in call order (the card's array ports)
     indexed: bool  # has return_indices: (values, winners)
+    fused_vjp: bool  # whether inductor may expand its VJP node into fused kernels (the family's record)
 
     @property
     def card(self) -> spec.Card:
@@ -98,27 +78,24 @@ class OpDef:
         return self.rank is None or input_rank == self.rank + 2
 
     @property
-    def fused_vjp(self) -> bool:
-        """Whether inductor may expand its VJP node into fused kernels (see ``_OPAQUE_VJP``)."""
-        return self.family not in _OPAQUE_VJP
-
-    @property
     def takes_indices(self) -> bool:
         """Whether winners are one of its array inputs (max_unpool: values and the pool's indices)."""
         return "indices" in self.arrays
 
 
-def _record(c: spec.Card) -> OpDef:
-    family = re.sub(r"[123]d$", "", c.name)
-    if family not in _KINDS:
-        raise LookupError(f"op {c.name!r} (family {family!r}) has a card but no kind in poolspec.registry")
+def _record(c: spec.Card, family: Family) -> OpDef:
     ranks = c.spatial_dims
-    return OpDef(name=c.name, family=family, rank=ranks[0] if len(ranks) == 1 else None, kind=_KINDS[family],
+    return OpDef(name=c.name, family=family.name, rank=ranks[0] if len(ranks) == 1 else None, kind=family.kind,
                  arrays=tuple(a.name for a in c.arguments if a.is_array),
-                 indexed=any(p.name == "indices" for p in c.outputs))
+                 indexed=any(p.name == "indices" for p in c.outputs), fused_vjp=family.fused_vjp)
 
 
-OPS: dict[str, OpDef] = {c.name: _record(c) for c in spec.cards()}
+def _records() -> dict[str, OpDef]:
+    owner = {c.name: f for f in all_families() for c in f.cards()}
+    return {c.name: _record(c, owner[c.name]) for c in spec.cards()}
+
+
+OPS: dict[str, OpDef] = _records()
 
 
 def op(name: str) -> OpDef:

@@ -18,9 +18,6 @@ from typing import Any
 from ._card import Argument, Card, Gradient, Resolved
 from ._rules import fail, is_int
 from .frontends import FrontendCard, frontend_card, frontend_cards
-from .pooling import pooling_cards
-from .resampling import resampling_cards
-from .sampling import sampling_cards
 
 __all__ = ["Argument", "Card", "FrontendCard", "Gradient", "Resolved", "card", "cards", "deviations",
            "frontend_card", "frontend_cards", "output_shape", "infer_arguments"]
@@ -54,8 +51,15 @@ def _with_layout(c: Card) -> Card:
     return c if c.name == "affine_grid" else dataclasses.replace(c, arguments=c.arguments + (LAYOUT,))
 
 
-_CARDS: dict[str, Card] = {c.name: _with_layout(_with_deviations(c)) for c in pooling_cards() + resampling_cards()
-                           + sampling_cards()}
+def _catalogue() -> dict[str, Card]:
+    # the cards live in the families' folders (poolspec/families/<family>/card.py), which import only spec's
+    # rules: the catalogue is read from them once spec's own modules are in place
+    from ..families import catalogue
+
+    return {c.name: _with_layout(_with_deviations(c)) for c in catalogue()}
+
+
+_CARDS: dict[str, Card] = _catalogue()
 
 
 def card(name: str) -> Card:

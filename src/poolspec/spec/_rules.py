@@ -111,3 +111,15 @@ def layout_order(rank: int, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     first = tuple(range(lead)) + (rank - 1,) + tuple(range(lead, rank - 1))
     back = tuple(first.index(i) for i in range(rank))
     return first, back
+
+
+def checked_shape(op: str, name: str, shape: tuple[Any, ...], ranks: tuple[int, ...]) -> tuple[Any, ...]:
+    shape = tuple(shape)
+    if len(shape) not in ranks:
+        fail(op, name, shape, f"must have {' or '.join(str(r) for r in ranks)} dimensions, got {len(shape)}")
+    for i, dim in enumerate(shape):
+        if isinstance(dim, str):
+            continue
+        if not is_int(dim) or dim < 0:
+            fail(op, name, shape, f"dimension {i} must be a non-negative int or a symbol", TypeError)
+    return shape

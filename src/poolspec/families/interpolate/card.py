@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ._card import Argument, Card, Example, Gradient, Port, Resolved
-from ._rules import as_int, check_bool, check_dtype, fail, is_int
-from .pooling import JAX_TRANSFORMS, TORCH_TRANSFORMS
+from ...spec._card import Argument, Card, Example, Gradient, Port, Resolved
+from ...spec._pools import JAX_TRANSFORMS, TORCH_TRANSFORMS
+from ...spec._rules import as_int, check_bool, check_dtype, fail, is_int
+from .. import Family
 
 MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
 _RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,),
@@ -117,7 +118,7 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
     return Resolved(op, tuple(shape), tuple(shape[:2]) + out, params, True)
 
 
-def resampling_cards() -> list[Card]:
+def _cards() -> list[Card]:
     args = (
         Argument("x", "array", constraints=("(N, C, L), (N, C, H, W) or (N, C, D, H, W), by mode",
                                             "C and spatial dimensions non-empty"),
@@ -171,3 +172,6 @@ def resampling_cards() -> list[Card]:
                           "its CPU nearest backward is not the adjoint of its generic forward",
         channels_last=(4, 5),
     )]
+
+
+FAMILY = Family('interpolate', 'linear', 10, _cards)

@@ -1,0 +1,1 @@
+"""The affine_grid family: its cards (card.py) and public functions (ops.py)."""

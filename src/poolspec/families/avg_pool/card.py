@@ -1,0 +1,100 @@
+"""The cards of avg_pool1d/2d/3d (docs/TORCH_NUMERICS.md section 1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Resolved
+from ...spec._pools import (
+    _OUT_FORMULA,
+    _PADDING_TYPE,
+    _TORCH_OK,
+    FLOATS,
+    JAX_TRANSFORMS,
+    TORCH_TRANSFORMS,
+    _input_arg,
+    _output,
+    _ranks,
+    _shape,
+    _size_arg,
+    _stride,
+    _window_checks,
+)
+from ...spec._rules import as_int, check_bool, check_dtype, fail, int_tuple, split_shape
+from .. import Family
+
+
+def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op, n = card.name, card.spatial_dims[0]
+    batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
+    check_dtype(op, dtype, card.dtypes)
+    k = int_tuple(op, "kernel_size", a["kernel_size"], n)
+    s = _stride(op, a["stride"], k, n)
+    ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
+    cip = check_bool(op, "count_include_pad", a["count_include_pad"])
+    div = a["divisor_override"]
+    if div is not None:
+        div = as_int(op, "divisor_override", div)
+        if div == 0:
+            fail(op, "divisor_override", div, "must not be zero (None means the window's cell count)")
+    out, p, high = _window_checks(op, n, spatial, k, s, a["padding"], (1,) * n, ceil_mode)
+    if n == 3 and any(spatial[i] < k[i] for i in range(n)):
+        fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis; avg_pool3d requires "
+                                   "every input extent >= kernel_size, padding notwithstanding (as torch)")
+    params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, ceil_mode=ceil_mode,
+                  count_include_pad=cip, divisor_override=div)
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+
+
+def _avg_card(n: int) -> Card:
+    name = f"avg_pool{n}d"
+    args = (
+        _input_arg(n),
+        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
+        Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
+                 "the window step s"),
+        Argument("padding", _PADDING_TYPE.format(n=n), 0,
+                 ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= k - 1",
+                  "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
+                 "implicit zero padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
+                 "pads, or 'valid' / 'same' as TensorFlow and Keras"),
+        Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
+        Argument("count_include_pad", "bool", True, (),
+                 "count padding cells (not the ceil_mode overhang) in the divisor"),
+        Argument("divisor_override", "int | None", None, ("!= 0 (negative allowed)",),
+                 "divide every window sum by this instead of the cell count"),
+    )
+    notes = ["int64 sums in int64 and divides with truncation toward zero, as torch",
+             "float16/bfloat16 sum and divide in float32 and round once"]
+    if n == 1:
+        notes.append("divisor_override is accepted on 1d too (torch's avg_pool1d lacks it)")
+    if n == 3:
+        notes.append("every input extent must be >= kernel_size even with padding, as torch")
+        notes.append("float16/bfloat16 are accepted (torch's CPU avg_pool3d refuses them)")
+    return Card(
+        name=name, version=1, category="pooling",
+        summary=f"{n}-d average pooling over regular windows.",
+        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + ("int64",),
+        arguments=args,
+        shape_relation=f"per spatial axis: {_OUT_FORMULA}; "
+                       "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p_hi) - a) if "
+                       "count_include_pad, else the number of input cells in the window",
+        determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
+                    "across runs on every backend; backward gathers (no scatter, no atomics)",
+        gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
+                          "linear: the backward is the transposed window sum, its own backward the forward"),
+        torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
+        "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
+        notes=tuple(notes), _resolve=_resolve_avg,
+        outputs=(_output(n),),
+        examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
+                  Example(_shape(n, 7), dict(kernel_size=2, ceil_mode=True, count_include_pad=False)),
+                  Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9)),
+                  Example(_shape(n, 7), dict(kernel_size=2, stride=2, padding="same", count_include_pad=False))),
+        torch_determinism="avg_pool3d's CUDA backward uses atomicAdd (avg_pool3d_backward_cuda raises under "
+                          "use_deterministic_algorithms)" if n == 3 else _TORCH_OK,
+        channels_last=(4,) if n == 2 else (),
+    )
+
+
+FAMILY = Family('avg_pool', 'linear', 1, lambda: [_avg_card(n) for n in (1, 2, 3)])

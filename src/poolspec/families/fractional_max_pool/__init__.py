@@ -1,0 +1,1 @@
+"""The fractional_max_pool family: its cards (card.py) and public functions (ops.py)."""

@@ -1,0 +1,1 @@
+"""The grid_sample family: its cards (card.py) and public functions (ops.py)."""

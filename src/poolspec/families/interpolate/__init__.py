@@ -1,0 +1,1 @@
+"""The interpolate family: its cards (card.py) and public functions (ops.py)."""

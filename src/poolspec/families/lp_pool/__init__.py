@@ -1,0 +1,1 @@
+"""The lp_pool family: its cards (card.py) and public functions (ops.py)."""

@@ -1,0 +1,1 @@
+"""The max_pool family: its cards (card.py) and public functions (ops.py)."""

@@ -1,0 +1,1 @@
+"""The max_unpool family: its cards (card.py) and public functions (ops.py)."""
