@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import poolspec.families
 from poolspec.spec.frontends import MODULES as FRONTEND_MODULES
 
-MODULES = ["poolspec", "poolspec.spec", "poolspec.ops.avg_pool", "poolspec.ops.max_pool", "poolspec.ops.max_unpool",
-           "poolspec.ops.lp_pool", "poolspec.ops.interpolate", "poolspec.ops.grid_sample",
-           "poolspec.ops.fractional_max_pool", "poolspec.autodiff.torch_fused", "poolspec.frontends",
+MODULES = ["poolspec", "poolspec.spec", "poolspec.families", "poolspec.autodiff.torch_fused", "poolspec.frontends",
            "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.export"] + [
-    f"poolspec.frontends.{m}" for m in FRONTEND_MODULES]
+    f"poolspec.frontends.{m}" for m in FRONTEND_MODULES] + [
+    f"poolspec.families.{f.name}.ops" for f in poolspec.families.all_families()]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import poolspec
+from poolspec.families.grid_sample import sampling as grid_sample_module
 from poolspec.kernels import unpool
-from poolspec.ops import grid_sample as grid_sample_module
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

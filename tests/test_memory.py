@@ -20,8 +20,10 @@ import pytest
 import poolspec
 from poolspec import conformance, memory
 from poolspec._compat import writable_module
+from poolspec.families.adaptive_max_pool import ops as adaptive_max_pool
+from poolspec.families.grid_sample import sampling as grid_sample
+from poolspec.families.max_pool import ops as max_pool
 from poolspec.kernels import blocks, cells, maxes, unpool
-from poolspec.ops import grid_sample, max_pool
 
 
 @pytest.mark.parametrize("gpu_paths", [False, True], ids=["cpu-paths", "gpu-paths"])
@@ -78,7 +80,7 @@ def _force_bounded_routes(monkeypatch):
     monkeypatch.setattr(grid_sample, "_CHUNK_BYTES", 1)
     monkeypatch.setattr(unpool, "_CHUNK_CELLS", 3)
     max_pool._windows.cache_clear()
-    max_pool._adaptive_windows.cache_clear()
+    adaptive_max_pool._adaptive_windows.cache_clear()
 
 
 MAX_OPS = [f"{f}{d}d" for f in ("max_pool", "adaptive_max_pool", "lp_pool", "max_unpool") for d in (1, 2, 3)]
@@ -94,7 +96,7 @@ def test_reference_vectors_pass_on_bounded_routes(backend, monkeypatch):
         report = conformance.run(backend.name, ops=MAX_OPS + SAMPLING_OPS)
     finally:
         max_pool._windows.cache_clear()
-        max_pool._adaptive_windows.cache_clear()
+        adaptive_max_pool._adaptive_windows.cache_clear()
     assert report.passed, report.table()
     assert sum(r.status == "pass" for r in report.results) > 300
 
@@ -192,7 +194,7 @@ def test_jax_bounded_routes_match_torch(monkeypatch, op, shape, args):
         np.testing.assert_array_equal(np.asarray(second), at_winners.reshape(tuple(y.shape)))
     finally:
         max_pool._windows.cache_clear()
-        max_pool._adaptive_windows.cache_clear()
+        adaptive_max_pool._adaptive_windows.cache_clear()
 
 
 def test_grid_sample_chunks(backend, monkeypatch):

@@ -164,7 +164,7 @@ def test_interpolate_work_is_bounded_by_the_taps():
     would need over 200 GB) resamples in a few MB."""
     import tracemalloc
 
-    from poolspec.ops.interpolate import _plan
+    from poolspec.families.interpolate.ops import _plan
 
     x = np.random.default_rng(0).standard_normal((1, 1, 4096, 4096)).astype(np.float32)
     taps = {"nearest": 1, "bilinear": 2, "bicubic": 4}

@@ -135,21 +135,21 @@ def test_the_table_is_documented():
 
 
 def test_kernels_ask_the_table_not_the_backend():
-    """The only choices of path in the kernels and ops are the table's gates: no module there asks
+    """The only choices of path in the kernels and the families are the table's gates: no module there asks
     ``writable_module`` or ``launch_bound`` itself, and no kernel asks whether an array is torch's."""
     root = Path(poolspec.__file__).parent
     banned = {"kernels": {"writable_module", "launch_bound", "is_torch_array", "AS_ON_A_GPU"},
-              "ops": {"writable_module", "launch_bound", "AS_ON_A_GPU"}}
+              "families": {"writable_module", "launch_bound", "AS_ON_A_GPU"}}
     found = []
     for folder, names in banned.items():
-        for path in sorted((root / folder).glob("*.py")):
+        for path in sorted((root / folder).rglob("*.py")):
             if path.name == "paths.py":
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("_compat"):
-                    found += [f"{folder}/{path.name}: {a.name}" for a in node.names if a.name in names]
+                    found += [f"{path.relative_to(root)}: {a.name}" for a in node.names if a.name in names]
                 elif isinstance(node, ast.Attribute) and node.attr in names:
-                    found.append(f"{folder}/{path.name}: .{node.attr}")
+                    found.append(f"{path.relative_to(root)}: .{node.attr}")
     assert not found, found
 
 

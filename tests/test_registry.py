@@ -1,6 +1,7 @@
 """The op registry: one record per op, consistent with its card and its functions, and the only place that
 tells ops apart by name."""
 
+import importlib
 import pathlib
 import re
 
@@ -8,9 +9,26 @@ import numpy as np
 import pytest
 
 import poolspec
-from poolspec import registry, spec
+from poolspec import families, registry, spec
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_every_family_folder_is_found_and_its_functions_exported():
+    """A family is its folder: each one under families/ is found, its cards carry its record, and everything its
+    ops.py declares in ``__all__`` is what poolspec exports (a missing star-import line fails here)."""
+    folders = {p.name for p in (ROOT / "src" / "poolspec" / "families").iterdir()
+               if p.is_dir() and (p / "card.py").exists()}
+    assert {f.name for f in families.all_families()} == folders
+    assert {d.family for d in registry.ops()} == folders
+    exported = []
+    for f in families.all_families():
+        assert all(registry.op(c.name).kind == f.kind for c in f.cards())
+        module = importlib.import_module(f"poolspec.families.{f.name}.ops")
+        for name in module.__all__:
+            assert getattr(poolspec, name) is getattr(module, name), name
+        exported += module.__all__
+    assert [n for n in poolspec.__all__ if n in exported] == exported
 
 
 def test_every_card_has_a_record_and_every_public_op_a_card():
@@ -73,8 +91,9 @@ _DISPATCH = re.compile(
 
 def test_no_op_name_dispatch_outside_the_registry():
     """Layers ask the registry (family, rank, kind, ports), never parse or compare op names; the ops' own
-    definitions (ops/, spec/) and the registry are exempt."""
-    sources = [p for p in (ROOT / "src" / "poolspec").rglob("*.py") if p.parent.name not in ("ops", "spec")
+    definitions (families/, spec/) and the registry are exempt."""
+    sources = [p for p in (ROOT / "src" / "poolspec").rglob("*.py") if "families" not in p.parts[-3:-1]
+               and p.parent.name != "spec"
                and p.name != "registry.py"] + list((ROOT / "scripts").glob("*.py"))
     hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in sources
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if _DISPATCH.search(line)]

@@ -699,11 +699,14 @@ class _Computed(Exception):
 
 # every plan builder and every kernel entry point of each op module
 _COMPUTE = {
-    "poolspec.ops.avg_pool": ("linear", "_avg_plan", "_adaptive_plan"),
-    "poolspec.ops.max_pool": ("max_pool", "max_backward", "_windows", "_adaptive_windows"),
-    "poolspec.ops.max_unpool": ("max_backward", "max_select", "_unpool"),
-    "poolspec.ops.lp_pool": ("compose", "max_pool", "max_backward", "_sum_plan", "_max_windows"),
-    "poolspec.ops.interpolate": ("linear", "_plan"),
+    "poolspec.families.avg_pool.ops": ("linear", "_avg_plan"),
+    "poolspec.families.adaptive_avg_pool.ops": ("linear", "adaptive_avg_plan"),
+    "poolspec.families.max_pool.ops": ("max_pool", "_windows"),
+    "poolspec.families.adaptive_max_pool.ops": ("max_pool", "_adaptive_windows"),
+    "poolspec.families._common": ("max_backward",),
+    "poolspec.families.max_unpool.ops": ("max_backward", "max_select", "_unpool"),
+    "poolspec.families.lp_pool.ops": ("compose", "max_pool", "max_backward", "_sum_plan", "_max_windows"),
+    "poolspec.families.interpolate.ops": ("linear", "_plan", "adaptive_avg_plan"),
 }
 
 

@@ -15,115 +15,24 @@ from typing import Any
 
 from . import spec
 from .autodiff.torch_fused import set_eager_fusion
-from .ops.avg_pool import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool1d_backward,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool2d_backward,
-    adaptive_avg_pool3d,
-    adaptive_avg_pool3d_backward,
-    avg_pool1d,
-    avg_pool1d_backward,
-    avg_pool2d,
-    avg_pool2d_backward,
-    avg_pool3d,
-    avg_pool3d_backward,
-)
-from .ops.fractional_max_pool import (
-    fractional_max_pool2d,
-    fractional_max_pool2d_backward,
-    fractional_max_pool3d,
-    fractional_max_pool3d_backward,
-)
-from .ops.grid_sample import affine_grid, affine_grid_backward, grid_sample, grid_sample_backward
-from .ops.interpolate import interpolate, interpolate_backward
-from .ops.lp_pool import (
-    lp_pool1d,
-    lp_pool1d_backward,
-    lp_pool2d,
-    lp_pool2d_backward,
-    lp_pool3d,
-    lp_pool3d_backward,
-)
-from .ops.max_pool import (
-    adaptive_max_pool1d,
-    adaptive_max_pool1d_backward,
-    adaptive_max_pool2d,
-    adaptive_max_pool2d_backward,
-    adaptive_max_pool3d,
-    adaptive_max_pool3d_backward,
-    max_pool1d,
-    max_pool1d_backward,
-    max_pool2d,
-    max_pool2d_backward,
-    max_pool3d,
-    max_pool3d_backward,
-)
-from .ops.max_unpool import (
-    max_unpool1d,
-    max_unpool1d_backward,
-    max_unpool2d,
-    max_unpool2d_backward,
-    max_unpool3d,
-    max_unpool3d_backward,
-)
+from .families import public_names
+from .families.adaptive_avg_pool.ops import *  # noqa: F403
+from .families.adaptive_max_pool.ops import *  # noqa: F403
+from .families.affine_grid.ops import *  # noqa: F403
+from .families.avg_pool.ops import *  # noqa: F403
+from .families.fractional_max_pool.ops import *  # noqa: F403
+from .families.grid_sample.ops import *  # noqa: F403
+from .families.interpolate.ops import *  # noqa: F403
+from .families.lp_pool.ops import *  # noqa: F403
+from .families.max_pool.ops import *  # noqa: F403
+from .families.max_unpool.ops import *  # noqa: F403
 from .spec import infer_arguments, output_shape
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__",
-    "spec",
-    "output_shape",
-    "infer_arguments",
-    "set_eager_fusion",
-    "avg_pool1d",
-    "avg_pool2d",
-    "avg_pool3d",
-    "avg_pool1d_backward",
-    "avg_pool2d_backward",
-    "avg_pool3d_backward",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_avg_pool3d",
-    "adaptive_avg_pool1d_backward",
-    "adaptive_avg_pool2d_backward",
-    "adaptive_avg_pool3d_backward",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "max_pool1d_backward",
-    "max_pool2d_backward",
-    "max_pool3d_backward",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "adaptive_max_pool3d",
-    "adaptive_max_pool1d_backward",
-    "adaptive_max_pool2d_backward",
-    "adaptive_max_pool3d_backward",
-    "max_unpool1d",
-    "max_unpool2d",
-    "max_unpool3d",
-    "max_unpool1d_backward",
-    "max_unpool2d_backward",
-    "max_unpool3d_backward",
-    "lp_pool1d",
-    "lp_pool2d",
-    "lp_pool3d",
-    "lp_pool1d_backward",
-    "lp_pool2d_backward",
-    "lp_pool3d_backward",
-    "interpolate",
-    "interpolate_backward",
-    "grid_sample",
-    "grid_sample_backward",
-    "affine_grid",
-    "affine_grid_backward",
-    "fractional_max_pool2d",
-    "fractional_max_pool3d",
-    "fractional_max_pool2d_backward",
-    "fractional_max_pool3d_backward",
-]
+# the public functions are what each family's ops.py declares in its __all__, star-imported above (a new
+# family adds its line there)
+__all__ = ["__version__", "spec", "output_shape", "infer_arguments", "set_eager_fusion", *public_names()]
 
 
 def __getattr__(name: str) -> Any:

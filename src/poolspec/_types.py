@@ -14,3 +14,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 Array = TypeVar("Array", bound=Any)
+# the argument types the pools share
+Size = int | tuple[int, ...]
+Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
+OutputSize = int | None | tuple[int | None, ...]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ops.interpolate import interpolate
+from .families.interpolate.ops import interpolate
 
 
 def levels(image: Any, count: int, mode: str = "area", antialias: bool = True,

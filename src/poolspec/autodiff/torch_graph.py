@@ -199,7 +199,7 @@ def _resolved(op: str, x: torch.Tensor, kw: dict[str, Any]) -> tuple[tuple[Any, 
 
 
 def _layout(op: str, x: torch.Tensor, r: Any, out: Any) -> Any:
-    from ..ops._common import keep_layout, layout_op
+    from ..families._common import keep_layout, layout_op
 
     return keep_layout(layout_op(op, r), x, out)
 
@@ -422,7 +422,7 @@ def _same(a: Any, b: Any, message: Any) -> None:
 def _like(op: str, name: str, t: torch.Tensor, x: torch.Tensor) -> None:
     """The eager ops' cross-port rule (``ops._common.check_like``) at trace time."""
     from .._compat import namespace
-    from ..ops._common import check_like
+    from ..families._common import check_like
 
     check_like(op, namespace(x), name, t, "x", x)
 

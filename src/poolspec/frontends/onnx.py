@@ -25,10 +25,10 @@ import numpy as np
 
 from .._compat import namespace, to_host, to_namespace
 from .._types import Array
-from ..ops.grid_sample import affine_grid as _affine_grid
-from ..ops.grid_sample import grid_sample as _grid_sample
-from ..ops.max_pool import max_pool1d, max_pool2d, max_pool3d
-from ..ops.max_unpool import max_unpool1d, max_unpool2d, max_unpool3d
+from ..families.affine_grid.ops import affine_grid as _affine_grid
+from ..families.grid_sample.ops import grid_sample as _grid_sample
+from ..families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
+from ..families.max_unpool.ops import max_unpool1d, max_unpool2d, max_unpool3d
 from ..spec._card import Argument, Port
 from ..spec.frontends import FrontendCard, gradient
 from ._common import fail, resample, tap_table

@@ -27,6 +27,7 @@ from .._compat import (
     stride_order,
     to_compute,
 )
+from ..plans import windows
 from ..plans.resample import FixedPoint
 from ..plans.windows import AxisPlan, GatherPlan, SlicePlan
 from . import paths
@@ -344,3 +345,17 @@ def fixed_point(x: Any, axes: tuple[FixedPoint | None, ...]) -> Any:
         acc = (acc + (1 << (a.precision - 1))) // (1 << a.precision)
         work = xp.astype(xp.clip(acc, 0, 255), x.dtype)
     return copy(xp, x) if work is x else work
+
+
+@lru_cache(maxsize=512)
+def adaptive_avg_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> SeparableLinear:
+    """Adaptive average pooling from ``in_spatial`` to ``out_spatial`` (interpolate's ``area`` too)."""
+    # custom_vjp on every shape, not only ragged ones, so JAX's transforms do not depend on L % O
+    if 0 in out_spatial:
+        return SeparableLinear(in_spatial, out_spatial, (), custom_vjp=True)
+    axes = tuple(windows.adaptive(L, O) for L, O in zip(in_spatial, out_spatial))
+    counts = []
+    for L, O in zip(in_spatial, out_spatial):
+        start, end = windows.adaptive_bounds(L, O)
+        counts.append(end - start)
+    return SeparableLinear(in_spatial, out_spatial, axes, outer_product(counts), custom_vjp=True)

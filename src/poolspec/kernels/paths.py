@@ -169,7 +169,7 @@ def markdown() -> str:
     import poolspec
 
     for info in pkgutil.walk_packages(poolspec.__path__, "poolspec."):
-        if info.name.startswith(("poolspec.kernels", "poolspec.ops")):
+        if info.name.startswith(("poolspec.kernels", "poolspec.families")):
             importlib.import_module(info.name)
     lines = ["# Fast paths", "",
              "Every kernel is written as its reference (plain array-API calls, no in-place writes, no backend checks),",

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..._compat import dtype_name, dtype_of, is_dask_array, is_jax_array, namespace, on, to_namespace
 from ..._types import Array
-from ...ops.avg_pool import avg_pool1d, avg_pool2d, avg_pool3d
-from ...ops.max_pool import max_pool1d, max_pool2d, max_pool3d
+from ...families.avg_pool.ops import avg_pool1d, avg_pool2d, avg_pool3d
+from ...families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
 from .._common import fail, mirror, over_symbolic_axes, symbolic_axes

@@ -17,12 +17,12 @@ import numpy as np
 
 from ..._compat import device, dtype_name, namespace
 from ..._types import Array
-from ...ops.avg_pool import avg_pool1d as _avg1
-from ...ops.avg_pool import avg_pool2d as _avg2
-from ...ops.avg_pool import avg_pool3d as _avg3
-from ...ops.max_pool import max_pool1d as _max1
-from ...ops.max_pool import max_pool2d as _max2
-from ...ops.max_pool import max_pool3d as _max3
+from ...families.avg_pool.ops import avg_pool1d as _avg1
+from ...families.avg_pool.ops import avg_pool2d as _avg2
+from ...families.avg_pool.ops import avg_pool3d as _avg3
+from ...families.max_pool.ops import max_pool1d as _max1
+from ...families.max_pool.ops import max_pool2d as _max2
+from ...families.max_pool.ops import max_pool3d as _max3
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
 from .._common import fail, mirror, resample, tap_table

@@ -25,22 +25,10 @@ import numpy as np
 
 from ...._compat import dtype_name, dtype_of, index_dtype, is_torch_array, namespace, on, take, to_namespace
 from ...._types import Array
-from ....ops.avg_pool import (
-    adaptive_avg_pool1d,
-    adaptive_avg_pool2d,
-    adaptive_avg_pool3d,
-    avg_pool1d,
-    avg_pool2d,
-    avg_pool3d,
-)
-from ....ops.max_pool import (
-    adaptive_max_pool1d,
-    adaptive_max_pool2d,
-    adaptive_max_pool3d,
-    max_pool1d,
-    max_pool2d,
-    max_pool3d,
-)
+from ....families.adaptive_avg_pool.ops import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from ....families.adaptive_max_pool.ops import adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d
+from ....families.avg_pool.ops import avg_pool1d, avg_pool2d, avg_pool3d
+from ....families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ....plans.windows import GatherPlan
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient

@@ -1,10 +1,9 @@
 """interpolate and its VJP, in every mode torch 2.13 has, plus Lanczos-3 without antialiasing.
 
-Whole definition: the card is ``spec.card("interpolate")`` (spec/resampling.py: torch's size/scale rules and
-errors); the per-axis tap tables are ``plans.resample`` (torch's index and weight arithmetic, in its compute
-type); the op is a ``SeparableLinear`` of those tables (``area`` is adaptive average pooling, reusing the
-avg family's plan), applied innermost axis first; the VJP is the transposed tables, so the backward gathers
-and never scatters; the autodiff bindings are ``autodiff.linear``.
+The card is in ``card.py`` (torch's size/scale rules and errors); the per-axis tap tables are ``plans.resample``
+(torch's index and weight arithmetic, in its compute type); the op is a ``SeparableLinear`` of those tables
+(``area`` is adaptive average pooling, ``kernels.linear.adaptive_avg_plan``), applied innermost axis first; the VJP
+is the transposed tables, so the backward gathers and never scatters; the autodiff bindings are ``autodiff.linear``.
 
 Where torch's CPU fast paths disagree with its generic kernel or with their own backward (docs/TORCH_NUMERICS.md
 5.6), the generic rule is used; see ``spec.deviations("interpolate")``.
@@ -15,13 +14,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .._compat import compute_dtype_name, dtype_name, namespace
-from .._types import Array
-from ..autodiff import graph_op, in_graph, linear
-from ..kernels.linear import SeparableLinear, fixed_point
-from ..plans import resample
-from ._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
-from .avg_pool import _adaptive_plan
+from ..._compat import compute_dtype_name, dtype_name, namespace
+from ..._types import Array
+from ...autodiff import graph_op, in_graph, linear
+from ...kernels.linear import SeparableLinear, adaptive_avg_plan, fixed_point
+from ...plans import resample
+from .._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
+
+__all__ = ["interpolate", "interpolate_backward"]
 
 Size = int | tuple[int, ...]
 Scale = float | tuple[float, ...]
@@ -46,7 +46,7 @@ def _axis(mode: str, L: int, O: int, scale: float | None, align_corners: bool, a
 def _plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...], mode: str, scales: tuple[float | None, ...],
           align_corners: bool, antialias: bool, ctype: str) -> SeparableLinear:
     if mode == "area":
-        return _adaptive_plan(in_spatial, out_spatial)
+        return adaptive_avg_plan(in_spatial, out_spatial)
     axes = tuple(_axis(mode, L, O, s, align_corners, antialias, ctype)
                  for L, O, s in zip(in_spatial, out_spatial, scales))
     return SeparableLinear(in_spatial, out_spatial, axes, custom_vjp=True)

@@ -1,12 +1,10 @@
-"""grid_sample and affine_grid, with their explicit backward functions.
-
-Whole definition: the cards are ``spec.card("grid_sample")`` and ``spec.card("affine_grid")``
-(spec/sampling.py, whose notes state torch's rules); the coordinate rules and the taps are below; the reads
-at data-dependent cells and their scatter-free transpose are ``kernels.cells.Cells``; the autodiff bindings are
-``autodiff.max_select`` / ``autodiff.max_backward`` (a gather at integer cells and its transpose, the same pair
-as the max family's), and everything else (coordinates, weights) is plain array arithmetic that torch and JAX
-differentiate natively. So the input gradient is the segmented sum of ``Cells.route`` on every backend and
-under every transform, and derivatives of any order w.r.t. both x and grid exist.
+"""grid_sample's sampling, written once: the plan of a call, torch's coordinate rules (unnormalise, pad by
+border or reflection, the bicubic taps; the card's notes state them), every tap of a point in one broadcast, and
+chunks of points bounded by memory. The reads at data-dependent cells and their scatter-free transpose are
+``kernels.cells.Cells`` through ``autodiff.max_select`` / ``autodiff.max_backward`` (a gather at integer cells and
+its transpose, the same pair as the max family's); everything else (coordinates, weights) is plain array arithmetic
+that torch and JAX differentiate natively, so the input gradient is the segmented sum of ``Cells.route`` on every
+backend and under every transform, and derivatives of any order w.r.t. both x and grid exist.
 """
 
 from __future__ import annotations
@@ -15,32 +13,25 @@ import itertools
 import math
 import sys
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from .._compat import (
+from ..._compat import (
     device,
     dtype_name,
     index_dtype,
-    is_dask_array,
     is_jax_array,
     is_symbolic,
     is_torch_array,
-    matmul,
     namespace,
     on,
-    to_compute,
     to_namespace,
 )
-from .._types import Array
-from ..autodiff import anchor, compose, graph_node, in_graph, max_backward, max_select, sampled, untracked
-from ..kernels import paths
-from ..kernels.cells import Cells
-from ..spec import card
-from ._common import channels_last, check_cotangent, check_layout, resolve
+from ...autodiff import max_backward, max_select, untracked
+from ...kernels import paths
+from ...kernels.cells import Cells
 
 _WIDE = paths.launches(
     "grid_sample.wide-chunks", "where each operation is a kernel launch: points sampled in chunks as large as the "
@@ -75,7 +66,7 @@ class _Plan:
         return self.per_axis ** self.n
 
 
-# --- coordinates: torch's rules (spec/sampling.py notes) -------------------------------------------------
+# --- coordinates: torch's rules (the card's notes) -----------------------------------------------------------
 # All grid points of a call are processed at once, every tap of a point in one broadcast: arrays
 # (N, 1, M, R, T, n) of rows R (1; with the grid gradient n + 1: the weights, then at row kk + 1 their factors
 # for d/d(coordinate kk)), tap tuples T and grid coordinates k (x, y[, z], reading spatial axis n - 1 - k);
@@ -472,314 +463,3 @@ class _Rules:
 
     def jvp(self, x: Any, grid: Any, x_dot: Any, grid_dot: Any) -> Any:
         return _sample_jvp(self.plan, x, grid, x_dot, grid_dot)
-
-
-# --- dispatch ------------------------------------------------------------------------------------------
-
-def _resolve(x: Any, grid: Any, args: dict[str, Any], op: str = "grid_sample") -> tuple[Any, str, _Plan]:
-    """Checks (the card's, grid like x) and the plan, kept beside the cached resolution it is made from."""
-    xp, dtype, r = resolve(op, x, {"grid": grid}, **args)
-    kept = _PLANS.get(id(r))
-    if kept is None or kept[0] is not r:
-        p = r.params
-        kept = _PLANS[id(r)] = (r, _Plan(p["in_spatial"], p["out_spatial"], p["mode"], p["padding_mode"],
-                                         p["align_corners"], {"float32": 4, "float16": 2, "bfloat16": 2}.get(dtype, 8)))
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
-    return xp, dtype, kept[1]
-
-
-_PLANS: dict[int, tuple[Any, _Plan]] = {}
-
-
-def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out: str) -> Any:
-    """``fn`` on each batch chunk of Dask arrays (the op reads anywhere in a plane, so planes stay whole)."""
-    import dask.array as da
-
-    n = plan.n
-    sp, op_ = "hwd"[:n], "ijk"[:n]
-    lead = (x.chunks[0],)
-    x = x.rechunk(lead + tuple((s,) for s in x.shape[1:]))
-    grid = grid.rechunk(lead + tuple((s,) for s in grid.shape[1:]))
-    arrays: list[Any] = [x, "bc" + sp, grid, "b" + op_ + "z"]
-    if grad is not None:
-        arrays = [grad.rechunk(lead + tuple((s,) for s in grad.shape[1:])), "bc" + op_] + arrays
-    index = {"output": "bc" + op_, "grad_x": "bc" + sp, "grad_grid": "b" + op_ + "z"}[out]
-    return da.blockwise(fn, index, *arrays, dtype=x.dtype, concatenate=True,
-                        meta=np.empty((0,) * len(index), dtype=x.dtype))
-
-
-def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool | None = None, *, layout: str = "channels_first") -> Array:
-    """Sample ``x`` at the positions ``grid``, as ``torch.nn.functional.grid_sample``.
-
-    The forward gathers; the input gradient is a sort and a segmented sum, not a scatter (bit-identical across
-    runs on every backend). Differentiable to any order in ``x`` and ``grid`` on torch and JAX, forward mode too.
-
-    Parameters
-    ----------
-    x : array
-        The image (N, C, H, W) or (N, C, D, H, W), spatial dimensions non-empty; float16, bfloat16, float32 or
-        float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
-    grid : array
-        Positions (N, *O, n), n = 2 or 3 spatial axes, normalised to [-1, 1]; ``grid[..., 0]`` indexes W,
-        ``grid[..., 1]`` H, ``grid[..., 2]`` D. ``x``'s batch size, library, dtype and device.
-    mode : str, default "bilinear"
-        One of bilinear, nearest (round half to even), bicubic (4-D ``x`` only).
-    padding_mode : str, default "zeros"
-        What positions outside the image read: zeros, border or reflection.
-    align_corners : bool or None, default None
-        Whether -1 and 1 are the centres (True) or the outer edges (False) of the corner pixels; None means False.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The samples (N, C, *O), of ``x``'s namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If ``mode`` or ``padding_mode`` is unknown, ``x`` is not 4-D or 5-D or has an empty spatial dimension,
-        bicubic comes with a 5-D ``x``, ``grid``'s rank, last dimension or batch size does not fit ``x``, or
-        ``grid`` is on another device.
-    TypeError
-        If ``x`` or ``grid`` is not a supported array, their libraries or dtypes differ, the dtype is not
-        floating, or ``align_corners`` is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(4.0).reshape(1, 1, 2, 2)
-    >>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
-    array([[[[1.5]]]])
-    """
-    if check_layout("grid_sample", layout):
-        return channels_last(grid_sample, locals(), None, ("x",))
-    args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
-    if in_graph(x):
-        return graph_node("grid_sample", args, x, grid)
-    xp, dtype, plan = _resolve(x, grid, args)
-    if is_dask_array(x):
-        def block(xb: np.ndarray, gb: np.ndarray) -> np.ndarray:
-            return grid_sample(xb, gb, **args)
-
-        return _blockwise(block, plan, x, grid, out="output")
-    xc, gc = (to_compute(xp, a) for a in (x, grid))  # half precision: float32, rounded once at the end
-    if is_jax_array(x):
-        out = compose(_sample, (plan,), xc, gc)
-    else:  # on torch a Function that keeps only x and the grid for the gradient (zeros for nearest's grid)
-        out = sampled(_Rules(plan), xc, gc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
-
-
-def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
-                         align_corners: bool | None = None, *, layout: str = "channels_first") -> tuple[Array, Array]:
-    """The gradients (grad_x, grad_grid) of :func:`grid_sample` for the cotangent ``grad_output``.
-
-    grad_x is a sort of the tap indices and a segmented sum (no scatter, no atomics), grad_grid a gather; both
-    are differentiable again on torch and JAX. nearest's grid gradient is zero.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of grid_sample's output: its shape (N, C, *O), ``x``'s library, dtype and device.
-    x : array
-        The forward's image (N, C, H, W) or (N, C, D, H, W).
-    grid : array
-        The forward's positions (N, *O, n).
-    mode : str, default "bilinear"
-        As in :func:`grid_sample`.
-    padding_mode : str, default "zeros"
-        As in :func:`grid_sample`.
-    align_corners : bool or None, default None
-        As in :func:`grid_sample`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    grad_x : array
-        The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
-    grad_grid : array
-        The gradient with respect to ``grid``: ``grid``'s shape, ``x``'s dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`grid_sample`'s rules, or ``grad_output``'s shape is not the output's or its
-        device is not ``x``'s.
-    TypeError
-        As :func:`grid_sample`, or if ``grad_output``'s library or dtype is not ``x``'s.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> gx, gg = poolspec.grid_sample_backward(np.ones((1, 1, 1, 1)), np.arange(4.0).reshape(1, 1, 2, 2),
-    ...                                        np.zeros((1, 1, 1, 2)), align_corners=True)
-    >>> gx.ravel().tolist(), gg.ravel().tolist()
-    ([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
-    """
-    if check_layout("grid_sample_backward", layout):
-        return channels_last(grid_sample_backward, locals(), None, ("grad_output", "x"), outputs=(0,))
-    args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
-    if in_graph(x):
-        return graph_node("grid_sample_backward", args, grad_output, x, grid)
-    op = "grid_sample_backward"
-    xp, dtype, plan = _resolve(x, grid, args, op)
-    namespace(grad_output, x, names=("grad_output", "x"), op=op)
-    check_cotangent(op, xp, grad_output, x, (x.shape[0], x.shape[1]) + plan.out_spatial)
-    if is_dask_array(x):
-        def gx(gb: np.ndarray, xb: np.ndarray, grb: np.ndarray) -> np.ndarray:
-            return grid_sample_backward(gb, xb, grb, **args)[0]
-
-        def gg(gb: np.ndarray, xb: np.ndarray, grb: np.ndarray) -> np.ndarray:
-            return grid_sample_backward(gb, xb, grb, **args)[1]
-
-        return (_blockwise(gx, plan, x, grid, grad=grad_output, out="grad_x"),
-                _blockwise(gg, plan, x, grid, grad=grad_output, out="grad_grid"))
-    gc, xc, grc = (to_compute(xp, a) for a in (grad_output, x, grid))
-    if is_jax_array(x):
-        grad_x, grad_grid = compose(_sample_backward, (plan,), gc, xc, grc)
-    else:
-        grad_x, grad_grid = _sample_backward(plan, gc, xc, grc)
-    if grad_x.dtype != x.dtype:
-        grad_x, grad_grid = xp.astype(grad_x, x.dtype), xp.astype(grad_grid, x.dtype)
-    return grad_x, grad_grid
-
-
-# --- affine_grid ---------------------------------------------------------------------------------------
-
-def _linspace(L: int, align: bool, dtype: np.dtype) -> np.ndarray:
-    """torch's linspace_from_neg_one: linspace(-1, 1, L) by torch's symmetric formula (-1 + i * step for the
-    first half, 1 - (L - 1 - i) * step for the rest, step rounded to the dtype, each point rounded once as
-    its fused kernel does), times (L - 1) then divided by L without align_corners; one point is 0."""
-    if L <= 1:
-        return np.zeros(max(L, 1), dtype)
-    step = Fraction(float(dtype.type(2) / dtype.type(L - 1)))
-    exact = [-1 + i * step if i < L // 2 else 1 - (L - 1 - i) * step for i in range(L)]
-    r = np.array([float(v) for v in exact], dtype=np.float64).astype(dtype)
-    if not align:
-        r = (r * dtype.type(L - 1) / dtype.type(L)).astype(dtype)
-    return r
-
-
-@lru_cache(maxsize=256)
-def _base(size: tuple[int, ...], align: bool, dtype: str) -> np.ndarray:
-    """(prod(S), n + 1) rows (x, y[, z], 1) in row-major order of S."""
-    host = np.dtype(dtype if dtype in ("float32", "float64") else "float32")
-    spatial = size[2:]
-    axes = [_linspace(L, align, host) for L in spatial]
-    mesh = np.meshgrid(*axes, indexing="ij")  # (D, H, W) order
-    cols = [m.reshape(-1) for m in mesh[::-1]] + [np.ones(math.prod(spatial), host)]
-    out = np.stack(cols, axis=-1)
-    out.flags.writeable = False
-    return out
-
-
-def _affine(xp: Any, theta: Any, size: tuple[int, ...], align: bool, dtype: str) -> Any:
-    base = to_namespace(_base(size, align, dtype), xp, theta, theta.dtype)
-    n = len(size) - 2
-    out = matmul(xp, base, xp.permute_dims(theta, (0, 2, 1)))  # (N, S, n): base rows times theta^T
-    return xp.reshape(out, (theta.shape[0],) + tuple(size[2:]) + (n,))
-
-
-def affine_grid(theta: Array, size: tuple[int, ...], align_corners: bool | None = None) -> Array:
-    """The sampling grid of the affine maps ``theta``, as ``torch.nn.functional.affine_grid``.
-
-    A matrix product with a fixed base grid (torch's ``linspace(-1, 1, L)`` per axis, times (L - 1) / L when
-    ``align_corners`` is False): deterministic on every backend; with :func:`grid_sample`, a spatial transformer.
-
-    Parameters
-    ----------
-    theta : array
-        Affine matrices acting on normalised (x, y[, z], 1): (N, 2, 3) for a 4-entry ``size``, (N, 3, 4) for a
-        5-entry one; float16, bfloat16, float32 or float64, any array-API array.
-    size : tuple of int
-        The size (N, C, H, W) or (N, C, D, H, W) of the image the grid will sample into; entries > 0, ``size[0]``
-        equal to ``theta``'s batch size.
-    align_corners : bool or None, default None
-        As in :func:`grid_sample`; None means False.
-
-    Returns
-    -------
-    array
-        The grid (N, H, W, 2) or (N, D, H, W, 3), of ``theta``'s namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If ``size`` has not 4 or 5 entries or an entry <= 0, or ``theta``'s shape does not fit ``size``.
-    TypeError
-        If ``theta`` is not a supported array or not floating, ``size`` is not a tuple of ints, or
-        ``align_corners`` is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.affine_grid(np.array([[[1.0, 0, 0], [0, 1, 0]]]), (1, 1, 1, 2))[0, 0].tolist()
-    [[-0.5, 0.0], [0.5, 0.0]]
-    """
-    if in_graph(theta):
-        return graph_node("affine_grid", dict(size=size, align_corners=align_corners), theta)
-    xp = namespace(theta, names=("theta",), op="affine_grid")
-    dtype = dtype_name(xp, theta.dtype)
-    r = card("affine_grid").resolve(tuple(theta.shape), dtype, size=size, align_corners=align_corners)
-    return _affine(xp, theta, r.params["size"], r.params["align_corners"], dtype)
-
-
-def affine_grid_backward(grad_grid: Array, theta: Array, size: tuple[int, ...],
-                         align_corners: bool | None = None) -> Array:
-    """The gradient of :func:`affine_grid` with respect to ``theta`` for the cotangent ``grad_grid``.
-
-    The sum over the grid's points of ``grad_grid`` (x) the base grid: a matrix product, deterministic.
-
-    Parameters
-    ----------
-    grad_grid : array
-        The cotangent of the grid: its shape (N, H, W, 2) or (N, D, H, W, 3), ``theta``'s library.
-    theta : array
-        The forward's affine matrices, (N, 2, 3) or (N, 3, 4).
-    size : tuple of int
-        As in :func:`affine_grid`.
-    align_corners : bool or None, default None
-        As in :func:`affine_grid`.
-
-    Returns
-    -------
-    array
-        The gradient with respect to ``theta``, shaped (N, n, n + 1) like ``theta``, in ``theta``'s namespace.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`affine_grid`'s rules, or ``grad_grid``'s shape is not the grid's.
-    TypeError
-        As :func:`affine_grid`, or if ``grad_grid`` is not an array of ``theta``'s library.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.affine_grid_backward(np.ones((1, 1, 2, 2)), np.zeros((1, 2, 3)), (1, 1, 1, 2)).tolist()
-    [[[0.0, 0.0, 2.0], [0.0, 0.0, 2.0]]]
-    """
-    if in_graph(theta):
-        return graph_node("affine_grid_backward", dict(size=size, align_corners=align_corners), grad_grid, theta)
-    op = "affine_grid_backward"
-    xp = namespace(grad_grid, theta, names=("grad_grid", "theta"), op=op)
-    dtype = dtype_name(xp, theta.dtype)
-    r = card("affine_grid").resolve(tuple(theta.shape), dtype, size=size, align_corners=align_corners)
-    size = r.params["size"]
-    if tuple(grad_grid.shape) != tuple(r.output_shape):
-        raise ValueError(f"{op}: grad_grid.shape={tuple(grad_grid.shape)}: must equal the grid's shape "
-                         f"{tuple(r.output_shape)}")
-    base = to_namespace(_base(size, r.params["align_corners"], dtype), xp, theta, theta.dtype)
-    n = len(size) - 2
-    g = xp.reshape(grad_grid, (theta.shape[0], math.prod(size[2:]), n))
-    out = matmul(xp, xp.permute_dims(g, (0, 2, 1)), base)  # (N, n, n + 1)
-    return anchor(out, theta) if is_torch_array(theta) else out

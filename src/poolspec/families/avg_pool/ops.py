@@ -1,9 +1,8 @@
-"""The average-pooling family: avg_pool1d/2d/3d and adaptive_avg_pool1d/2d/3d, with their VJPs.
+"""avg_pool1d/2d/3d and their VJPs.
 
-Whole definition in one place: the cards are ``spec.card("avg_pool2d")`` etc. (spec/pooling.py), the
-per-axis plans come from ``plans.windows`` (regular windows, adaptive bounds), and both ops are a
-``SeparableLinear`` - per-axis window sums and one division by the product of per-axis counts
-(docs/TORCH_NUMERICS.md sections 1 and 3). The VJP is the transposed plan chain; its VJP is the forward again.
+The cards are in ``card.py``; the per-axis plans come from ``plans.windows`` (regular windows) and the op is a
+``SeparableLinear``: per-axis window sums and one division by the product of per-axis counts
+(docs/TORCH_NUMERICS.md section 1). The VJP is the transposed plan chain; its VJP is the forward again.
 """
 
 from __future__ import annotations
@@ -11,15 +10,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .._types import Array
-from ..autodiff import graph_op, in_graph, linear
-from ..kernels.linear import SeparableLinear, outer_product
-from ..plans import windows
-from ._common import channels_last, check_layout, keep_layout, resolve, resolve_backward
+from ..._types import Array, Padding, Size
+from ...autodiff import graph_op, in_graph, linear
+from ...kernels.linear import SeparableLinear, outer_product
+from ...plans import windows
+from .._common import channels_last, check_layout, keep_layout, resolve, resolve_backward
 
-Size = int | tuple[int, ...]
-Padding = int | str | tuple[int, ...] | tuple[tuple[int, int], ...]
-OutputSize = int | None | tuple[int | None, ...]
+__all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "avg_pool1d_backward", "avg_pool2d_backward", "avg_pool3d_backward"]
 
 
 @lru_cache(maxsize=512)
@@ -47,33 +45,6 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
     p = r.params
     plan = _avg_plan(tuple(x.shape[-n:]), tuple(r.output_shape[-n:]), p["kernel_size"], p["stride"],
                      p["padding"], p["padding_high"], p["count_include_pad"], p["divisor_override"])
-    if grad_output is None:
-        return keep_layout(name, x, linear(plan, x))
-    return linear(plan, grad_output, transpose=True, primal=x)
-
-
-@lru_cache(maxsize=512)
-def _adaptive_plan(in_spatial: tuple[int, ...], out_spatial: tuple[int, ...]) -> SeparableLinear:
-    # custom_vjp on every shape, not only ragged ones, so JAX's transforms do not depend on L % O
-    if 0 in out_spatial:
-        return SeparableLinear(in_spatial, out_spatial, (), custom_vjp=True)
-    axes = tuple(windows.adaptive(L, O) for L, O in zip(in_spatial, out_spatial))
-    counts = []
-    for L, O in zip(in_spatial, out_spatial):
-        start, end = windows.adaptive_bounds(L, O)
-        counts.append(end - start)
-    return SeparableLinear(in_spatial, out_spatial, axes, outer_product(counts), custom_vjp=True)
-
-
-def _adaptive_op(n: int, x: Any, output_size: OutputSize, grad_output: Any = None) -> Any:
-    name = f"adaptive_avg_pool{n}d"
-    if in_graph(x):
-        return graph_op(name, {"output_size": output_size}, x, grad_output)
-    if grad_output is None:
-        _, _, r = resolve(name, x, output_size=output_size)
-    else:
-        _, _, r = resolve_backward(name, grad_output, x, output_size=output_size)
-    plan = _adaptive_plan(tuple(x.shape[-n:]), r.params["output_size"])
     if grad_output is None:
         return keep_layout(name, x, linear(plan, x))
     return linear(plan, grad_output, transpose=True, primal=x)
@@ -449,277 +420,3 @@ def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
     return _avg_op(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override),
                    grad_output)
-
-
-def adaptive_avg_pool1d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
-    """1-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool1d``.
-
-    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
-    and O > L is allowed.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, L) or (C, L), L non-empty (N and C may be 0); any array-API array (NumPy, torch, JAX, CuPy,
-        Dask, array-api-strict); float16, bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size O: an int or a 1-tuple; entries >= 0 (0 gives an empty output); None, or a None entry,
-        keeps the input size.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, O) or (C, O); x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 2-d or 3-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
-        whose length is not 1.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
-        tuple of ints or None (e.g. a float or a bool).
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.adaptive_avg_pool1d(np.arange(5.0)[None], 3)
-    array([[0.5, 2. , 3.5]])
-    """
-    if check_layout("adaptive_avg_pool1d", layout):
-        return channels_last(adaptive_avg_pool1d, locals(), 1, ("x",))
-    return _adaptive_op(1, x, output_size)
-
-
-def adaptive_avg_pool2d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
-    """2-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool2d``.
-
-    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
-    and O > L is allowed.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, H, W) or (C, H, W), H and W non-empty (N and C may be 0); any array-API array (NumPy, torch,
-        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size O: an int (every axis) or a 2-tuple; entries >= 0 (0 gives an empty output); None, or a
-        None entry, keeps the input size.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OH, OW) or (C, OH, OW); x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 3-d or 4-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
-        whose length is not 2.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
-        tuple of ints or None (e.g. a float or a bool).
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.adaptive_avg_pool2d(np.ones((2, 3, 13, 13)), 7).shape
-    (2, 3, 7, 7)
-    """
-    if check_layout("adaptive_avg_pool2d", layout):
-        return channels_last(adaptive_avg_pool2d, locals(), 2, ("x",))
-    return _adaptive_op(2, x, output_size)
-
-
-def adaptive_avg_pool3d(x: Array, output_size: OutputSize, *, layout: str = "channels_first") -> Array:
-    """3-d adaptive average pooling to ``output_size``, as ``torch.nn.functional.adaptive_avg_pool3d``.
-
-    Output cell i of each axis averages the input window [floor(i * L / O), ceil((i + 1) * L / O)); windows may overlap
-    and O > L is allowed.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, D, H, W) or (C, D, H, W), D, H and W non-empty (N and C may be 0); any array-API array
-        (NumPy, torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size O: an int (every axis) or a 3-tuple; entries >= 0 (0 gives an empty output); None, or a
-        None entry, keeps the input size.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW); x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-d or 5-d or has an empty spatial dimension, or output_size has a negative entry or is a tuple
-        whose length is not 3.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, or output_size is not an int, None or a
-        tuple of ints or None (e.g. a float or a bool).
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.adaptive_avg_pool3d(np.ones((1, 5, 5, 5)), (2, None, 3)).shape
-    (1, 2, 5, 3)
-    """
-    if check_layout("adaptive_avg_pool3d", layout):
-        return channels_last(adaptive_avg_pool3d, locals(), 3, ("x",))
-    return _adaptive_op(3, x, output_size)
-
-
-def adaptive_avg_pool1d_backward(grad_output: Array, x: Array, output_size: OutputSize,
-                                 *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`adaptive_avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
-    :func:`adaptive_avg_pool1d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`adaptive_avg_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace,
-        device and dtype.
-    x : array
-        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size, as in :func:`adaptive_avg_pool1d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`adaptive_avg_pool1d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`adaptive_avg_pool1d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
-        or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.adaptive_avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 3)), 2)
-    array([[0.5, 1. , 0.5]])
-    """
-    if check_layout("adaptive_avg_pool1d_backward", layout):
-        return channels_last(adaptive_avg_pool1d_backward, locals(), 1, ("grad_output", "x"))
-    return _adaptive_op(1, x, output_size, grad_output)
-
-
-def adaptive_avg_pool2d_backward(grad_output: Array, x: Array, output_size: OutputSize,
-                                 *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`adaptive_avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
-    :func:`adaptive_avg_pool2d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`adaptive_avg_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's
-        namespace, device and dtype.
-    x : array
-        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size, as in :func:`adaptive_avg_pool2d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`adaptive_avg_pool2d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`adaptive_avg_pool2d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
-        or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.adaptive_avg_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 1)
-    array([[[0.25, 0.25],
-            [0.25, 0.25]]])
-    """
-    if check_layout("adaptive_avg_pool2d_backward", layout):
-        return channels_last(adaptive_avg_pool2d_backward, locals(), 2, ("grad_output", "x"))
-    return _adaptive_op(2, x, output_size, grad_output)
-
-
-def adaptive_avg_pool3d_backward(grad_output: Array, x: Array, output_size: OutputSize,
-                                 *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`adaptive_avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: each input cell gathers g / count from the windows that contain it; its own gradient is
-    :func:`adaptive_avg_pool3d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`adaptive_avg_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it,
-        with x's namespace, device and dtype.
-    x : array
-        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
-        float16, bfloat16, float32 or float64.
-    output_size : int, None or tuple of (int or None)
-        The output spatial size, as in :func:`adaptive_avg_pool3d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`adaptive_avg_pool3d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`adaptive_avg_pool3d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's,
-        or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> float(poolspec.adaptive_avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 1).sum())
-    1.0
-    """
-    if check_layout("adaptive_avg_pool3d_backward", layout):
-        return channels_last(adaptive_avg_pool3d_backward, locals(), 3, ("grad_output", "x"))
-    return _adaptive_op(3, x, output_size, grad_output)

@@ -1,12 +1,10 @@
 """lp_pool1d/2d/3d and their VJPs.
 
-Whole definition: the cards are ``spec.card("lp_pool2d")`` etc. (spec/pooling.py). torch's formula
-(docs/TORCH_NUMERICS.md section 4): S = avg_pool(x^p, k, s, 0, ceil_mode) * prod(k) and y = S^(1/p) - so a partial
-ceil_mode window of n cells is scaled by prod(k)/n - with the derivative of S^(1/p) taken as 0 where
-S == 0; p = +-inf is +-max_pool(+-|x|). The window sum is the avg family's ``SeparableLinear``; the rest
-is elementwise, so torch and JAX differentiate the forward natively to any order, and the explicit
-backward below is the same chain rule written out (itself differentiable in ``grad_output``).
-"""
+The cards are in ``card.py``. torch's formula (docs/TORCH_NUMERICS.md section 4): S = avg_pool(x^p, k, s, 0,
+ceil_mode) * prod(k) and y = S^(1/p) - so a partial ceil_mode window of n cells is scaled by prod(k)/n - with the
+derivative of S^(1/p) taken as 0 where S == 0; p = +-inf is +-max_pool(+-|x|). The window sum is the avg family's
+``SeparableLinear``; the rest is elementwise, so torch and JAX differentiate the forward natively to any order, and
+the explicit backward below is the same chain rule written out (itself differentiable in ``grad_output``)."""
 
 from __future__ import annotations
 
@@ -16,14 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import namespace, to_compute
-from .._compat import sign as sign_of
-from .._types import Array
-from ..autodiff import compose, graph_op, in_graph, linear, max_backward, max_indices, max_pool
-from ..kernels.linear import SeparableLinear, outer_product
-from ..kernels.maxes import MaxWindows
-from ..plans import windows
-from ._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
+from ..._compat import namespace, to_compute
+from ..._compat import sign as sign_of
+from ..._types import Array
+from ...autodiff import compose, graph_op, in_graph, linear, max_backward, max_indices, max_pool
+from ...kernels.linear import SeparableLinear, outer_product
+from ...kernels.maxes import MaxWindows
+from ...plans import windows
+from .._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
+
+__all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d", "lp_pool1d_backward", "lp_pool2d_backward", "lp_pool3d_backward"]
 
 Size = int | tuple[int, ...]
 

@@ -1,11 +1,10 @@
 """fractional_max_pool2d/3d and their backward functions.
 
-Whole definition: the cards are ``spec.card("fractional_max_pool2d")`` etc. (spec/sampling.py: torch's
-window rule, sample order and drawing); the windows are below (per plane, from the samples: data, so on the
-device); the reads and the scatter-free routing of the gradient are ``kernels.cells.Cells``; the winner rule
-(first maximum, last NaN) is torch's scan rule, applied axis by axis as the max family does; the autodiff bindings are
-``autodiff.max_select`` (the values: the input read at the winners) and ``autodiff.max_backward``.
-"""
+The cards are in ``card.py`` (torch's window rule, sample order and drawing); the windows are below (per plane, from
+the samples: data, so on the device); the reads and the scatter-free routing of the gradient are
+``kernels.cells.Cells``; the winner rule (first maximum, last NaN) is torch's scan rule, applied axis by axis as the
+max family does; the autodiff bindings are ``autodiff.max_select`` (the values: the input read at the winners) and
+``autodiff.max_backward``."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from .._compat import (
+from ..._compat import (
     device,
     dtype_name,
     extremes,
@@ -28,12 +27,15 @@ from .._compat import (
     stop_gradient,
     to_namespace,
 )
-from .._types import Array
-from ..autodiff import compose, graph_node, in_graph, max_backward, max_select
-from ..kernels import fractional, paths
-from ..kernels.blocks import nbytes
-from ..kernels.cells import Cells
-from ._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
+from ..._types import Array
+from ...autodiff import compose, graph_node, in_graph, max_backward, max_select
+from ...kernels import fractional, paths
+from ...kernels.blocks import nbytes
+from ...kernels.cells import Cells
+from .._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
+
+__all__ = ["fractional_max_pool2d", "fractional_max_pool3d",
+           "fractional_max_pool2d_backward", "fractional_max_pool3d_backward"]
 
 Size = int | tuple[int, ...]
 
@@ -228,7 +230,7 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
         winner = xp.reshape(indices, lead + (M,))
     g = xp.reshape(grad_output, lead + (M,))
     if is_dask_array(g):
-        from ..kernels.chunked import plane_local
+        from ...kernels.chunked import plane_local
 
         grad = plane_local(Cells(P, M).route, (g, winner), (P,))
     else:

@@ -1,11 +1,9 @@
 """max_unpool1d/2d/3d and the VJP w.r.t. the values.
 
-Whole definition: the cards are ``spec.card("max_unpool2d")`` etc. (spec/pooling.py: torch's output size
-rule and its +-stride window for an explicit ``output_size``); the kernel is ``kernels.unpool.Unpool``
-(a sort and binary search per call instead of a scatter; duplicate indices: the last input cell in
-row-major order wins); the autodiff bindings are ``autodiff.max_backward`` (the op, linear in ``x``) and
-``autodiff.max_select`` (its transpose).
-"""
+The cards are in ``card.py`` (torch's output size rule and its +-stride window for an explicit ``output_size``); the
+kernel is ``kernels.unpool.Unpool`` (a sort and binary search per call instead of a scatter; duplicate indices: the
+last input cell in row-major order wins); the autodiff bindings are ``autodiff.max_backward`` (the op, linear in
+``x``) and ``autodiff.max_select`` (its transpose)."""
 
 from __future__ import annotations
 
@@ -15,11 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from .._compat import extremes, is_dask_array
-from .._types import Array
-from ..autodiff import graph_op, in_graph, max_backward, max_select
-from ..kernels.unpool import Unpool
-from ._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
+from ..._compat import extremes, is_dask_array
+from ..._types import Array
+from ...autodiff import graph_op, in_graph, max_backward, max_select
+from ...kernels.unpool import Unpool
+from .._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
+
+__all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d",
+           "max_unpool1d_backward", "max_unpool2d_backward", "max_unpool3d_backward"]
 
 Size = int | tuple[int, ...]
 

@@ -1,1 +1,0 @@
-"""The public ops, one module per family."""
