@@ -1,5 +1,5 @@
 """poolspec's grid_sample and fractional_max_pool against live torch 2.13 on random configurations: the check
-behind the rules in their cards' notes (spec/sampling.py).
+behind the rules in their cards' notes (families/grid_sample/card.py, families/fractional_max_pool/card.py).
 
     python scripts/check_sampling_rules.py [GRID_CONFIGS] [FRACTIONAL_CONFIGS]     (default 3000 and 2000)
 

@@ -40,9 +40,10 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import poolspec  # noqa: E402
-from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs, interp_axes, interp_quirks  # noqa: E402
+from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs  # noqa: E402
 from poolspec.conformance.families import Family, family, grad_name  # noqa: E402
 from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
+from poolspec.families.interpolate.conformance import interp_axes, interp_quirks  # noqa: E402
 from poolspec.registry import op as record  # noqa: E402
 
 import oracle  # noqa: E402  the test suite's torch oracle (no poolspec inside)

@@ -27,8 +27,11 @@ import pytest
 
 from poolspec.conformance import catalogue as cat
 from poolspec.conformance.backends import Backend
+from poolspec.conformance.families import family as conformance_family
 from poolspec.conformance.golden import Golden
 from poolspec.conformance.runner import poolspec_implementation, run_case
+
+from cases import adaptive_random, avg_random, interp_random, lp_random, max_random, unpool_random
 
 torch = pytest.importorskip("torch")
 
@@ -57,17 +60,11 @@ class _InMemory(Golden):
 
 
 def _random(family: str, count: int, seed: int) -> list[cat.Case]:
-    if family == "avg_pool":
-        return cat.avg_random(count, seed)
     if family in ("adaptive_avg_pool", "adaptive_max_pool"):
-        return cat.adaptive_random(count, seed, kind=family.split("_")[1])
-    if family == "max_pool":
-        return cat.max_random(count, seed)
-    if family == "max_unpool":
-        return cat.unpool_random(count, seed)
-    if family == "lp_pool":
-        return cat.lp_random(count, seed)
-    return cat.interp_random(count, seed)
+        return adaptive_random(count, seed, kind=family.split("_")[1])
+    generators = {"avg_pool": avg_random, "max_pool": max_random, "max_unpool": unpool_random,
+                  "lp_pool": lp_random, "interpolate": interp_random}
+    return generators[family](count, seed)
 
 
 # one argument pushed out of its range: (argument, values), the family's own arguments only
@@ -92,7 +89,7 @@ def configurations(family: str, count: int, seed: int) -> list[cat.GoldenCase]:
     for k, case in enumerate(_random(family, count, seed)):
         case = _mutate(case, rng)
         try:
-            flags = case.flags + cat._deviation_flags(case)
+            flags = case.flags + conformance_family(case.op).deviation_flags(case)
         except Exception:  # an invalid argument the quirk finder cannot read: torch decides below
             flags = case.flags
         out.append(cat.GoldenCase(f"{case.op}-fuzz{seed}-{k:05d}", case.op, case.shape, case.args, flags,

@@ -1,12 +1,11 @@
 """interpolate against torch 2.13 on every installed backend: forward and backward in every mode, rank, size or
 scale rule, align_corners and direction.
 
-Two torch references per call: torch's direct CPU call (forward and autograd), and the canonical rule - the
-tensor product of per-axis matrices of torch's own generic kernels (``oracle.axis_matrix``), whose transpose
-is the adjoint. Outside the recorded quirk zones (docs/TORCH_NUMERICS.md 5.6, ``catalogue.interp_quirks``, itself
-checked against torch below) the two must
-agree and poolspec must equal them; inside, poolspec must equal the canonical rule. Lanczos without
-antialiasing (torch has none) is checked against jax.image.
+Two torch references per call: torch's direct CPU call (forward and autograd), and the canonical rule - the tensor
+product of per-axis matrices of torch's own generic kernels (``oracle.axis_matrix``), whose transpose is the
+adjoint. Outside the recorded quirk zones (docs/TORCH_NUMERICS.md 5.6, ``interp_quirks`` of the family's conformance
+record, itself checked against torch below) the two must agree and poolspec must equal them; inside, poolspec must
+equal the canonical rule. Lanczos without antialiasing (torch has none) is checked against jax.image.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 
 import poolspec
-from poolspec.conformance.catalogue import interp_quirks
+from poolspec.families.interpolate.conformance import interp_quirks
 
 from cases import Case, interp_grid, interp_random
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import poolspec
-from poolspec.conformance.catalogue import unpool_indices
+from poolspec.families.max_unpool.conformance import unpool_indices
 
 from cases import Case, lp_grid, lp_random, unpool_grid, unpool_random
 

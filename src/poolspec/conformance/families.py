@@ -5,8 +5,8 @@ name.
 A record names the family's ops, its case generators (an edge-rule grid and seeded random configurations),
 its input synthesis, the extra dtypes its rules depend on, its deviation flags, its array ports (the stored
 arrays passed to the call, in order, and which of them are differentiable) and how its forward and explicit
-backward are called. The records of the fixed-grid families live beside their generators in
-``catalogue.py``; those of the data-dependent ones in ``sampling.py``.
+backward are called. Each family's record (``RECORD``) lives beside its generators in its folder,
+``poolspec/families/<family>/conformance.py``; ``families()`` finds them in the families' order.
 
 Stored array names: the first port is always ``input`` (x; affine_grid's theta), its gradient ``grad_input``;
 another differentiable port ``p`` (grid_sample's ``grid``) has ``grad_p``, ``grad_p_cotangent`` and
@@ -15,12 +15,16 @@ another differentiable port ``p`` (grid_sample's ``grid``) has ``grad_p``, ``gra
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+# the deviation every float16/bfloat16 case of a family that accumulates in float32 carries
+HALF_FLAGS = ("half_backward_float32_accumulation",)
 
 
 def grad_name(port: str) -> str:
@@ -93,11 +97,10 @@ class Family:
 
 @lru_cache(maxsize=1)
 def families() -> tuple[Family, ...]:
-    """Every family, in catalogue order."""
-    from .catalogue import FAMILIES as fixed
-    from .sampling import FAMILIES as sampling
+    """Every family's record, in catalogue order (the families' folders, ``poolspec.families``)."""
+    from ..families import all_families
 
-    return tuple(fixed) + tuple(sampling)
+    return tuple(importlib.import_module(f"poolspec.families.{f.name}.conformance").RECORD for f in all_families())
 
 
 @lru_cache(maxsize=256)
