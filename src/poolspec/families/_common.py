@@ -136,13 +136,10 @@ def _channels_last_strides(shape: tuple[int, ...], strides: tuple[int, ...]) -> 
 
 
 def layout_op(op: str, r: Resolved) -> str:
-    """The op whose memory-format rule the result of ``op`` follows: interpolate's area mode is adaptive
-    average pooling, lp_pool with p = +-inf is max pooling, in torch as here."""
-    if op == "interpolate" and r.params["mode"] == "area":
-        return f"adaptive_avg_pool{len(r.params['size'])}d"
-    if op.startswith("lp_pool") and math.isinf(r.params["norm_type"]):
-        return f"max_pool{op[-2]}d"
-    return op
+    """The op whose memory-format rule the result of ``op`` follows: its own, or the one its card's rule names
+    (interpolate's area mode is adaptive average pooling, lp_pool with p = +-inf is max pooling, in torch as
+    here)."""
+    return r.layout_as or op
 
 
 # Set inside a layout="channels_last" call (per thread): its caller asked for (N, *spatial, C) arrays, not for

@@ -16,7 +16,6 @@ from importlib import resources
 from typing import Any
 
 from ._card import Argument, Card, Gradient, Resolved
-from ._rules import fail, is_int
 from .frontends import FrontendCard, frontend_card, frontend_cards
 
 __all__ = ["Argument", "Card", "FrontendCard", "Gradient", "Resolved", "card", "cards", "deviations",
@@ -48,7 +47,7 @@ LAYOUT = Argument("layout", "str", "channels_first", ("'channels_first' or 'chan
 
 
 def _with_layout(c: Card) -> Card:
-    return c if c.name == "affine_grid" else dataclasses.replace(c, arguments=c.arguments + (LAYOUT,))
+    return dataclasses.replace(c, arguments=c.arguments + (LAYOUT,)) if c.image else c
 
 
 def _catalogue() -> dict[str, Card]:
@@ -154,41 +153,8 @@ def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple
     {'output_size': (7, 7)}
     """
     c = card(name)
-    input_shape, output_shape = tuple(input_shape), tuple(output_shape)
-    if name == "grid_sample":  # the grid's shape: (N, *O, n)
-        if len(output_shape) != len(input_shape):
-            fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
-        grid = (input_shape[0],) + output_shape[2:] + (len(input_shape) - 2,)
-        got = c.resolve(input_shape, None, grid=grid).output_shape
-        if tuple(got) != output_shape:
-            fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
-        return {"grid": grid}
-    fractional = name.startswith("fractional_max_pool")
-    if c.category not in ("adaptive_pooling", "resampling") and not fractional:
+    if c._infer is None:
         raise ValueError(f"{name}: infer_arguments supports the adaptive pools, interpolate, grid_sample and "
                          f"fractional_max_pool, whose output size is an argument; {c.category} ops fix it by "
                          "their windows")
-    if len(input_shape) != len(output_shape):
-        fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
-    n = len(input_shape) - 2 if c.category == "resampling" else c.spatial_dims[0]
-    for i, (a, b) in enumerate(zip(input_shape[:-n], output_shape[:-n])):
-        if a != b:
-            fail(name, "output_shape", output_shape,
-                 f"dimension {i} must equal the input's ({a!r}): only spatial dimensions change")
-    spatial = output_shape[-n:]
-    if not all(is_int(v) for v in spatial):
-        fail(name, "output_shape", output_shape, "spatial dimensions must be ints", TypeError)
-    key = "size" if c.category == "resampling" else "output_size"
-    arguments: dict[str, Any] = {key: tuple(int(v) for v in spatial)}
-    if key == "size":
-        arguments["mode"] = "nearest"
-    if fractional:
-        arguments["kernel_size"] = 1  # the smallest window: any output up to the input's size is reachable
-        strict = n == 3  # torch's 3-d rule: O + k - 1 < S
-        if any(not isinstance(L, str) and (o > L or (strict and o >= L)) for o, L in zip(spatial, input_shape[-n:])):
-            fail(name, "output_shape", output_shape, f"is not reachable from {input_shape}: fractional windows "
-                                                     "shrink each spatial dimension")
-    got = c.resolve(input_shape, None, **arguments).output_shape
-    if tuple(got) != output_shape:
-        fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
-    return {key: arguments[key]}
+    return c._infer(c, tuple(input_shape), tuple(output_shape))

@@ -97,6 +97,9 @@ class Resolved:
     output_shape: tuple[Any, ...]
     params: Mapping[str, Any]
     batched: bool
+    # the op whose memory-format rule the result follows, where it is another's (torch's interpolate in area mode
+    # is adaptive average pooling, lp_pool with p = +-inf is max pooling)
+    layout_as: str | None = None
 
     def __getitem__(self, key: str) -> Any:
         return self.params[key]
@@ -131,6 +134,11 @@ class Card:
     # output_shape take each as a shape, under its name
     shaped_ports: tuple[str, ...] = ()
     _resolve: Callable[..., Resolved] | None = field(default=None, repr=False, compare=False)
+    # whether the first array argument is an image (N, C, *S) that the layout argument may lay out channels-last
+    image: bool = field(default=True, repr=False, compare=False)
+    # the inverse of the shape rule where the output size is an argument: (card, input shape, output shape) ->
+    # the arguments that give it (spec.infer_arguments)
+    _infer: Callable[..., dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -181,7 +189,7 @@ class Card:
         first, back = layout_order(len(shape), n)
         r = self._resolve(self, tuple(shape[i] for i in first), dtype, bound)
         out = tuple(r.output_shape)
-        return Resolved(r.op, shape, tuple(out[i] for i in back), r.params, r.batched)
+        return Resolved(r.op, shape, tuple(out[i] for i in back), r.params, r.batched, r.layout_as)
 
     def to_dict(self) -> dict[str, Any]:
         return {

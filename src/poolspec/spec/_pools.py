@@ -10,7 +10,17 @@ from typing import Any
 import numpy as np
 
 from ._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
-from ._rules import as_int, check_bool, check_dtype, fail, int_tuple, is_int, pool_output_size, split_shape
+from ._rules import (
+    as_int,
+    check_bool,
+    check_dtype,
+    fail,
+    int_tuple,
+    is_int,
+    pool_output_size,
+    size_argument,
+    split_shape,
+)
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 
@@ -214,6 +224,7 @@ def _adaptive_card(kind: str, n: int) -> Card:
         determinism=determinism, gradient=gradient,
         torch_reference=f"torch.nn.functional.adaptive_{kind}_pool{n}d",
         _resolve=_resolve_adaptive,
+        _infer=lambda c, shape, out: size_argument(c, shape, out, "output_size", n),
         outputs=(_output(n),) + ((_indices(n, "the input plane"),) if kind == "max" else ()),
         examples=(Example(_shape(n, 13, ("N", 64)), dict(output_size=7)),
                   Example(_shape(n, 5, ("N", 64)), dict(output_size=(8,) + (None,) * (n - 1) if n > 1 else 8))),

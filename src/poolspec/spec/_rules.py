@@ -123,3 +123,28 @@ def checked_shape(op: str, name: str, shape: tuple[Any, ...], ranks: tuple[int, 
         if not is_int(dim) or dim < 0:
             fail(op, name, shape, f"dimension {i} must be a non-negative int or a symbol", TypeError)
     return shape
+
+
+def size_argument(card: Any, input_shape: tuple[Any, ...], output_shape: tuple[Any, ...], key: str, n: int,
+                  fixed: dict[str, Any] | None = None, reachable: Any = None) -> dict[str, Any]:
+    """``{key: output spatial size}``, the argument that makes ``card``'s op map ``input_shape`` to
+    ``output_shape`` where the output size is an argument (a card's ``_infer``): only the ``n`` spatial
+    dimensions may differ, and the card's own rule (with ``fixed`` arguments, and ``reachable(spatial)``'s
+    check first) must give ``output_shape`` back."""
+    name = card.name
+    if len(input_shape) != len(output_shape):
+        fail(name, "output_shape", output_shape, f"must have the rank of input_shape {input_shape}")
+    for i, (a, b) in enumerate(zip(input_shape[:-n], output_shape[:-n])):
+        if a != b:
+            fail(name, "output_shape", output_shape,
+                 f"dimension {i} must equal the input's ({a!r}): only spatial dimensions change")
+    spatial = output_shape[-n:]
+    if not all(is_int(v) for v in spatial):
+        fail(name, "output_shape", output_shape, "spatial dimensions must be ints", TypeError)
+    arguments: dict[str, Any] = {key: tuple(int(v) for v in spatial), **(fixed or {})}
+    if reachable is not None:
+        reachable(spatial)
+    got = card.resolve(input_shape, None, **arguments).output_shape
+    if tuple(got) != output_shape:
+        fail(name, "output_shape", output_shape, f"is not reachable (inferred {got})")
+    return {key: arguments[key]}

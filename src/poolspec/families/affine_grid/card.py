@@ -55,6 +55,7 @@ def _card() -> Card:
                "align_corners=False; an axis of size 1 is the single point 0",
                "grid[n, ..., i] = sum_k base[..., k] * theta[n, i, k], base = (x, y[, z], 1)"),
         _resolve=_resolve_affine_grid,
+        image=False,
         outputs=(Port("grid", "array", "(N, *S, n)", "normalised sampling positions, theta's dtype"),),
         examples=(Example(("N", 2, 3), dict(size=(4, 3, 32, 32))),
                   Example((2, 3, 4), dict(size=(2, 1, 8, 8, 8), align_corners=True))),

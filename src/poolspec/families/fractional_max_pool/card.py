@@ -6,7 +6,7 @@ from typing import Any
 
 from ...spec._card import Argument, Card, Example, Gradient, Port, Resolved
 from ...spec._pools import FLOATS, JAX_TRANSFORMS, TORCH_TRANSFORMS
-from ...spec._rules import check_bool, check_dtype, fail, int_tuple, split_shape
+from ...spec._rules import check_bool, check_dtype, fail, int_tuple, size_argument, split_shape
 from .. import Family
 
 
@@ -52,6 +52,17 @@ def _resolve_fractional(card: Card, shape: tuple[Any, ...], dtype: str | None, a
     check_dtype(op, dtype, card.dtypes)
     params = dict(kernel_size=k, output_size=out, return_indices=ret, in_spatial=spatial)
     return Resolved(op, tuple(shape), tuple(shape[:-n]) + out, params, batched)
+
+
+def _infer_fractional(c: Card, shape: tuple[Any, ...], out: tuple[Any, ...]) -> dict[str, Any]:
+    n = c.spatial_dims[0]
+
+    def reachable(spatial: tuple[Any, ...]) -> None:  # kernel_size 1, the smallest window; torch's 3-d rule O < S
+        if any(not isinstance(L, str) and (o > L or (n == 3 and o >= L)) for o, L in zip(spatial, shape[-n:])):
+            fail(c.name, "output_shape", out, f"is not reachable from {shape}: fractional windows shrink each "
+                                              "spatial dimension")
+
+    return size_argument(c, shape, out, "output_size", n, {"kernel_size": 1}, reachable)
 
 
 def _fractional_cards() -> list[Card]:
@@ -101,6 +112,7 @@ def _fractional_cards() -> list[Card]:
                    "kernel_size 0 and samples outside [0, 1] are rejected (torch returns -inf or reads out of "
                    "bounds)"),
             _resolve=_resolve_fractional,
+            _infer=_infer_fractional,
             outputs=(Port("output", "array", "(N, C, *O) or (C, *O)", "the window maxima, x's dtype"),
                      Port("indices", "int64 array", "(N, C, *O) or (C, *O)",
                           "with return_indices=True: the flat index of each winner in the input plane")),

@@ -74,6 +74,17 @@ def _resolve_grid_sample(card: Card, shape: tuple[Any, ...], dtype: str | None, 
     return Resolved(op, shape, out, params, True)
 
 
+def _infer_grid(c: Card, shape: tuple[Any, ...], out: tuple[Any, ...]) -> dict[str, Any]:
+    """The grid's shape (N, *O, n) that samples ``shape`` into ``out``."""
+    if len(out) != len(shape):
+        fail(c.name, "output_shape", out, f"must have the rank of input_shape {shape}")
+    grid = (shape[0],) + out[2:] + (len(shape) - 2,)
+    got = c.resolve(shape, None, grid=grid).output_shape
+    if tuple(got) != out:
+        fail(c.name, "output_shape", out, f"is not reachable (inferred {got})")
+    return {"grid": grid}
+
+
 def _card() -> Card:
     grid_args = (
         Argument("x", "array", constraints=("(N, C, H, W) or (N, C, D, H, W)", "spatial dimensions non-empty"),
@@ -106,6 +117,7 @@ def _card() -> Card:
         torch_reference="torch.nn.functional.grid_sample",
         notes=_GRID_NOTES,
         _resolve=_resolve_grid_sample,
+        _infer=_infer_grid,
         outputs=(Port("output", "array", "(N, C, *O)", "x sampled at each grid point, x's dtype"),),
         examples=(Example(("N", 3, 64, 64), dict(grid=("N", 32, 32, 2))),
                   Example(("N", 1, 16, 16, 16), dict(grid=("N", 8, 8, 8, 3), padding_mode="border")),

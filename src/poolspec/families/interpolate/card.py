@@ -9,7 +9,7 @@ import numpy as np
 
 from ...spec._card import Argument, Card, Example, Gradient, Port, Resolved
 from ...spec._pools import JAX_TRANSFORMS, TORCH_TRANSFORMS
-from ...spec._rules import as_int, check_bool, check_dtype, fail, is_int
+from ...spec._rules import as_int, check_bool, check_dtype, fail, is_int, size_argument
 from .. import Family
 
 MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
@@ -115,7 +115,9 @@ def _resolve_interpolate(card: Card, shape: tuple[Any, ...], dtype: str | None,
         keep = not recompute and mode != "area"
         scales = sfs if keep else (None,) * n
     params = dict(mode=mode, size=out, scales=scales, align_corners=align, antialias=antialias)
-    return Resolved(op, tuple(shape), tuple(shape[:2]) + out, params, True)
+    # torch's area mode is adaptive average pooling, whose memory-format rule it takes
+    area = f"adaptive_avg_pool{n}d" if mode == "area" else None
+    return Resolved(op, tuple(shape), tuple(shape[:2]) + out, params, True, area)
 
 
 def _cards() -> list[Card]:
@@ -161,6 +163,7 @@ def _cards() -> list[Card]:
                "a channels_last torch input gives a channels_last output in every mode but 3-d area, which is "
                "adaptive_avg_pool3d's (contiguous), as torch"),
         _resolve=_resolve_interpolate,
+        _infer=lambda c, shape, out: size_argument(c, shape, out, "size", len(shape) - 2, {"mode": "nearest"}),
         outputs=(Port("output", "array", "(N, C, *O)", "the resampled array, x's dtype"),),
         examples=(Example(("N", 3, 224, 224), dict(size=(160, 160), mode="bicubic", antialias=True)),
                   Example(("N", 3, 56, 56), dict(scale_factor=2, mode="bilinear", align_corners=False)),

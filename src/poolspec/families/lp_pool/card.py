@@ -43,7 +43,9 @@ def _resolve_lp(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[s
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis (lp_pool3d inherits "
                                    "avg_pool3d's rule for finite norm_type: every input extent >= kernel_size)")
     params = dict(norm_type=norm, kernel_size=k, stride=s, ceil_mode=ceil_mode)
-    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
+    # p = +-inf is max pooling of |x|, whose memory-format rule it takes (as torch)
+    maxed = f"max_pool{n}d" if math.isinf(norm) else None
+    return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched, maxed)
 
 
 def _lp_card(n: int) -> Card:
