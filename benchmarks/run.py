@@ -2,7 +2,7 @@
 
 import sys
 
-from poolspec.bench import main
+from poolspec.cli import bench_main as main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -37,7 +37,6 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import poolspec  # noqa: E402
 from poolspec.conformance.catalogue import GoldenCase, golden_cases, inputs  # noqa: E402
@@ -46,7 +45,7 @@ from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, wr
 from poolspec.families.interpolate.conformance import interp_axes, interp_quirks  # noqa: E402
 from poolspec.registry import op as record  # noqa: E402
 
-import oracle  # noqa: E402  the test suite's torch oracle (no poolspec inside)
+import oracle  # noqa: E402  torch's reference computations (scripts/oracle.py, no poolspec inside), the tests' too
 
 F = torch.nn.functional
 TOL = {"float64": (1e-12, 1e-13), "float32": (2e-5, 2e-6), "float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}

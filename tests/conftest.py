@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+# torch's reference computations (scripts/oracle.py), shared with the golden generator
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 
 # TensorFlow's reference is its portable (Eigen) kernels: on x86 its oneDNN kernels take over some pools by the
 # CPU and the call (3-d SAME windows shorter than the stride then start at the padded edge, not inside the input),

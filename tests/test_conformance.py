@@ -496,7 +496,7 @@ def test_cli_version_and_help_on_every_option(capsys) -> None:
     top = parser()
     subs = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in subs.choices.items():
-        if name == "bench":  # its own parser: poolspec.bench
+        if name == "bench":  # its own parser: poolspec.cli.bench_main
             continue
         for action in sub._actions:
             assert action.help, f"poolspec {name} {action.option_strings or action.dest}: no help text"

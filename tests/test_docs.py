@@ -26,7 +26,7 @@ def test_docstring_examples(name):
 
 def test_op_pages_are_in_sync_with_the_cards(tmp_path):
     """docs/ops is what `poolspec cards --out docs/ops` writes from the cards today."""
-    from poolspec.spec.markdown import write
+    from poolspec.spec import write_pages as write
 
     committed = Path(__file__).resolve().parents[1] / "docs" / "ops"
     written = write(tmp_path)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import poolspec
-from poolspec.families._common import _channels_last_strides
+from poolspec._calls import _channels_last_strides
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -703,7 +703,7 @@ _COMPUTE = {
     "poolspec.families.adaptive_avg_pool.ops": ("linear", "adaptive_avg_plan"),
     "poolspec.families.max_pool.ops": ("max_pool", "_windows"),
     "poolspec.families.adaptive_max_pool.ops": ("max_pool", "_adaptive_windows"),
-    "poolspec.families._common": ("max_backward",),
+    "poolspec.families._routed": ("max_backward",),
     "poolspec.families.max_unpool.ops": ("max_backward", "max_select", "_unpool"),
     "poolspec.families.lp_pool.ops": ("compose", "max_pool", "max_backward", "_sum_plan", "_max_windows"),
     "poolspec.families.interpolate.ops": ("linear", "_plan", "adaptive_avg_plan"),

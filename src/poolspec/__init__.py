@@ -11,11 +11,13 @@ array([[[ 2.5,  4.5],
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-from . import spec
+from . import registry, spec
+from ._version import __version__
 from .autodiff.torch_fused import set_eager_fusion
-from .families import public_names
+from .families import all_families
 from .families.adaptive_avg_pool.ops import *  # noqa: F403
 from .families.adaptive_max_pool.ops import *  # noqa: F403
 from .families.affine_grid.ops import *  # noqa: F403
@@ -28,18 +30,17 @@ from .families.max_pool.ops import *  # noqa: F403
 from .families.max_unpool.ops import *  # noqa: F403
 from .spec import infer_arguments, output_shape
 
-__version__ = "0.1.0"
-
 # the public functions are what each family's ops.py declares in its __all__, star-imported above (a new
-# family adds its line there)
-__all__ = ["__version__", "spec", "output_shape", "infer_arguments", "set_eager_fusion", *public_names()]
+# family adds its line there); the registry, which sits below them, is handed them here
+_PUBLIC = [name for family in all_families()
+           for name in importlib.import_module(f"{__name__}.families.{family.name}.ops").__all__]
+registry.bind({name: globals()[name] for name in _PUBLIC})
+__all__ = ["__version__", "spec", "output_shape", "infer_arguments", "set_eager_fusion", *_PUBLIC]
 
 
 def __getattr__(name: str) -> Any:
     """``poolspec.conformance`` (and ``poolspec.export``) on first use, as a failure message's
     ``poolspec.conformance.case(id)`` is written: not imported with the ops, whose import stays light."""
     if name in ("conformance", "export"):
-        import importlib
-
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'poolspec' has no attribute {name!r}")

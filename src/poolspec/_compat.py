@@ -237,7 +237,7 @@ def functional() -> contextlib.AbstractContextManager[None]:
 
 
 # Set while a captured graph's node runs a max pool's backward at the winners its own forward node gave: the
-# public backward then skips comparing them with a fresh forward (families._common.routed_vjp).
+# public backward then skips comparing them with a fresh forward (families._routed.routed_vjp).
 WINNERS = [False]
 
 

@@ -25,16 +25,13 @@ nothing here asserts a speed.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import importlib.util
-import json
 import math
 import os
 import platform
 import statistics
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -777,70 +774,3 @@ def plot(results: dict[str, Any], path: str) -> None:
         sx.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="poolspec bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--backends", default=None,
-                        help="comma-separated: torch,jax,numpy (default: the installed ones), torch-compile")
-    parser.add_argument("--repeat", type=int, default=11, help="timed calls per case (the median is reported)")
-    parser.add_argument("--quick", action="store_true", help="three cases, no scale sweep")
-    parser.add_argument("--no-scale", action="store_true", help="skip the time-vs-size sweep")
-    parser.add_argument("--scale-only", action="store_true", help="only the time-vs-size sweep")
-    parser.add_argument("--grid-sample-only", action="store_true", help="only the grid_sample suite (torch)")
-    parser.add_argument("--memory", action="store_true",
-                        help="also the memory suite (poolspec.memory): peak and time per adversarial call, "
-                             "torch beside it where installed")
-    parser.add_argument("--memory-only", action="store_true", help="only the memory suite")
-    parser.add_argument("--device", default=None,
-                        help="the device suite instead (poolspec.device_bench): torch on this device (cuda, "
-                             "cuda:1, cpu) against its native kernels, with CuPy and JAX columns")
-    parser.add_argument("--small", action="store_true", help="with --device: 1/16 of the elements (a CPU check)")
-    parser.add_argument("--models", action="store_true",
-                        help="only the model suite (poolspec.bench_models): three small models, forward+backward, "
-                             "eager and compiled, poolspec's ops against torch's (one thread)")
-    parser.add_argument("--counts", action="store_true",
-                        help="only the array operations per call (poolspec.bench_counts): aten calls forward and "
-                             "forward+backward per op, rank and mode, torch's own op beside them")
-    parser.add_argument("--json", default=None, help="write the rows and the environment to this file")
-    parser.add_argument("--plot", default=None, help="write the time-vs-size plot to this image file")
-    a = parser.parse_args(argv)
-    if a.counts:
-        from . import bench_counts
-
-        return bench_counts.main(a.json)
-    if a.models:
-        from . import bench_models
-
-        rows = bench_models.run(repeat=max(20, a.repeat))
-        if a.json:
-            with open(a.json, "w", encoding="utf-8") as f:
-                json.dump({"environment": environment(), "models": rows}, f, indent=1)
-        return 0
-    if a.device is not None:
-        from . import device_bench
-
-        found = device_bench.run(a.device, repeat=max(3, a.repeat), reduced=a.small)
-        if a.json:
-            with open(a.json, "w", encoding="utf-8") as f:
-                json.dump(found, f, indent=1)
-        return 0
-    wanted = (a.backends.split(",") if a.backends
-              else [b for b in RUNNERS if b == "numpy" or (b in ("torch", "jax") and importlib.util.find_spec(b))])
-    env = environment()
-    print("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()), flush=True)
-    results: dict[str, Any] = {"environment": env} if a.memory_only else run(
-        wanted, a.repeat, a.quick, scale=not a.no_scale, cases=not a.scale_only, grid_only=a.grid_sample_only)
-    if a.memory or a.memory_only:
-        results["memory"] = memory_suite(torch="torch" in wanted and importlib.util.find_spec("torch") is not None,
-                                         repeat=max(1, min(a.repeat, 3)))
-    if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=1)
-    if a.plot:
-        plot(results, a.plot)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -24,9 +24,8 @@ Kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from . import spec
@@ -49,17 +48,13 @@ class OpDef:
     def card(self) -> spec.Card:
         return spec.card(self.name)
 
-    @cached_property
+    @property
     def forward(self) -> Callable[..., Any]:
-        import poolspec
+        return function(self.name)
 
-        return getattr(poolspec, self.name)
-
-    @cached_property
+    @property
     def backward(self) -> Callable[..., Any]:
-        import poolspec
-
-        return getattr(poolspec, f"{self.name}_backward")
+        return function(f"{self.name}_backward")
 
     @property
     def fixed_rank(self) -> int:
@@ -109,3 +104,21 @@ def op(name: str) -> OpDef:
 def ops(family: str | None = None, kind: Kind | None = None) -> list[OpDef]:
     """The records, all or those of one family or kind, in the cards' order."""
     return [d for d in OPS.values() if (family is None or d.family == family) and (kind is None or d.kind == kind)]
+
+
+# the public functions, bound by the package once the families' modules are imported: the registry sits below
+# them (they import it), so it imports none of them
+_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def bind(functions: Mapping[str, Callable[..., Any]]) -> None:
+    """Record the public functions (``poolspec/__init__`` binds every family's)."""
+    _FUNCTIONS.update(functions)
+
+
+def function(name: str) -> Callable[..., Any]:
+    """The public function ``name`` (an op or its ``_backward``)."""
+    found = _FUNCTIONS.get(name)
+    if found is None:
+        raise ValueError(f"no public function {name!r}; known: {', '.join(sorted(_FUNCTIONS))}")
+    return found

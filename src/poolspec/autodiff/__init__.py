@@ -100,12 +100,11 @@ def graph_node(op: str, args: dict[str, Any], *tensors: Any) -> Any:
 
     if sys.modules["torch"].compiler.is_compiling():
         return sampling(op, args, *tensors)
-    import poolspec
-
+    from ..registry import function
     from . import torch_fused
 
     return torch_fused.run("node", op, args, tensors, lambda *ts: sampling(op, args, *ts),
-                           lambda: getattr(poolspec, op)(*tensors, **args))
+                           lambda: function(op)(*tensors, **args))
 
 
 def linear(op: SeparableLinear, x: Any, *, transpose: bool = False, primal: Any = None) -> Any:

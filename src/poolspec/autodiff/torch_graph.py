@@ -34,6 +34,8 @@ import numpy as np
 import torch
 
 from .._compat import FUNCTIONAL, functional, own_winners
+from .._version import __version__
+from ..registry import function
 from ..registry import op as record
 from ..spec import card
 from .torch_fused import PLAIN
@@ -90,9 +92,7 @@ def _filled(spec: str, sizes: tuple[int, ...]) -> dict[str, Any]:
 def _function(name: str) -> Any:
     """The public op ``name``, as a node's implementation runs it: on the plain eager path (under eager
     fusion the public op would otherwise compile a program holding this very node)."""
-    import poolspec  # the public ops; imported here, as poolspec imports this module's package
-
-    return functools.partial(_plain, getattr(poolspec, name))
+    return functools.partial(_plain, function(name))
 
 
 def _plain(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -199,7 +199,7 @@ def _resolved(op: str, x: torch.Tensor, kw: dict[str, Any]) -> tuple[tuple[Any, 
 
 
 def _layout(op: str, x: torch.Tensor, r: Any, out: Any) -> Any:
-    from ..families._common import keep_layout, layout_op
+    from .._calls import keep_layout, layout_op
 
     return keep_layout(layout_op(op, r), x, out)
 
@@ -420,9 +420,9 @@ def _same(a: Any, b: Any, message: Any) -> None:
 
 
 def _like(op: str, name: str, t: torch.Tensor, x: torch.Tensor) -> None:
-    """The eager ops' cross-port rule (``ops._common.check_like``) at trace time."""
+    """The eager ops' cross-port rule (``_calls.check_like``) at trace time."""
+    from .._calls import check_like
     from .._compat import namespace
-    from ..families._common import check_like
 
     check_like(op, namespace(x), name, t, "x", x)
 
@@ -749,16 +749,14 @@ def _build() -> str:
     would otherwise serve code compiled from another build of poolspec (or with fusion off) from disk."""
     import hashlib
 
-    import poolspec
-
-    root = os.path.dirname(os.path.abspath(poolspec.__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package's folder
     digest = hashlib.sha256()
     for folder, _, files in sorted(os.walk(root)):
         for name in sorted(f for f in files if f.endswith(".py")):
             stat = os.stat(os.path.join(folder, name))
             digest.update(f"{os.path.relpath(os.path.join(folder, name), root)}:{stat.st_size}:"
                           f"{stat.st_mtime_ns};".encode())
-    return f"{poolspec.__version__}/{'fused' if FUSED else 'nodes'}/{digest.hexdigest()[:16]}"
+    return f"{__version__}/{'fused' if FUSED else 'nodes'}/{digest.hexdigest()[:16]}"
 
 
 BUILD = _build()

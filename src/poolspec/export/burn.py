@@ -16,6 +16,7 @@ import numpy as np
 
 from ..conformance import golden
 from ..registry import op as record
+from .sizes import size_arguments
 
 MAX_ELEMENTS = 600  # input + output: keeps the literals readable
 _MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
@@ -113,8 +114,6 @@ def _grid_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices
 
 
 def _interpolate_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    from . import size_arguments
-
     args = case.arguments
     size = size_arguments(case, shape)[0]["size"]
     options = (f"InterpolateOptions::new(InterpolateMode::{_MODES[args['mode']]})"
@@ -135,8 +134,6 @@ def _adaptive_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) ->
 
 
 def _interpolate_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
-    from . import size_arguments
-
     args = case.arguments
     if args.get("antialias") or args["mode"] not in _MODES:
         return False
@@ -234,7 +231,7 @@ def _tests(case: golden.Golden) -> str:
 
 def write_burn(out: Path, cases: list[golden.Golden], entries: list[dict[str, Any]]) -> dict[str, str]:
     """One ``<op>.rs`` per op under ``out/burn``; returns {op: relative file}."""
-    from .. import __version__
+    from .._version import __version__
 
     folder = out / "burn"
     folder.mkdir(parents=True, exist_ok=True)

@@ -74,9 +74,3 @@ def catalogue() -> list[Card]:
             rank = c.spatial_dims[0] if f.order < 10 else 0
             keyed.append(((f.order >= 10, rank, f.order, i), c))
     return [c for _, c in sorted(keyed, key=lambda kc: kc[0])]
-
-
-def public_names() -> list[str]:
-    """The public functions of every family (each ``ops.py``'s ``__all__``), in catalogue order: what
-    ``poolspec`` exports."""
-    return [name for f in all_families() for name in importlib.import_module(f"{__name__}.{f.name}.ops").__all__]

@@ -165,10 +165,10 @@ def markdown() -> str:
     registered)."""
     import importlib
     import pkgutil
+    from pathlib import Path
 
-    import poolspec
-
-    for info in pkgutil.walk_packages(poolspec.__path__, "poolspec."):
+    package = Path(__file__).resolve().parents[1]  # poolspec's folder: its modules found by name, not imported
+    for info in pkgutil.walk_packages([str(package)], "poolspec."):
         if info.name.startswith(("poolspec.kernels", "poolspec.families")):
             importlib.import_module(info.name)
     lines = ["# Fast paths", "",

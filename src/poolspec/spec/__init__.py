@@ -13,6 +13,7 @@ import dataclasses
 import json
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ._card import Argument, Card, Gradient, Resolved
@@ -158,3 +159,10 @@ def infer_arguments(name: str, input_shape: tuple[Any, ...], output_shape: tuple
                          f"fractional_max_pool, whose output size is an argument; {c.category} ops fix it by "
                          "their windows")
     return c._infer(c, tuple(input_shape), tuple(output_shape))
+
+
+def write_pages(out: str | Path) -> list[Path]:
+    """Write every card's page and the index (``poolspec cards --out``) to ``out``; returns the paths."""
+    from .markdown import index, page, write_pages
+
+    return write_pages(out, cards(), lambda c: page(c, deviations(c.name)), index)

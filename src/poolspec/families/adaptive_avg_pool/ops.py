@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._calls import channels_last, check_layout, keep_layout, resolve, resolve_backward
 from ..._types import Array, OutputSize
 from ...autodiff import graph_op, in_graph, linear
 from ...kernels.linear import adaptive_avg_plan
-from .._common import channels_last, check_layout, keep_layout, resolve, resolve_backward
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_avg_pool1d_backward", "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward"]

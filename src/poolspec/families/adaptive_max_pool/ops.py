@@ -11,10 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Literal, overload
 
+from ..._calls import channels_last, check_layout, keep_layout, resolve, resolve_backward
 from ..._types import Array, OutputSize
 from ...autodiff import graph_op, in_graph, max_pool
 from ...kernels.adaptive_maxes import adaptive_max_windows
-from .._common import channels_last, check_layout, keep_layout, resolve, resolve_backward, routed_vjp
+from .._routed import routed_vjp
 
 __all__ = ["adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
            "adaptive_max_pool1d_backward", "adaptive_max_pool2d_backward", "adaptive_max_pool3d_backward"]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from ..._calls import channels_last, check_layout, keep_layout, resolve, resolve_backward
 from ..._types import Array, Padding, Size
 from ...autodiff import graph_op, in_graph, linear
 from ...kernels.linear import SeparableLinear, outer_product
 from ...plans import windows
-from .._common import channels_last, check_layout, keep_layout, resolve, resolve_backward
 
 __all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d",
            "avg_pool1d_backward", "avg_pool2d_backward", "avg_pool3d_backward"]

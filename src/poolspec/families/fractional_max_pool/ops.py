@@ -13,6 +13,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from ..._calls import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
 from ..._compat import (
     device,
     dtype_name,
@@ -32,7 +33,6 @@ from ...autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ...kernels import fractional, paths
 from ...kernels.blocks import nbytes
 from ...kernels.cells import Cells
-from .._common import channels_last, check_cotangent, check_index_range, check_indices, check_layout, resolve
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool3d",
            "fractional_max_pool2d_backward", "fractional_max_pool3d_backward"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._calls import channels_last, check_cotangent, check_layout, resolve
 from ..._compat import (
     is_dask_array,
     is_jax_array,
@@ -16,7 +17,6 @@ from ..._compat import (
 )
 from ..._types import Array
 from ...autodiff import compose, graph_node, in_graph, sampled
-from .._common import channels_last, check_cotangent, check_layout, resolve
 from .sampling import _Plan, _Rules, _sample, _sample_backward
 
 __all__ = ["grid_sample", "grid_sample_backward"]

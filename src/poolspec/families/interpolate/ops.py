@@ -14,12 +14,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from ..._calls import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 from ..._compat import compute_dtype_name, dtype_name, namespace
 from ..._types import Array
 from ...autodiff import graph_op, in_graph, linear
 from ...kernels.linear import SeparableLinear, adaptive_avg_plan, fixed_point
 from ...plans import resample
-from .._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 
 __all__ = ["interpolate", "interpolate_backward"]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._calls import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 from ..._compat import namespace, to_compute
 from ..._compat import sign as sign_of
 from ..._types import Array
@@ -21,7 +22,6 @@ from ...autodiff import compose, graph_op, in_graph, linear, max_backward, max_i
 from ...kernels.linear import SeparableLinear, outer_product
 from ...kernels.maxes import MaxWindows
 from ...plans import windows
-from .._common import channels_last, check_layout, keep_layout, layout_op, resolve, resolve_backward
 
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d", "lp_pool1d_backward", "lp_pool2d_backward", "lp_pool3d_backward"]
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Literal, overload
 
+from ..._calls import channels_last, check_layout, keep_layout, resolve, resolve_backward
 from ..._types import Array, Padding, Size
 from ...autodiff import graph_op, in_graph, max_pool
 from ...kernels.maxes import MaxWindows
-from .._common import channels_last, check_layout, keep_layout, resolve, resolve_backward, routed_vjp
+from .._routed import routed_vjp
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d",
            "max_pool1d_backward", "max_pool2d_backward", "max_pool3d_backward"]

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
+from ..._calls import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
 from ..._compat import extremes, is_dask_array
 from ..._types import Array
 from ...autodiff import graph_op, in_graph, max_backward, max_select
 from ...kernels.unpool import Unpool
-from .._common import channels_last, check_indices, check_layout, keep_layout, resolve, resolve_backward
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d",
            "max_unpool1d_backward", "max_unpool2d_backward", "max_unpool3d_backward"]

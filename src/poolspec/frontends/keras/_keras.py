@@ -13,6 +13,7 @@ from typing import Any
 from ..._compat import dtype_name, namespace
 from .._common import over_symbolic_axes, symbolic_axes
 from .._tensorflow import is_tensorflow, on_tensorflow
+from ._registry import SPECS
 
 _FORMATS = ("channels_first", "channels_last")
 SYMBOLIC_NOTE = ("Keras' symbolic calls as keras.ops makes them: on a KerasTensor the result is a KerasTensor (None "
@@ -87,9 +88,6 @@ def symbolic_call(function: str, inputs: Any, arguments: dict[str, Any]) -> Any:
     return FrontendOperation(function, arguments).symbolic_call(inputs)
 
 
-# the front-end functions and their shape rules, by name: filled by the modules that define them
-FUNCTIONS: dict[str, Callable[..., Any]] = {}
-SPECS: dict[str, Callable[..., tuple[tuple[Any, ...], str]]] = {}
 
 
 def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, arguments: dict[str, Any],

@@ -5,18 +5,19 @@ model using the front-ends saves and loads. Imported only where Keras is."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import keras
 
-from ._keras import FUNCTIONS, SPECS
+from ._registry import FUNCTIONS, SPECS
 
 
 def _functions() -> None:
     """The front-end modules, which fill FUNCTIONS and SPECS (a model loaded in a fresh process may not have
-    imported them)."""
-    from . import ops  # noqa: F401
-    from .ops import image  # noqa: F401
+    imported them): found by name, since they import this module's caller (``_keras``) themselves."""
+    for module in ("ops", "ops.image"):
+        importlib.import_module(f"{__package__}.{module}")
 
 
 @keras.saving.register_keras_serializable(package="poolspec")

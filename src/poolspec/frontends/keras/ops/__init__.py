@@ -33,8 +33,9 @@ from ....plans.windows import GatherPlan
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
 from ..._common import fail, mirror, resample, tap_table
-from .._keras import FUNCTIONS, SPECS, SYMBOLIC_NOTE, frontend_call
+from .._keras import SYMBOLIC_NOTE, frontend_call
 from .._keras import data_format as keras_data_format
+from .._registry import FUNCTIONS, SPECS
 
 __all__ = ["max_pool", "average_pool", "adaptive_average_pool", "adaptive_max_pool"]
 

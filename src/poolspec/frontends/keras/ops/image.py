@@ -19,7 +19,8 @@ from ...._types import Array
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
 from ..._common import fail, mirror
-from .._keras import FUNCTIONS, SPECS, SYMBOLIC_NOTE, frontend_call
+from .._keras import SYMBOLIC_NOTE, frontend_call
+from .._registry import FUNCTIONS, SPECS
 
 __all__ = ["resize"]
 

@@ -8,13 +8,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from .._compat import WINNERS, device, dtype_name, extremes, is_torch_array, is_traced, namespace, readable
-from ..autodiff import max_backward, max_indices
-from ..kernels.cells import Cells
-from ..spec import Resolved, card
-from ..spec._rules import layout_order
+from ._compat import device, dtype_name, extremes, is_torch_array, namespace, readable
+from .spec import Resolved, card
+from .spec._rules import layout_order
 
 
 def _typed(value: Any) -> Any:
@@ -216,36 +212,3 @@ def channels_last(fn: Any, args: dict[str, Any], spatial: int | None, arrays: tu
         return tuple(namespace(o).permute_dims(o, back) if outputs is None or i in outputs else o
                      for i, o in enumerate(out))
     return namespace(out).permute_dims(out, back)
-
-
-# -- the routed families' VJP at given indices (max_pool, adaptive_max_pool) --------------------------------
-
-def are_winners(windows: Any, xp: Any, x: Any, indices: Any) -> bool:
-    """Whether ``indices`` are x's winners; taken as True where the values cannot be read. Concrete JAX arrays
-    inside a jit trace are compared on the host: jnp operations there are staged, and a branch may never
-    read a traced value."""
-    if WINNERS[0] or not (readable(indices) and readable(x)):
-        return True
-    same = xp.all(indices == max_indices(windows, x))
-    if is_traced(same):
-        host = np.asarray(x).astype(np.float64)  # exact for every float dtype, bfloat16 included
-        same = np.all(np.asarray(indices) == max_indices(windows, host))
-    return bool(same)
-
-
-def routed_vjp(op: str, windows: Any, grad_output: Any, x: Any, indices: Any, shape: tuple[int, ...]) -> Any:
-    """The VJP at the forward's winners, or at ``indices`` given in their place. The windows' routes rely on
-    each index being its output's winner (inside its window); other indices follow torch's rule instead,
-    each cotangent added at its index anywhere in the plane (by sorting, :class:`Cells`). Under transforms,
-    traces and Dask's lazy graphs, whose values are not read, indices are taken as the winners."""
-    if indices is None:
-        return max_backward(windows, grad_output, max_indices(windows, x), primal=x)
-    xp = check_indices(f"{op}_backward", indices, x, shape)
-    if are_winners(windows, xp, x, indices):
-        return max_backward(windows, grad_output, indices, primal=x)
-    n = len(windows.in_spatial)
-    P, M, lead = math.prod(windows.in_spatial), math.prod(shape[-n:]), tuple(x.shape[:x.ndim - n])
-    check_index_range(f"{op}_backward", xp, indices, P)
-    grad = max_backward(Cells(P, M), xp.reshape(grad_output, lead + (M,)), xp.reshape(indices, lead + (M,)),
-                        primal=xp.reshape(x, lead + (P,)))
-    return xp.reshape(grad, tuple(x.shape))

@@ -1,0 +1,3 @@
+"""poolspec's version (pyproject.toml states the same)."""
+
+__version__ = "0.1.0"
