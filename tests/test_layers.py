@@ -22,10 +22,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("autodiff", ("poolspec.autodiff", "poolspec.autodiff.*")),
     ("ops", ("poolspec.families.*", "poolspec.families.*.ops", "poolspec.families.*.sampling")),
     ("api", ("poolspec",)),
-    ("mirrors", ("poolspec.families.*.conformance", "poolspec.conformance", "poolspec.conformance.*",
-                 "poolspec.frontends", "poolspec.frontends.**", "poolspec.export", "poolspec.export.*",
-                 "poolspec.pyramid", "poolspec.memory")),
-    ("tools", ("poolspec.bench", "poolspec.bench_*", "poolspec.device_bench", "poolspec.cli", "poolspec.__main__")),
+    ("mirrors", ("poolspec.families.*.conformance", "poolspec.families.*.burn", "poolspec.conformance",
+                 "poolspec.conformance.*", "poolspec.frontends", "poolspec.frontends.**", "poolspec.export",
+                 "poolspec.export.*", "poolspec.pyramid", "poolspec.memory")),
+    ("tools", ("poolspec.bench", "poolspec.bench_*", "poolspec.device_bench", "poolspec.cli", "poolspec.__main__",
+               "poolspec.families.*.bench")),
 ]
 
 

@@ -428,54 +428,29 @@ class TorchCompileRunner(TorchRunner):
 
 # ------------------------------------------------------------------------------------------------------ JAX
 
-def _reduce_window(case: BenchCase) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
+def reduce_window_args(case: BenchCase) -> tuple[tuple[int, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
     a, n = case.args, len(case.shape) - 2
     k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
     return (1, 1) + (k,) * n, (1, 1) + (s,) * n, ((0, 0), (0, 0)) + ((p, p),) * n
 
 
-def _jax_max_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-    jnp, lax = jax.numpy, jax.lax
-    dims, strides, pads = _reduce_window(case)
-    return "lax.reduce_window(max)", lambda x: lax.reduce_window(x, -jnp.inf, lax.max, dims, strides, pads)
+@dataclass(frozen=True)
+class Peers:
+    """A family's benchmark peers, declared in its folder (``families/<family>/bench.py``'s ``PEERS``): JAX's
+    nearest equivalent (jitted beside poolspec on JAX), the ONNX operator the reference evaluator runs on NumPy
+    (and whether it takes count_include_pad), and the scikit-image reductions whose semantics coincide."""
+
+    jax: Callable[[Any, BenchCase], tuple[str, Callable[..., Any]]] | None = None
+    onnx: tuple[str, bool] | None = None
+    global_mean: bool = False  # a mean over the whole plane at output size 1 (GlobalAveragePool, block_reduce)
+    block_mean: bool = False  # block_reduce(np.mean) where the windows tile the plane
 
 
-def _jax_avg_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-    jnp, lax = jax.numpy, jax.lax
-    dims, strides, pads = _reduce_window(case)
-    if case.args.get("count_include_pad", True):
-        count = math.prod(dims)
-        return "lax.reduce_window(add) / k^n", lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads) / count
-    return ("lax.reduce_window(add) / window count (flax avg_pool, count_include_pad=False)",
-            lambda x: lax.reduce_window(x, 0.0, lax.add, dims, strides, pads)
-            / lax.reduce_window(jnp.ones(x.shape[2:], x.dtype), 0.0, lax.add, dims[2:], strides[2:], pads[2:]))
-
-
-def _jax_adaptive_avg_pool(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-    jnp, o, axes = jax.numpy, case.args["output_size"], tuple(range(2, len(case.shape)))
-    if o == 1:
-        names = ("D", "H", "W")[3 - len(axes):] if len(axes) > 1 else ("L",)
-        return f"jnp.mean over {', '.join(names)}", lambda x: jnp.mean(x, axis=axes, keepdims=True)
-    return ("jax.image.resize linear antialias (nearest equivalent: JAX has no adaptive pool)",
-            lambda x: jax.image.resize(x, x.shape[:2] + (o,) * len(axes), "linear", antialias=True))
-
-
-def _jax_resize(jax: Any, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-    a = case.args
-    size = a.get("size") or tuple(int(s * a["scale_factor"]) for s in case.shape[2:])
-    method = {"linear": "linear", "bilinear": "linear", "trilinear": "linear", "nearest": "nearest",
-              "bicubic": "cubic"}[a["mode"]]
-    aa = bool(a.get("antialias"))
-    note = "" if a["mode"] != "nearest" else " (rounds half up: nearest-exact, the nearest equivalent)"
-    return (f"jax.image.resize {method}{' antialias' if aa else ''}{note}",
-            lambda x: jax.image.resize(x, x.shape[:2] + tuple(size), method, antialias=aa))
-
-
-# JAX's nearest equivalent of each family that has one, keyed by the registry's family
-_JAX_PEERS: dict[str, Callable[[Any, BenchCase], tuple[str, Callable[..., Any]]]] = {
-    "max_pool": _jax_max_pool, "avg_pool": _jax_avg_pool, "adaptive_avg_pool": _jax_adaptive_avg_pool,
-    "interpolate": _jax_resize,
-}
+@functools.cache
+def peers(family: str) -> Peers:
+    """The peers family ``family`` declares (none where its folder has no ``bench.py``)."""
+    name = f"poolspec.families.{family}.bench"
+    return importlib.import_module(name).PEERS if importlib.util.find_spec(name) is not None else Peers()
 
 
 class JaxRunner:
@@ -486,7 +461,7 @@ class JaxRunner:
         self.jnp = importlib.import_module("jax.numpy")
 
     def peer(self, case: BenchCase) -> tuple[str, Callable[..., Any]]:
-        make = _JAX_PEERS.get(record(case.op).family)
+        make = peers(record(case.op).family).jax
         if make is None:
             raise KeyError(case.op)
         return make(self.jax, case)
@@ -522,13 +497,6 @@ class JaxRunner:
 
 # ---------------------------------------------------------------------------------------------------- NumPy
 
-# ONNX's operators for the families it has, keyed by the registry's family
-# (operator, whether it takes count_include_pad)
-_ONNX_POOLS = {"max_pool": ("MaxPool", False), "avg_pool": ("AveragePool", True)}
-_GLOBAL_MEANS = ("adaptive_avg_pool",)  # a mean over the whole plane at output size 1
-_BLOCK_MEANS = ("avg_pool",)  # skimage's block_reduce(np.mean) where the windows tile the plane
-
-
 class NumpyRunner:
     name = "numpy"
 
@@ -543,14 +511,15 @@ class NumpyRunner:
         from onnx.reference import ReferenceEvaluator
 
         a, n, family = case.args, len(case.shape) - 2, record(case.op).family
-        if family in _ONNX_POOLS:
+        onnx = peers(family).onnx
+        if onnx is not None:
             k, s, p = a["kernel_size"], a.get("stride") or a["kernel_size"], a.get("padding", 0)
             attrs: dict[str, Any] = dict(kernel_shape=[k] * n, strides=[s] * n, pads=[p] * (2 * n))
-            name, counts = _ONNX_POOLS[family]
+            name, counts = onnx
             if counts:
                 attrs["count_include_pad"] = int(a.get("count_include_pad", True))
             node = helper.make_node(name, ["x"], ["y"], **attrs)
-        elif family in _GLOBAL_MEANS and a["output_size"] == 1:
+        elif peers(family).global_mean and a["output_size"] == 1:
             node = helper.make_node("GlobalAveragePool", ["x"], ["y"])
         else:
             return None
@@ -569,12 +538,12 @@ class NumpyRunner:
         from skimage.measure import block_reduce  # type: ignore[import-not-found]  # optional peer
 
         a, n, family = case.args, len(case.shape) - 2, record(case.op).family
-        tiles = family in _BLOCK_MEANS and (a.get("stride") in (None, a["kernel_size"])) and \
+        tiles = peers(family).block_mean and (a.get("stride") in (None, a["kernel_size"])) and \
             not a.get("padding") and all(L % a["kernel_size"] == 0 for L in case.shape[2:])
         if tiles:
             block = (1, 1) + (a["kernel_size"],) * n
             return lambda x: block_reduce(x, block, np.mean)
-        if family in _GLOBAL_MEANS and a["output_size"] == 1:
+        if peers(family).global_mean and a["output_size"] == 1:
             return lambda x: block_reduce(x, (1, 1) + case.shape[2:], np.mean)
         return None
 

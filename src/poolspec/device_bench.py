@@ -319,12 +319,12 @@ def jax_rows(cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
 
     import poolspec
 
-    from .bench import _JAX_PEERS, BenchCase, JaxRunner
+    from .bench import BenchCase, JaxRunner, peers
 
     runner = JaxRunner()
     rows = []
     for case in cases:
-        if record(case.op).family not in _JAX_PEERS or case.grid:
+        if peers(record(case.op).family).jax is None or case.grid:
             continue
         bc = BenchCase(case.key, case.op, case.shape, case.args)
         row: dict[str, Any] = {"case": case.key, "device": str(jax.devices()[0])}

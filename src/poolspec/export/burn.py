@@ -7,6 +7,9 @@ literal ``TestTensor::from_floats`` arrays and a ``Tolerance``. ``TestTensor``, 
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +19,10 @@ import numpy as np
 
 from ..conformance import golden
 from ..registry import op as record
-from .sizes import size_arguments
 
 MAX_ELEMENTS = 600  # input + output: keeps the literals readable
-_MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
-_PADDING = {"zeros": "Zeros", "border": "Border", "reflection": "Reflection"}
-# Burn's grid_sample_2d has no autodiff (burn#4723): its backward tests are emitted ignored, with the vectors a
-# porter needs to implement it
-_NO_AUTODIFF = {"grid_sample": "burn#4723: grid_sample_2d has no autodiff backward yet"}
+MODES = {"nearest": "Nearest", "bilinear": "Bilinear", "bicubic": "Bicubic", "lanczos": "Lanczos3"}
+PADDING = {"zeros": "Zeros", "border": "Border", "reflection": "Reflection"}
 
 
 def _rank(op: str) -> int:
@@ -33,7 +32,7 @@ def _rank(op: str) -> int:
 
 
 def _eligible(case: golden.Golden) -> bool:
-    rule = _BURN.get(record(case.op).family)
+    rule = _rules().get(record(case.op).family)
     n = _rank(case.op)
     if rule is None or n not in rule.ranks or case.error is not None or not case.dtype.startswith("float"):
         return False
@@ -51,7 +50,7 @@ def burn_cases(cases: list[golden.Golden]) -> list[golden.Golden]:
     return [c for c in cases if _eligible(c)]
 
 
-def _tuple(v: Any, n: int) -> tuple[Any, ...]:
+def tuple_of(v: Any, n: int) -> tuple[Any, ...]:
     if v is None:
         return (None,) * n
     return tuple(v) * (n if len(v) == 1 else 1) if isinstance(v, (tuple, list)) else (v,) * n
@@ -72,106 +71,55 @@ def _literal(a: np.ndarray, dtype: str, indent: int = 8) -> str:
     return "[\n" + inner + ",\n" + pad + "]"
 
 
-def _arr(v: Any, n: int) -> str:
-    t = _tuple(v, n)
+def arr(v: Any, n: int) -> str:
+    t = tuple_of(v, n)
     return str(t[0]) if n == 1 else "[" + ", ".join(str(i) for i in t) + "]"
 
 
-def _flag(v: Any) -> str:
+def flag(v: Any) -> str:
     return "true" if v else "false"
 
 
-def _window(args: dict[str, Any], n: int) -> tuple[str, str, str]:
+def window(args: dict[str, Any], n: int) -> tuple[str, str, str]:
     k = args.get("kernel_size")
     s = args.get("stride") if args.get("stride") not in (None, ()) else k
-    return _arr(k, n), _arr(s, n), _arr(args.get("padding", 0), n)
+    return arr(k, n), arr(s, n), arr(args.get("padding", 0), n)
 
 
-def _avg_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    args = case.arguments
-    k, s, p = _window(args, n)
-    return (f"{case.op}({x}, {k}, {s}, {p}, {_flag(args.get('count_include_pad', True))}, "
-            f"{_flag(args.get('ceil_mode', False))})")
-
-
-def _max_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    args = case.arguments
-    k, s, p = _window(args, n)
-    name = case.op + ("_with_indices" if with_indices else "")
-    return f"{name}({x}, {k}, {s}, {p}, {_arr(args.get('dilation', 1), n)}, {_flag(args.get('ceil_mode', False))})"
-
-
-def _adaptive_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    return f"{case.op}({x}, {_arr(case.arguments['output_size'], n)})"
-
-
-def _grid_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    args = case.arguments
-    grid = "grid" if x == "x" else "grid.clone()"
-    return (f"{x}.grid_sample_2d({grid}, GridSampleOptions::new(InterpolateMode::{_MODES[args['mode']]})"
-            f".with_padding_mode(GridSamplePaddingMode::{_PADDING[args['padding_mode']]})"
-            f".with_align_corners({_flag(args.get('align_corners'))}))")
-
-
-def _interpolate_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool, n: int) -> str:
-    args = case.arguments
-    size = size_arguments(case, shape)[0]["size"]
-    options = (f"InterpolateOptions::new(InterpolateMode::{_MODES[args['mode']]})"
-               f".with_align_corners({_flag(args.get('align_corners'))})")
-    return f"interpolate({x}, {_arr(size, n)}, {options})"
-
-
-def _always(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
+def always(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
     return True
 
 
-def _avg_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
-    return case.arguments.get("divisor_override") is None
-
-
-def _adaptive_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
-    return not any(v is None for v in _tuple(case.arguments["output_size"], n))
-
-
-def _interpolate_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
-    args = case.arguments
-    if args.get("antialias") or args["mode"] not in _MODES:
-        return False
-    return size_arguments(case, tuple(a["input"].shape))[1]
-
-
-def _grid_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:  # the modes Burn has
-    return (case.arguments["mode"] in ("bilinear", "nearest")
-            and a["grid"].size + a["input"].size + a["output"].size <= MAX_ELEMENTS)
-
-
 @dataclass(frozen=True)
-class _BurnOp:
+class BurnOp:
     """How a family's cases become Burn calls: which are expressible, the call, the imports."""
 
     call: Callable[[golden.Golden, str, tuple[int, ...], bool, int], str]
-    eligible: Callable[[golden.Golden, dict[str, np.ndarray], int], bool] = _always
+    eligible: Callable[[golden.Golden, dict[str, np.ndarray], int], bool] = always
     ranks: tuple[int, ...] = (1, 2)  # the spatial ranks Burn has
     module_fn: bool = True  # a burn_tensor::module function (else a Tensor method)
     with_indices: bool = False  # also <op>_with_indices
     uses: tuple[str, ...] = ()  # more burn_tensor::ops imports
+    # why Burn's autodiff cannot run the backward test (emitted ignored, with the vectors a porter needs)
+    no_autodiff: str = ""
 
 
-# the families Burn has, keyed by the registry's family of an op
-_BURN: dict[str, _BurnOp] = {
-    "avg_pool": _BurnOp(_avg_call, _avg_eligible),
-    "max_pool": _BurnOp(_max_call, with_indices=True),
-    "adaptive_avg_pool": _BurnOp(_adaptive_call, _adaptive_eligible),
-    "interpolate": _BurnOp(_interpolate_call, _interpolate_eligible, ranks=(2,),
-                           uses=("use burn_tensor::ops::{InterpolateMode, InterpolateOptions};",)),
-    "grid_sample": _BurnOp(_grid_call, _grid_eligible, ranks=(2,), module_fn=False,
-                           uses=("use burn_tensor::ops::{GridSampleOptions, GridSamplePaddingMode, "
-                                 "InterpolateMode};",)),
-}
+@functools.cache
+def _rules() -> dict[str, BurnOp]:
+    """The families Burn has: each family folder's ``burn.py`` (its ``RULE``), found by name, keyed by family."""
+    from ..families import all_families
+
+    found = {}
+    for f in all_families():
+        name = f"poolspec.families.{f.name}.burn"
+        if importlib.util.find_spec(name) is not None:
+            found[f.name] = importlib.import_module(name).RULE
+    return found
+
 
 
 def _call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices: bool = False) -> str:
-    return _BURN[record(case.op).family].call(case, x, shape, with_indices, _rank(case.op))
+    return _rules()[record(case.op).family].call(case, x, shape, with_indices, _rank(case.op))
 
 
 def _tolerance(case: golden.Golden) -> str:
@@ -202,7 +150,7 @@ def _tests(case: golden.Golden) -> str:
                   "    indices.into_data().assert_eq(&expected_indices.into_data(), false);"]
     lines.append("}")
     if "grad_input" in a:
-        reason = _NO_AUTODIFF.get(record(case.op).family)
+        reason = _rules()[record(case.op).family].no_autodiff
         ignored = [f'#[ignore = "{reason}"]'] if reason else []
         lines += ["", f"/// {case.name}: the gradient for the cotangent grad_output (torch's autograd)",
                   "#[test]", *ignored, f"fn {fn}_backward() {{", "    let device = Default::default();",
@@ -241,7 +189,7 @@ def write_burn(out: Path, cases: list[golden.Golden], entries: list[dict[str, An
     files = {}
     torch_version = golden.manifest()["torch_version"]
     for op, group in by_op.items():
-        rule = _BURN[record(op).family]
+        rule = _rules()[record(op).family]
         uses = sorted({op} | ({op + "_with_indices"} if rule.with_indices else set()))
         head = [f"// Generated by poolspec {__version__} from torch {torch_version} reference vectors; do not edit.",
                 f"// Regenerate: poolspec export --ops {op} --format burn --dtype {group[0].dtype} --out DIR",
