@@ -34,6 +34,10 @@ from .spec import infer_arguments, output_shape
 # family adds its line there); the registry, which sits below them, is handed them here
 _PUBLIC = [name for family in all_families()
            for name in importlib.import_module(f"{__name__}.families.{family.name}.ops").__all__]
+_MISSING = [name for name in _PUBLIC if name not in globals()]
+if _MISSING:
+    raise ImportError(f"poolspec: {', '.join(_MISSING)} declared by a family's ops.py but not imported: add its "
+                      "star-import line (from .families.<family>.ops import *) to poolspec/__init__.py")
 registry.bind({name: globals()[name] for name in _PUBLIC})
 __all__ = ["__version__", "spec", "output_shape", "infer_arguments", "set_eager_fusion", *_PUBLIC]
 
