@@ -2,9 +2,11 @@
 
 A family's folder ``families/<family>/`` holds ``card.py`` (its cards and its ``FAMILY`` record: the kernel kind
 that decides its derivatives in a captured torch graph, where its cards sit in the catalogue, whether inductor may
-expand its VJP) and ``ops.py`` (its public functions and their ``*_backward``). This module finds the folders; it
-imports the cards only (``card.py`` imports ``spec``'s rules and nothing above them), so the layers below the
-public functions can ask about every family without importing one.
+expand its VJP), ``ops.py`` (its public functions and their ``*_backward``, exported by one star-import line in
+``poolspec/__init__.py``), ``conformance.py`` (its conformance ``RECORD``) and, where it has them, ``burn.py`` (its
+Burn rule) and ``bench.py`` (its benchmark peers). This module finds the folders; it imports the cards only
+(``card.py`` imports ``spec``'s rules and nothing above them), so the layers below the public functions can ask
+about every family without importing one.
 
 >>> from poolspec import families
 >>> families.family("max_pool").kind
