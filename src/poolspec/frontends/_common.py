@@ -131,25 +131,95 @@ def mirror(module: str, original: str, names: Sequence[str]) -> tuple[Callable[[
     return __getattr__, __dir__
 
 
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
 def fail(function: str, name: str, value: Any, rule: str, kind: type[Exception] = ValueError) -> None:
     """Raise ``kind`` naming the front-end function, the argument and the rule it broke."""
     raise kind(f"{function}: {name}={value!r}: {rule}")
 
 
-def int_tuple(function: str, name: str, value: Any, n: int, allowed: Sequence[int] = ()) -> tuple[int, ...]:
-    """An int, or a sequence of 1 or ``n`` ints (or of another length in ``allowed``), as an n-tuple."""
-    def one(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            fail(function, name, value, "must be an int or a sequence of ints", TypeError)
-        return int(v)
+def ints(function: str, name: str, value: Any, rule: str = "must be a sequence of ints",
+         kind: type[Exception] = TypeError, shown: Any = None) -> tuple[int, ...]:
+    """The entries of the sequence ``value`` as ints; ``kind`` (naming ``shown``, default ``value``) if it is not a
+    sequence or an entry is not an int (bools and floats are refused: a size is never a truth value).
 
-    if isinstance(value, (list, tuple)):
-        vals = tuple(one(v) for v in value)
-        if len(vals) == 1:
-            return vals * n
-        if len(vals) == n:
-            return vals
-        if len(vals) in allowed:
-            return vals
-        fail(function, name, value, f"must have 1 or {n} entries")
-    return (one(value),) * n
+    >>> ints("f", "size", [2, np.int64(3)])
+    (2, 3)
+    """
+    try:
+        vals = tuple(value)
+    except TypeError:
+        vals = (None,)
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in vals):
+        fail(function, name, value if shown is None else shown, rule, kind)
+    return tuple(int(v) for v in vals)
+
+
+def at_least(function: str, name: str, value: Any, vals: Sequence[int], low: int = 1, rule: str = "") -> None:
+    """Refuse ``value`` (ValueError) unless every entry of ``vals`` (its ints) is >= ``low``."""
+    if any(v < low for v in vals):
+        fail(function, name, value, rule or f"every entry must be >= {low}")
+
+
+def choice(function: str, name: str, value: Any, allowed: Sequence[str], rule: str = "", any_case: bool = False,
+           not_str: str = "", kind: type[Exception] = ValueError) -> str:
+    """``value``, one of the strings ``allowed`` (``any_case``: compared upper-cased, returned as given); ``kind``
+    naming ``rule`` (default: the list) otherwise, or a TypeError with ``not_str`` for a value that is not a
+    string where that rule is given (a dtype's name is checked as ``kind=TypeError``).
+
+    >>> choice("f", "padding", "same", ("VALID", "SAME"), any_case=True)
+    'same'
+    """
+    if not isinstance(value, str) and not_str:
+        fail(function, name, value, not_str, TypeError)
+    if not isinstance(value, str) or (value.upper() if any_case else value) not in allowed:
+        fail(function, name, value, rule or f"must be one of {', '.join(allowed)}", kind)
+    return str(value)
+
+
+def nonempty(function: str, name: str, shape: Sequence[Any], axes: Sequence[int],
+             rule: str | Callable[[int], str]) -> None:
+    """Refuse (ValueError, naming the shape) an array whose axis in ``axes`` has no cell; ``rule`` may be a
+    function of that axis. Symbolic sizes pass."""
+    for a in axes:
+        if isinstance(shape[a], (int, np.integer)) and shape[a] == 0:
+            fail(function, name, tuple(shape), rule if isinstance(rule, str) else rule(a))
+
+
+def flag(function: str, name: str, value: Any) -> bool:
+    """``value``, a bool (NumPy's included), else a TypeError: flags are not truthy objects."""
+    if not isinstance(value, (bool, np.bool_)):
+        fail(function, name, value, "must be a bool", TypeError)
+    return bool(value)
+
+
+def jax_default_float(x: Any) -> str:
+    """JAX's default float dtype, which its true division of integers gives: float64 under jax_enable_x64 (and
+    off JAX, where nothing narrows it), float32 on JAX arrays without it."""
+    if not is_jax_array(x):
+        return "float64"
+    import jax
+
+    return "float64" if jax.config.read("jax_enable_x64") else "float32"
+
+
+@lru_cache(maxsize=512)
+def mean_table(length: int, kernel: int, stride: int, low: int, out: int, at_offset: bool = False) -> GatherPlan:
+    """One axis of a box average whose padding is not counted (TensorFlow's AvgPool, Keras' "same"): output
+    ``o`` averages the input cells of [o s - low, o s - low + k) inside [0, length). Its taps start at the first
+    cell inside, or with ``at_offset`` tap t reads window cell t (padding taps read nothing): the same products
+    in the same order, kept apart because a sum led by a padding tap's +0 turns an all -0.0 window's -0.0 to 0.0.
+
+    >>> mean_table(3, 2, 2, 0, 2).weight.tolist()
+    [[0.5, 1.0], [0.5, 0.0]]
+    """
+    index = np.full((kernel, out), length, dtype=np.int64)
+    weight = np.zeros((kernel, out))
+    for o in range(out):
+        a, b = max(o * stride - low, 0), min(o * stride - low + kernel, length)
+        t = a - (o * stride - low) if at_offset else 0
+        index[t:t + b - a, o] = np.arange(a, b)
+        weight[t:t + b - a, o] = 1.0 / (b - a)
+    return tap_table(index, weight, length)

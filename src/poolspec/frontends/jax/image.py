@@ -21,12 +21,26 @@ from typing import Any
 
 import numpy as np
 
-from ..._compat import dtype_name, dtype_of, is_jax_array, namespace, to_namespace
+from ..._compat import dtype_name, dtype_of, namespace, to_namespace
 from ..._types import Array
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
-from .._common import dense_table, fail, mirror, resample, tap_table
+from .._common import (
+    FLOATS,
+    INTS,
+    at_least,
+    choice,
+    dense_table,
+    fail,
+    ints,
+    jax_default_float,
+    mirror,
+    nonempty,
+    resample,
+    tap_table,
+)
+from .._geometry import half_pixel
 
 
 class ResizeMethod(enum.Enum):
@@ -54,21 +68,16 @@ _STRINGS = {"nearest": "NEAREST", "linear": "LINEAR", "bilinear": "LINEAR", "tri
             "bicubic": "CUBIC", "tricubic": "CUBIC", "cubic-pytorch": "CUBIC_PYTORCH",
             "bicubic-pytorch": "CUBIC_PYTORCH", "area": "AREA"}
 
-_INT_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _EPS32 = float(np.finfo(np.float32).eps)
 
 
 def _method(function: str, method: Any) -> str:
-    if isinstance(method, str):
-        if method not in _STRINGS:
-            fail(function, "method", method, f'Unknown resize method "{method}"; known: ' + ", ".join(_STRINGS))
-        return _STRINGS[method]
     # jax's own ResizeMethod members (or this module's) by name: the two enums are the same list
     if isinstance(method, enum.Enum) and method.name in ResizeMethod.__members__:
         return method.name
-    fail(function, "method", method, "must be a ResizeMethod or one of " + ", ".join(repr(s) for s in _STRINGS),
-         TypeError)
-    raise AssertionError
+    return _STRINGS[choice(function, "method", method, tuple(_STRINGS), f'Unknown resize method "{method}"; known: '
+                           + ", ".join(_STRINGS), not_str="must be a ResizeMethod or one of "
+                           + ", ".join(repr(s) for s in _STRINGS))]
 
 
 # ------------------------------------------------------------------------------------------- the kernels
@@ -114,7 +123,7 @@ def _table(m: int, n: int, scale: float, translation: float, method: str, antial
         s, t = dt.type(scale), dt.type(translation)
         inv = dt.type(1.0) / s
         kernel_scale = np.maximum(inv, dt.type(1.0)) if antialias else dt.type(1.0)
-        sample_f = (np.arange(n, dtype=dt) + 0.5) * inv - t * inv - 0.5
+        sample_f = half_pixel(n, inv, dt) - t * inv - 0.5
         if method == "CUBIC_PYTORCH" and antialias:
             method = "CUBIC"
         radius, kernel = _KERNELS[method]
@@ -154,7 +163,7 @@ def _nearest_index(m: int, n: int) -> np.ndarray:
         index = np.zeros(0, dtype=np.int64)
     else:
         ratio = np.float32(m) * (np.float32(1.0) / np.float32(n))
-        offsets = (np.arange(n, dtype=np.float32) + np.float32(0.5)) * ratio
+        offsets = half_pixel(n, ratio)
         index = np.minimum(np.floor(offsets).astype(np.int64), m - 1)
     index.setflags(write=False)
     return index
@@ -168,37 +177,23 @@ def _nearest_table(m: int, n: int) -> GatherPlan:
 # ------------------------------------------------------------------------------------------- arguments
 
 def _shape(function: str, image: Any, shape: Any) -> tuple[int, ...]:
-    try:
-        out = tuple(shape)
-    except TypeError:
-        fail(function, "shape", shape, "must be a sequence of ints", TypeError)
-    for v in out:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            fail(function, "shape", shape, "must be a sequence of concrete ints", TypeError)
-        if v < 0:
-            fail(function, "shape", shape, "entries must be >= 0 (jax returns an empty axis for a negative one)")
+    out = ints(function, "shape", shape, "must be a sequence of concrete ints")
+    at_least(function, "shape", shape, out, 0, "entries must be >= 0 (jax returns an empty axis for a negative one)")
     if len(out) != image.ndim:
         fail(function, "shape", shape, f"must have length equal to the number of dimensions of image "
              f"({image.ndim}; image.shape={tuple(image.shape)})")
-    return tuple(int(v) for v in out)
+    return out
 
 
 def _inexact(function: str, image: Any) -> tuple[Any, str]:
     """image promoted as jax.numpy promotes to an inexact dtype (the integers of up to 32 bits and bool to
     float32, 64-bit integers to float64; a float is kept)."""
     xp = namespace(image, op=function, names=("image",))
-    name = dtype_name(xp, image.dtype)
-    if name in ("float16", "bfloat16", "float32", "float64"):
+    name = choice(function, "image", dtype_name(xp, image.dtype), FLOATS + ("bool",) + INTS, "dtype must be a real "
+                  "float, an integer or bool (complex is not supported)", kind=TypeError)
+    if name in FLOATS:
         return image, name
-    if name not in _INT_DTYPES:
-        fail(function, "image", name, "dtype must be a real float, an integer or bool (complex is not supported)",
-             TypeError)
-    wide = name in ("int64", "uint64")
-    if wide and is_jax_array(image):
-        import jax
-
-        wide = bool(jax.config.read("jax_enable_x64"))
-    target = "float64" if wide else "float32"
+    target = jax_default_float(image) if name in ("int64", "uint64") else "float32"
     return xp.astype(image, dtype_of(xp, target)), target
 
 
@@ -216,10 +211,8 @@ def _concrete(function: str, name: str, value: Any, count: int) -> tuple[np.ndar
         host = np.asarray(value.detach().cpu() if hasattr(value, "detach") else value)
     except Exception:
         fail(function, name, value, "must be concrete numbers (an array, list or tuple)", TypeError)
-    if host.ndim != 1:
-        fail(function, name, value, "must be a 1-d sequence with one entry per spatial dim", TypeError)
-    if host.dtype.kind not in "biuf":
-        fail(function, name, value, "must be real numbers", TypeError)
+    if host.ndim != 1 or host.dtype.kind not in "biuf":
+        fail(function, name, value, "must be a 1-d sequence of real numbers, one entry per spatial dim", TypeError)
     if host.shape[0] != count:
         fail(function, name, value, f"must have len(spatial_dims) = {count} entries")
     if host.dtype.kind == "f":
@@ -247,11 +240,10 @@ def _apply(x: Any, dims: list[int], plans: list[GatherPlan]) -> Any:
 def _nearest(function: str, image: Any, shape: tuple[int, ...]) -> Any:
     xp = namespace(image, op=function, names=("image",))
     dims = [d for d in range(image.ndim) if image.shape[d] != shape[d]]
-    for d in dims:
-        if image.shape[d] == 0:
-            fail(function, "image", tuple(image.shape), f"axis {d} is empty and cannot be resized to {shape[d]}")
+    nonempty(function, "image", tuple(image.shape), dims, lambda d: f"axis {d} is empty and cannot be resized to "
+                                                                    f"{shape[d]}")
     name = dtype_name(xp, image.dtype)
-    if name in ("float16", "bfloat16", "float32", "float64"):
+    if name in FLOATS:
         return resample(image, dims, [_nearest_table(image.shape[d], shape[d]) for d in dims])
     out = image  # integers and bool: a plain gather (no gradient to keep deterministic)
     for d in dims:
@@ -312,14 +304,11 @@ def resize(image: Array, shape: Sequence[int], method: str | ResizeMethod, antia
         return _nearest(function, image, out_shape)
     x, _ = _inexact(function, image)
     dims = [d for d in range(x.ndim) if x.shape[d] != out_shape[d]]
-    plans = []
-    for d in dims:
-        m, n = int(x.shape[d]), out_shape[d]
-        if m == 0:
-            fail(function, "image", tuple(image.shape), f"axis {d} is empty and cannot be resized to {n} "
-                 "(jax divides by zero)")
-        plans.append(_table(m, n, 1.0 if n == 0 else n / m, 0.0, name, bool(antialias), "float64"))
-    return _apply(x, dims, plans)
+    nonempty(function, "image", tuple(image.shape), dims, lambda d: f"axis {d} is empty and cannot be resized to "
+                                                                    f"{out_shape[d]} (jax divides by zero)")
+    sizes = [(int(x.shape[d]), out_shape[d]) for d in dims]
+    return _apply(x, dims, [_table(m, n, 1.0 if n == 0 else n / m, 0.0, name, bool(antialias), "float64")
+                            for m, n in sizes])
 
 
 def scale_and_translate(image: Array, shape: Sequence[int], spatial_dims: Sequence[int], scale: Any,

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..._compat import dtype_name, namespace
 from .._common import over_symbolic_axes, symbolic_axes
+from .._geometry import spatial_axes
 from .._tensorflow import is_tensorflow, on_tensorflow
 from ._registry import SPECS
 
@@ -88,8 +89,6 @@ def symbolic_call(function: str, inputs: Any, arguments: dict[str, Any]) -> Any:
     return FrontendOperation(function, arguments).symbolic_call(inputs)
 
 
-
-
 def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, arguments: dict[str, Any],
                   spatial_rank: int | None = None) -> Any:
     """A Keras front-end call as Keras makes it: ``data_format`` standardised (None: the global format); on a
@@ -106,7 +105,7 @@ def frontend_call(function: str, impl: Callable[..., Any], inputs: Any, argument
         return impl(inputs, **arguments)
     nd = inputs.ndim
     n = nd - 2 if spatial_rank is None else spatial_rank
-    spatial = range(nd - 1 - n, nd - 1) if arguments["data_format"] == "channels_last" else range(nd - n, nd)
+    spatial = spatial_axes(nd, n, arguments["data_format"] == "channels_first")
     if set(free) & set(spatial) and in_symbolic_scope():
         # Keras only asks for the output's spec here, and the spatial sizes are unknown: the spec alone
         import jax.numpy as jnp

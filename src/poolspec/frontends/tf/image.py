@@ -22,7 +22,8 @@ from ..._types import Array
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
-from .._common import dense_table, fail, mirror, resample, tap_table
+from .._common import at_least, choice, dense_table, fail, flag, ints, mirror, nonempty, resample, tap_table
+from .._geometry import half_pixel, spatial_axes
 from .._tensorflow import NOTE as TENSORFLOW_NOTE
 from .._tensorflow import is_tensorflow, on_tensorflow
 
@@ -85,36 +86,46 @@ def _scale_and_translate(kernel: str, antialias: bool, L: int, O: int) -> Gather
     scale = _F(O) / _F(L)
     inv_scale = _F(1.0 / float(scale))
     inv_translate = _F(-inv_scale * _F(0))
+    samples = (half_pixel(O, inv_scale) + inv_translate).astype(_F)
     kernel_scale = max(inv_scale, _F(1)) if antialias else _F(1)
     one_over = _F(_F(1) / kernel_scale)
     reach = _F(radius * kernel_scale)
     span = min(2 * math.ceil(float(reach)) + 1, L)
     index = np.full((span, O), L, dtype=np.int64)
     weight = np.zeros((span, O))
-    for x in range(O):
-        sample = _F(_F(_F(x) + _F(0.5)) * inv_scale + inv_translate)
+    for x, sample in enumerate(samples):
         if sample < 0 or sample > L:
             continue
         start = min(max(math.ceil(_F(_F(sample - reach) - _F(0.5))), 0), L - 1)
         end = min(max(math.floor(_F(_F(sample + reach) - _F(0.5))), 0), L - 1) + 1
         src = np.arange(start, end)
         pos = (src.astype(_F) + _F(0.5) - sample).astype(_F)
-        w = fn((pos * one_over).astype(_F))
-        total = _F(0)
-        for v in w:
-            total = _F(total + v)
-        if abs(total) >= 1000.0 * np.finfo(_F).tiny:
-            w = (w * _F(_F(1) / total)).astype(_F)
+        w = _normalised(fn((pos * one_over).astype(_F)))
+        if w is not None:
             index[: end - start, x] = src
             weight[: end - start, x] = w
     return tap_table(index, weight, L)
 
 
+def _normalised(w: np.ndarray) -> np.ndarray | None:
+    """Taps scaled to sum 1 as TF's kernels scale them (the float32 sum in tap order, then a product with its
+    reciprocal); None where the sum is too small to divide by (below 1000 times float32's smallest normal).
+
+    >>> _normalised(np.array([1.0, 3.0], np.float32)).tolist()
+    [0.25, 0.75]
+    """
+    total = _F(0)
+    for v in w:
+        total = _F(total + v)
+    if abs(total) < 1000.0 * np.finfo(_F).tiny:
+        return None
+    return (np.asarray(w, dtype=_F) * _F(_F(1) / total)).astype(_F)
+
+
 def _half_pixel(L: int, O: int, shift: bool) -> np.ndarray:
     """TF's HalfPixelScaler ((o + 0.5) * scale - 0.5) or, without ``shift``, HalfPixelScalerForNN, in float32
     with scale = float32(L) / float32(O)."""
-    scale = _F(L) / _F(O)
-    src = ((np.arange(O).astype(_F) + _F(0.5)) * scale).astype(_F)
+    src = half_pixel(O, _F(L) / _F(O))
     return (src - _F(0.5)).astype(_F) if shift else src
 
 
@@ -162,10 +173,9 @@ def _bicubic(L: int, O: int) -> GatherPlan:
         delta = _F(src[o] - _F(loc))
         off = int(np.rint(_F(delta * _F(1024))))
         coeffs = (table[off, 1], table[off, 0], table[1024 - off, 0], table[1024 - off, 1])
-        w = [_F(c) if 0 <= loc - 1 + t < L else _F(0) for t, c in enumerate(coeffs)]
-        total = _F(_F(_F(w[0] + w[1]) + w[2]) + w[3])
-        if abs(total) >= 1000.0 * np.finfo(_F).tiny:
-            w = [_F(v * _F(_F(1) / total)) for v in w]
+        taps = np.array([c if 0 <= loc - 1 + t < L else 0.0 for t, c in enumerate(coeffs)], dtype=_F)
+        scaled = _normalised(taps)
+        w = taps if scaled is None else scaled
         for t in range(4):
             if w[t] != 0:
                 index[t, o], weight[t, o] = loc - 1 + t, w[t]
@@ -210,9 +220,8 @@ def _size(size: Any) -> tuple[int, int]:
         size = size.tolist()
     if not isinstance(size, (list, tuple)) or len(size) != 2:
         fail("resize", "size", size, "must be a 1-D sequence of 2 elements: new_height, new_width")
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in size):
-        fail("resize", "size", size, "must be a 1-D int32 sequence")
-    return int(size[0]), int(size[1])
+    new = ints("resize", "size", size, "must be a 1-D int32 sequence", ValueError)
+    return new[0], new[1]
 
 
 def _preserve(size: tuple[int, int], h: int, w: int) -> tuple[int, int]:
@@ -283,22 +292,18 @@ def resize(images: Array, size: Any, method: str = "bilinear", preserve_aspect_r
     if images.ndim not in (3, 4):
         fail("resize", "images", tuple(images.shape), "must have either 3 or 4 dimensions")
     new = _size(size)
-    if not isinstance(method, str) or method not in METHODS:
-        fail("resize", "method", method, f"must be one of {METHODS}")
-    for arg, value in (("preserve_aspect_ratio", preserve_aspect_ratio), ("antialias", antialias)):
-        if not isinstance(value, (bool, np.bool_)):
-            fail("resize", arg, value, "must be a bool", TypeError)
-    dt = dtype_name(xp, images.dtype)
-    if dt not in _DTYPES:
-        fail("resize", "images.dtype", dt, f"must be one of {_DTYPES}", TypeError)
-    axes = (1, 2) if images.ndim == 4 else (0, 1)
-    h, w, c = int(images.shape[axes[0]]), int(images.shape[axes[1]]), int(images.shape[-1])
-    if min(h, w, c) <= 0:
-        fail("resize", "images", tuple(images.shape), "height, width and channels must be non-empty")
+    choice("resize", "method", method, METHODS, f"must be one of {METHODS}")
+    flag("resize", "preserve_aspect_ratio", preserve_aspect_ratio)
+    flag("resize", "antialias", antialias)
+    dt = choice("resize", "images.dtype", dtype_name(xp, images.dtype), _DTYPES, f"must be one of {_DTYPES}",
+                kind=TypeError)
+    axes = spatial_axes(images.ndim, 2, False)
+    nonempty("resize", "images", tuple(images.shape), (*axes, images.ndim - 1), "height, width and channels must "
+                                                                                  "be non-empty")
+    h, w = int(images.shape[axes[0]]), int(images.shape[axes[1]])
     if preserve_aspect_ratio:
         new = _preserve(new, h, w)
-    if min(new) <= 0:
-        fail("resize", "size", new, "output dimensions must be positive")
+    at_least("resize", "size", new, new, 1, "output dimensions must be positive")
     plans = _plans(method, bool(antialias), (h, w), new)
     x = images if method == "nearest" or dt == "float32" else xp.astype(images, xp.float32)
     return resample(x, axes, plans)

@@ -10,7 +10,6 @@ array([1.5, 4. ])
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,8 @@ from ...families.max_pool.ops import max_pool2d as _max2
 from ...families.max_pool.ops import max_pool3d as _max3
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
-from .._common import fail, mirror, resample, tap_table
+from .._common import FLOATS, at_least, choice, fail, flag, ints, mean_table, mirror, nonempty, resample
+from .._geometry import same_output, same_total, spatial_axes, valid_output
 from .._tensorflow import NOTE as TENSORFLOW_NOTE
 from .._tensorflow import is_tensorflow, on_tensorflow
 
@@ -33,8 +33,9 @@ _FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 _MAX_DTYPES = {1: ("float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"),
                3: ("float16", "bfloat16", "float32")}
 _MAX_DTYPES[2] = _MAX_DTYPES[1]
-_AVG_DTYPES = ("float16", "bfloat16", "float32", "float64")
+_AVG_DTYPES = FLOATS
 _MAX = {1: _max1, 2: _max2, 3: _max3}
+_NOT_INTS = "must be an int or a list of ints"
 _AVG = {1: _avg1, 2: _avg2, 3: _avg3}
 
 
@@ -42,25 +43,16 @@ def _lengths(n: int) -> str:
     return f"1 or {n + 2}" if n == 1 else f"1, {n} or {n + 2}"
 
 
-def _int(function: str, name: str, value: Any, whole: Any) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        fail(function, name, whole, "must be an int or a list of ints", TypeError)
-    return int(value)
-
-
 def _sequence(function: str, name: str, value: Any, n: int, channels_first: bool) -> tuple[tuple[int, ...], int]:
     """TF's ``_get_sequence``: an int or a list of 1, n or n + 2 ints (the n + 2 form in the data format's
     order, its batch and channel entries 1, as TF's CPU kernels require); every entry positive. Returns the
     spatial entries and, for the 1-d pools, the entry TF applies to the unit axis it inserts: their 3-entry
     list is prefixed by 1 and read as NHWC (NCHW), so its first entry (second for NCW) pools that axis."""
-    if isinstance(value, (list, tuple)):
-        vals = [_int(function, name, v, value) for v in value]
-    else:
-        vals = [_int(function, name, value, value)]
+    listed = isinstance(value, (list, tuple))
+    vals = list(ints(function, name, value if listed else (value,), _NOT_INTS, shown=value))
     if len(vals) not in ({1, n + 2} if n == 1 else {1, n, n + 2}):
         fail(function, name, value, f"must have length {_lengths(n)}")
-    if any(v <= 0 for v in vals):
-        fail(function, name, value, "every entry must be positive")
+    at_least(function, name, value, vals, 1, "every entry must be positive")
     unit = 1
     if len(vals) == 1:
         vals = vals * n
@@ -82,26 +74,23 @@ def _padding(function: str, padding: Any, n: int, channels_first: bool, explicit
              k: tuple[int, ...]) -> Any:
     """"VALID" or "SAME" (TF's spelling, upper case), or for MaxPool a list of n + 2 (low, high) pairs in the
     data format's order with zero batch and channel pairs and each spatial entry below the window size."""
-    if isinstance(padding, str):
-        if padding not in ("VALID", "SAME"):
-            fail(function, "padding", padding,
-                 "must be 'VALID' or 'SAME'" + (" or a list of pairs" if explicit else ""))
-        return padding.lower()
-    if not explicit or not isinstance(padding, (list, tuple)):
-        fail(function, "padding", padding, "must be the string 'VALID' or 'SAME'"
-             + (" or a list of (low, high) pairs" if explicit else ""), TypeError)
+    if isinstance(padding, str) or not explicit:
+        return choice(function, "padding", padding, ("VALID", "SAME"), "must be 'VALID' or 'SAME'"
+                      + (" or a list of pairs" if explicit else ""),
+                      not_str="must be the string 'VALID' or 'SAME'").lower()
+    if not isinstance(padding, (list, tuple)):
+        fail(function, "padding", padding, "must be the string 'VALID' or 'SAME' or a list of (low, high) pairs",
+             TypeError)
     if len(padding) != n + 2 or any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in padding):
         fail(function, "padding", padding, f"must be a list of {n + 2} (low, high) pairs")
-    pairs = [(_int(function, "padding", a, padding), _int(function, "padding", b, padding)) for a, b in padding]
+    pairs = [ints(function, "padding", p, _NOT_INTS, shown=padding) for p in padding]
     other = (0, 1) if channels_first else (0, n + 1)
     if any(pairs[i] != (0, 0) for i in other):
         fail(function, "padding", padding, "the batch and channel pairs must be [0, 0]")
     spatial = pairs[2:] if channels_first else pairs[1:-1]
-    for (lo, hi), kk in zip(spatial, k):
-        if lo < 0 or hi < 0:
-            fail(function, "padding", padding, "every entry must be non-negative")
-        if lo >= kk or hi >= kk:
-            fail(function, "padding", padding, "each spatial entry must be smaller than the window size")
+    at_least(function, "padding", padding, [v for p in spatial for v in p], 0, "every entry must be non-negative")
+    if any(lo >= kk or hi >= kk for (lo, hi), kk in zip(spatial, k)):
+        fail(function, "padding", padding, "each spatial entry must be smaller than the window size")
     return tuple(spatial)
 
 
@@ -109,26 +98,22 @@ def _out_size(function: str, L: int, k: int, s: int, pad: Any) -> int:
     """TF's GetWindowedOutputSize: SAME ceil(L / s); VALID and explicit (L + lo + hi - k + s) / s truncated
     toward zero, an error if negative (so a window longer than the input by less than s gives 0 outputs)."""
     if pad == "same":
-        return -(-L // s)
+        return same_output(L, s)
     lo, hi = (0, 0) if pad == "valid" else pad
-    num = L + lo + hi - k + s
-    if num < 0 and -num >= s:
+    if L + lo + hi - k + s < 0 and -(L + lo + hi - k + s) >= s:
         fail(function, "ksize", k, f"the computed output size would be negative (input {L}, stride {s})")
-    return max(num, 0) // s
+    return valid_output(L + lo + hi, k, s)  # the truncation's 0 where the window overhangs by less than s
 
 
 def _prepare(function: str, n: int, input: Any, ksize: Any, strides: Any, padding: Any, data_format: Any,
              dtypes: tuple[str, ...], explicit: bool) -> tuple[Any, tuple[int, ...], tuple[int, ...], Any, bool,
                                                                  tuple[int, ...]]:
     xp = namespace(input, names=("input",), op=function)
-    if not isinstance(data_format, str) or data_format not in _FORMATS[n]:
-        fail(function, "data_format", data_format, f"must be one of {_FORMATS[n]}")
-    channels_first = data_format.startswith("NC")
+    channels_first = choice(function, "data_format", data_format, _FORMATS[n], f"must be one of {_FORMATS[n]}") \
+        .startswith("NC")
     if input.ndim != n + 2:
         fail(function, "input", tuple(input.shape), f"must be {n + 2}-d ({data_format})")
-    name = dtype_name(xp, input.dtype)
-    if name not in dtypes:
-        fail(function, "input.dtype", name, f"must be one of {dtypes}", TypeError)
+    choice(function, "input.dtype", dtype_name(xp, input.dtype), dtypes, f"must be one of {dtypes}", kind=TypeError)
     k, unit = _sequence(function, "ksize", ksize, n, channels_first)
     s, _ = _sequence(function, "strides", strides, n, channels_first)
     pad = _padding(function, padding, n, channels_first, explicit, k)
@@ -136,7 +121,7 @@ def _prepare(function: str, n: int, input: Any, ksize: Any, strides: Any, paddin
         # TF's 1-d pools then leave no row on the axis they inserted, and squeezing it fails
         fail(function, "ksize", ksize, "the first entry pools TF's inserted unit axis: with VALID or explicit "
                                        "padding it must be 1")
-    spatial = tuple(input.shape[2:] if channels_first else input.shape[1:-1])
+    spatial = tuple(input.shape[a] for a in spatial_axes(n + 2, n, channels_first))
     per_axis = [pad] * n if isinstance(pad, str) else list(pad)
     out = tuple(_out_size(function, L, kk, ss, p) for L, kk, ss, p in zip(spatial, k, s, per_axis))
     return xp, k, s, pad, channels_first, out
@@ -160,17 +145,17 @@ def _pool(kind: str, n: int, input: Any, ksize: Any, strides: Any, padding: Any,
     if 0 in out or 0 in tuple(input.shape[1:]):
         return _empty(xp, input, out, channels_first)
     layout = "channels_first" if channels_first else "channels_last"
-    first = 2 if channels_first else 1
+    first = spatial_axes(n + 2, n, channels_first)[0]
     x = input
     if n == 3 and pad == "same":
-        x, pad = _same3d(xp, x, first, k, s, out)
+        x, pad = _same3d(xp, x, first, k, s)
     if is_max:
         return _MAX[n](x, k, s, pad, layout=layout)
     spatial = tuple(int(d) for d in x.shape[first:first + n])
     if n == 3 and any(kk > L for kk, L in zip(k, spatial)):
         # poolspec's avg_pool3d wants every extent >= the window; TF's clipped windows as per-axis tables
         pairs = [(0, 0)] * n if pad == "valid" else list(pad)
-        plans = tuple(_mean_table(L, kk, ss, lo, o) for L, kk, ss, (lo, _), o in zip(spatial, k, s, pairs, out))
+        plans = tuple(mean_table(L, kk, ss, lo, o) for L, kk, ss, (lo, _), o in zip(spatial, k, s, pairs, out))
         y = resample(x if dtype_name(xp, x.dtype) != "float16" else xp.astype(x, xp.float32),
                      tuple(range(first, first + n)), plans)
         return y if y.dtype == x.dtype else xp.astype(y, x.dtype)
@@ -178,16 +163,15 @@ def _pool(kind: str, n: int, input: Any, ksize: Any, strides: Any, padding: Any,
     return _AVG[n](x, k, s, pad, count_include_pad=False, layout=layout)
 
 
-def _same3d(xp: Any, x: Any, first: int, k: tuple[int, ...], s: tuple[int, ...],
-            out: tuple[int, ...]) -> tuple[Any, tuple[tuple[int, int], ...]]:
+def _same3d(xp: Any, x: Any, first: int, k: tuple[int, ...],
+            s: tuple[int, ...]) -> tuple[Any, tuple[tuple[int, int], ...]]:
     """TF's 3-d SAME (Eigen's volume patches): total padding dz = (O - 1) s + k - L is not clamped at 0, so a
     window shorter than the stride starts at trunc(-dz / 2) inside the input; that axis is sliced there (TF's
     oneDNN kernels, which TF may take on x86 CPUs, start it at the edge instead: TF_ENABLE_ONEDNN_OPTS=0 gives
     the portable rule)."""
     pairs, index = [], [slice(None)] * x.ndim
-    for i, (kk, ss, o) in enumerate(zip(k, s, out)):
-        L = int(x.shape[first + i])
-        dz = (o - 1) * ss + kk - L
+    for i, (kk, ss) in enumerate(zip(k, s)):
+        dz = same_total(int(x.shape[first + i]), kk, ss)
         if dz >= 0:
             pairs.append((dz // 2, dz - dz // 2))
         else:
@@ -196,18 +180,6 @@ def _same3d(xp: Any, x: Any, first: int, k: tuple[int, ...], s: tuple[int, ...],
     if any(sl != slice(None) for sl in index):
         x = x[tuple(index)]
     return x, tuple(pairs)
-
-
-@lru_cache(maxsize=256)
-def _mean_table(L: int, k: int, s: int, lo: int, out: int) -> Any:
-    """One axis of a padded average: output o averages input cells [o s - lo, o s - lo + k) inside [0, L)."""
-    index = np.full((k, out), L, dtype=np.int64)
-    weight = np.zeros((k, out))
-    for o in range(out):
-        a, b = max(o * s - lo, 0), min(o * s - lo + k, L)
-        index[: b - a, o] = np.arange(a, b)
-        weight[: b - a, o] = 1.0 / (b - a)
-    return tap_table(index, weight, L)
 
 
 _DOC = """{summary}
@@ -387,14 +359,11 @@ def max_pool_with_argmax(input: Array, ksize: Any, strides: Any, padding: str, d
         return on_tensorflow("tf.nn.max_pool_with_argmax", lambda a: max_pool_with_argmax(
             a, ksize, strides, padding, data_format, output_dtype, include_batch_in_index), input)
     function = "max_pool_with_argmax"
-    if data_format != "NHWC":
-        fail(function, "data_format", data_format, "only 'NHWC' is supported")
-    if not isinstance(include_batch_in_index, (bool, np.bool_)):
-        fail(function, "include_batch_in_index", include_batch_in_index, "must be a bool", TypeError)
+    choice(function, "data_format", data_format, ("NHWC",), "only 'NHWC' is supported")
+    flag(function, "include_batch_in_index", include_batch_in_index)
     index = _index_dtype(output_dtype)
     xp, k, s, pad, _, out = _prepare(function, 2, input, ksize, strides, padding, "NHWC", _MAX_DTYPES[2], False)
-    if any(d == 0 for d in input.shape):
-        fail(function, "input", tuple(input.shape), "must not be empty (TF's MaxPoolWithArgmax)")
+    nonempty(function, "input", tuple(input.shape), range(input.ndim), "must not be empty (TF's MaxPoolWithArgmax)")
     if 0 in out:
         empty = _empty(xp, input, out, False)
         return empty, xp.astype(empty, getattr(xp, index))

@@ -30,12 +30,12 @@ from ....families.adaptive_max_pool.ops import adaptive_max_pool1d, adaptive_max
 from ....families.avg_pool.ops import avg_pool1d, avg_pool2d, avg_pool3d
 from ....families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ....plans.windows import GatherPlan
-from ....spec._card import Argument, Port
-from ....spec.frontends import FrontendCard, gradient
-from ..._common import fail, mirror, resample, tap_table
-from .._keras import SYMBOLIC_NOTE, frontend_call
+from ..._common import FLOATS, INTS, at_least, choice, fail, ints, mean_table, mirror, nonempty, resample
+from ..._geometry import same_output, same_pads, spatial_axes, valid_output
 from .._keras import data_format as keras_data_format
+from .._keras import frontend_call
 from .._registry import FUNCTIONS, SPECS
+from ._cards import CARDS as CARDS  # the cards, found here by poolspec.spec.frontends
 
 __all__ = ["max_pool", "average_pool", "adaptive_average_pool", "adaptive_max_pool"]
 
@@ -46,8 +46,7 @@ _ADAPTIVE_MAX: dict[int, Callable[..., Any]] = {1: adaptive_max_pool1d, 2: adapt
 _ADAPTIVE_AVG: dict[int, Callable[..., Any]] = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d,
                                                 3: adaptive_avg_pool3d}
 
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
-_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_FLOATS, _INTS = FLOATS, INTS
 # poolspec's max pool has no uint16/uint32: a wider signed int holds every value (max is a selection: exact)
 _WIDEN = {"uint16": "int32", "uint32": "int64"}
 _SIGN = -(2**63)
@@ -66,34 +65,22 @@ def _rank_of(function: str, shape: tuple[Any, ...]) -> int:
 
 
 def _spatial_axes(fmt: str, n: int) -> tuple[int, ...]:
-    return tuple(range(1, n + 1)) if fmt == "channels_last" else tuple(range(2, n + 2))
+    return spatial_axes(n + 2, n, fmt == "channels_first")
 
 
-def _sizes(function: str, name: str, value: Any, n: int) -> tuple[int, ...]:
+def _sizes(function: str, name: str, value: Any, n: int, rule: str = "") -> tuple[int, ...]:
     """An int or a tuple/list of exactly n ints (Keras' windows take no broadcast of a 1-tuple), each >= 1."""
-    def one(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            fail(function, name, value, f"must be an int or a tuple of {n} ints", TypeError)
-        return int(v)
-
-    if isinstance(value, (tuple, list)):
-        if len(value) != n:
-            fail(function, name, value, f"must have {n} entries, one per spatial axis")
-        vals = tuple(one(v) for v in value)
-    else:
-        vals = (one(value),) * n
-    if min(vals) < 1:
-        fail(function, name, value, "every entry must be >= 1")
-    return vals
+    if isinstance(value, (tuple, list)) and len(value) != n:
+        fail(function, name, value, f"must have {n} entries, one per spatial axis")
+    single = not isinstance(value, (tuple, list))
+    vals = ints(function, name, (value,) if single else value, f"must be an int or a tuple of {n} ints", shown=value)
+    at_least(function, name, value, vals, rule=rule)
+    return vals * n if single else vals
 
 
 def _padding(function: str, padding: Any) -> str:
-    if not isinstance(padding, str):
-        fail(function, "padding", padding, "must be the string 'valid' or 'same'", TypeError)
-    pad = padding.lower()
-    if pad not in ("valid", "same"):
-        fail(function, "padding", padding, "must be 'valid' or 'same' (any case)")
-    return pad
+    return choice(function, "padding", padding, ("VALID", "SAME"), "must be 'valid' or 'same' (any case)",
+                  any_case=True, not_str="must be the string 'valid' or 'same'").lower()
 
 
 def _pool_args(function: str, x: Any, pool_size: Any, strides: Any, padding: Any,
@@ -113,14 +100,8 @@ def _pool_rule(function: str, shape: tuple[Any, ...], pool_size: Any, strides: A
     out = list(shape)
     for axis, kk, ss in zip(_spatial_axes(fmt, n), k, s):
         length = shape[axis]
-        if length is None:
-            continue
-        if pad == "same":
-            out[axis] = -(-length // ss)
-        elif isinstance(length, (int, np.integer)):
-            out[axis] = (length - kk) // ss + 1 if length >= kk else 0
-        else:
-            out[axis] = (length - kk) // ss + 1
+        if length is not None:
+            out[axis] = same_output(length, ss) if pad == "same" else valid_output(length, kk, ss)
     return fmt, n, k, s, pad, tuple(out)
 
 
@@ -129,9 +110,7 @@ def _dtype(function: str, xp: Any, x: Any, allowed: tuple[str, ...]) -> str:
 
 
 def _dtype_rule(function: str, name: str, allowed: tuple[str, ...]) -> str:
-    if name not in allowed:
-        fail(function, "inputs.dtype", name, f"must be one of {', '.join(allowed)}", TypeError)
-    return name
+    return choice(function, "inputs.dtype", name, allowed, kind=TypeError)
 
 
 def _empty(xp: Any, x: Any, shape: tuple[int, ...], name: str) -> Any:
@@ -260,37 +239,15 @@ def _average_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_
     if n == 3 and any(kk > int(x.shape[a]) for a, kk in zip(axes, k)):
         # poolspec's avg_pool3d keeps torch's rule that every extent is >= kernel_size; a box window's mean over
         # its input cells is separable (sum and count are products over the axes), so pool axis by axis
-        return resample(x, axes, [_mean_table(int(x.shape[a]), kk, ss, pad) for a, kk, ss in zip(axes, k, s)])
+        return resample(x, axes, [_mean_plan(int(x.shape[a]), kk, ss, pad) for a, kk, ss in zip(axes, k, s)])
     return _AVG[n](x, k, s, pad, count_include_pad=False, layout=fmt)
 
 
-@lru_cache(maxsize=256)
-def _mean_table(length: int, k: int, s: int, pad: str) -> GatherPlan:
+def _mean_plan(length: int, k: int, s: int, pad: str) -> GatherPlan:
     """The mean over each window's input cells along one axis ('same': TensorFlow's padding, not counted)."""
-    out = -(-length // s) if pad == "same" else (length - k) // s + 1
-    low = max((out - 1) * s + k - length, 0) // 2 if pad == "same" else 0
-    index = (np.arange(out) * s - low)[None, :] + np.arange(k)[:, None]
-    inside = (index >= 0) & (index < length)
-    weight = inside / inside.sum(axis=0, keepdims=True)
-    return tap_table(np.where(inside, index, length), weight, length)
-
-
-def _output_size(function: str, output_size: Any, n: int) -> tuple[int, ...]:
-    def one(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            fail(function, "output_size", output_size, f"must be an int or a tuple of {n} ints", TypeError)
-        return int(v)
-
-    if isinstance(output_size, (tuple, list)):
-        if len(output_size) != n:
-            fail(function, "output_size", output_size, f"must have {n} entries, one per spatial axis")
-        vals = tuple(one(v) for v in output_size)
-    else:
-        vals = (one(output_size),) * n
-    if min(vals) < 1:
-        fail(function, "output_size", output_size, "every entry must be >= 1 (Keras sizes its windows as "
-                                                   "ceil(L / O))")
-    return vals
+    if pad == "same":
+        return mean_table(length, k, s, same_pads(length, k, s)[0], same_output(length, s), at_offset=True)
+    return mean_table(length, k, s, 0, valid_output(length, k, s), at_offset=True)
 
 
 def _adaptive_args(function: str, x: Any, output_size: Any, data_format: Any) -> tuple[str, int, tuple[int, ...]]:
@@ -302,11 +259,12 @@ def _adaptive_rule(function: str, shape: tuple[Any, ...], output_size: Any,
                    data_format: Any) -> tuple[str, int, tuple[int, ...], tuple[Any, ...]]:
     fmt = keras_data_format(function, data_format)
     n = _rank_of(function, shape)
-    out = _output_size(function, output_size, n)
+    out = _sizes(function, "output_size", output_size, n, "every entry must be >= 1 (Keras sizes its windows as "
+                                                        "ceil(L / O))")
+    axes = _spatial_axes(fmt, n)
+    nonempty(function, "inputs", shape, axes, lambda a: f"spatial axis {a} is empty: an adaptive window needs a cell")
     result = list(shape)
-    for axis, o in zip(_spatial_axes(fmt, n), out):
-        if isinstance(shape[axis], (int, np.integer)) and shape[axis] == 0:
-            fail(function, "inputs", shape, f"spatial axis {axis} is empty: an adaptive window needs a cell")
+    for axis, o in zip(axes, out):
         result[axis] = o
     return fmt, n, out, tuple(result)
 
@@ -446,142 +404,6 @@ def _adaptive_max_pool(inputs: Any, output_size: Any, data_format: str) -> Any:
     if name in _INTS:
         return _adaptive_max_int(xp, inputs, _spatial_axes(fmt, n), out)
     return _ADAPTIVE_MAX[n](inputs, out, layout=fmt)
-
-
-# ----------------------------------------------------------------------------------------------------------- cards
-
-_LIBRARY = "keras 3.15.1 (JAX backend, jax 0.10.2)"
-_INPUTS = Argument("inputs", "array", description="(batch, *spatial, channels) or (batch, channels, *spatial), "
-                                                  "1 to 3 spatial axes")
-_FORMAT = Argument("data_format", "str | None", None, ("'channels_last' or 'channels_first', any case",),
-                   "None: keras.config.image_data_format() where Keras is imported, else the value of Keras' "
-                   "keras.json ($KERAS_HOME or ~/.keras), else 'channels_last'")
-_POOL_ARGS = (
-    _INPUTS,
-    Argument("pool_size", "int | tuple[int, ...]", constraints=("entries >= 1", "a tuple has one entry per spatial "
-                                                                               "axis"),
-             description="the window size"),
-    Argument("strides", "int | tuple[int, ...] | None", None, ("entries >= 1",), "the window step; None: pool_size"),
-    Argument("padding", "str", "valid", ("'valid' or 'same', any case",),
-             "'same': ceil(L / s) outputs, TensorFlow's padding (the odd cell at the end)"),
-    _FORMAT,
-)
-_ADAPTIVE_ARGS = (
-    _INPUTS,
-    Argument("output_size", "int | tuple[int, ...]", constraints=("entries >= 1", "a tuple has one entry per "
-                                                                                 "spatial axis"),
-             description="the output spatial size"),
-    _FORMAT,
-)
-_OUTPUT = Port("outputs", "array", "inputs' batch, channels and layout; the pooled spatial size", "the pooled array")
-_LAYOUT = "data_format: channels_last (batch, *spatial, channels), Keras' default, or channels_first; read through a " \
-          "permuted view (poolspec's layout='channels_last')"
-_CHECKED = ("conformance/frontend_checks/keras.py against keras 3.15.1 on JAX 0.10.2 (x64 enabled): random "
-            "configurations over rank 1-3, both data formats, int/tuple/list/None sizes, both paddings in mixed "
-            "case, float32/float64/float16 and integer dtypes, empty batch or channel axes; values on NumPy, JAX and "
-            "torch, gradients against jax.vjp of the keras op on JAX and torch; counts in "
-            "conformance/results/frontends/keras.json")
-_ADAPTIVE_SYMBOLIC = ("Keras 3.15.1 on a KerasTensor in channels_last returns a wrong shape ((None, 20, 5, 5, 8) "
-                      "for (None, 20, 20, 8) pooled to (5, 5)) and refuses an int or list output_size (TypeError); "
-                      "poolspec returns (None, 5, 5, 8) and takes both")
-_NO_LISTS = ("Keras on JAX refuses a list pool_size or strides (TypeError: tuple + list in "
-             "_convert_to_spatial_operand) and a NumPy-integer scalar (tuple + np.int64 broadcasts to an array); "
-             "poolspec takes both as its documentation says.")
-_STRIDES_NONE = ("Keras on JAX fails on its own default strides=None (TypeError: inconsistent window_strides): "
-                 "it converts pool_size to the padded window shape and then converts that again as strides; "
-                 "poolspec uses pool_size, as Keras documents and its other backends do.")
-_INT_WRAP = ("Keras sums integer inputs in their own dtype, so a window sum past the dtype's range wraps (int8 "
-             "[100, 100] averages to -28.0); poolspec converts to float first (100.0); the checks keep sums in range")
-_POOL_REFUSES = ("inputs with 0 or 4+ spatial axes (Keras reduces any rank: 2-d input is returned unchanged; "
-                 "poolspec's pools have 1 to 3 spatial axes)",
-                 "a bool pool_size or strides entry (Keras takes True as 1)",
-                 "a tuple pool_size of the wrong length is refused by both")
-CARDS: tuple[FrontendCard, ...] = (
-    FrontendCard(
-        name="keras.ops.max_pool", version=1, library=_LIBRARY, mirrors="keras.ops.max_pool",
-        summary="Max pooling with Keras' 'valid'/'same' padding and data formats.",
-        arguments=_POOL_ARGS, outputs=(_OUTPUT,), core=("max_pool1d", "max_pool2d", "max_pool3d"), layout=_LAYOUT,
-        gradient=gradient("the gradient goes to the first maximum of each window in row-major "
-                                              "order (Keras on JAX: the same for ties without NaN)"),
-        determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=(SYMBOLIC_NOTE,
-               "lax.reduce_window max with -inf init (integers: the dtype's minimum) and 'SAME'/'VALID' padding: "
-               "'valid' gives floor((L - k) / s) + 1 outputs, 0 where L < k (an empty array, not an error); 'same' "
-               "ceil(L / s), padding max((O - 1) * s + k - L, 0) split low = total // 2",
-               "integer inputs keep their dtype; uint16/uint32 are pooled as int32/int64 (exact) and cast back",
-               "padding and data_format are lower-cased first, as Keras does"),
-        differences=(_STRIDES_NONE, _NO_LISTS,
-                     "JAX's max gradient (select_and_scatter_add, >=) in a window holding NaN goes to the largest "
-                     "tap after the last NaN; poolspec's to the NaN (torch's rule)"),
-        refuses=_POOL_REFUSES + ("uint64 and bool inputs (poolspec's max pool has no such dtype)",),
-        checked=_CHECKED),
-    FrontendCard(
-        name="keras.ops.average_pool", version=1, library=_LIBRARY, mirrors="keras.ops.average_pool",
-        summary="Average pooling with Keras' 'valid'/'same' padding (padding not counted) and data formats.",
-        arguments=_POOL_ARGS, outputs=(_OUTPUT,), core=("avg_pool1d", "avg_pool2d", "avg_pool3d"), layout=_LAYOUT,
-        gradient=gradient("linear: the transposed window sum"),
-        determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=(SYMBOLIC_NOTE,
-               "'valid': window sum / prod(pool_size); 'same': window sum / the number of input cells in the window "
-               "(a second reduce_window over ones), i.e. count_include_pad=False",
-               "integer inputs are averaged in float32 (float64 for int64/uint64), the dtype JAX's division gives "
-               "with x64 enabled",
-               "float16/bfloat16: poolspec accumulates in float32 and rounds once; Keras' reduce_window in the "
-               "input dtype (within float16 tolerance)"),
-        differences=(_STRIDES_NONE, _NO_LISTS, _INT_WRAP),
-        refuses=_POOL_REFUSES + ("bool inputs",),
-        checked=_CHECKED),
-    FrontendCard(
-        name="keras.ops.adaptive_average_pool", version=1, library=_LIBRARY,
-        mirrors="keras.ops.adaptive_average_pool",
-        summary="Adaptive average pooling to a given output size over torch's floor/ceil windows.",
-        arguments=_ADAPTIVE_ARGS, outputs=(_OUTPUT,),
-        core=("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"), layout=_LAYOUT,
-        gradient=gradient("linear: the transposed window average"),
-        determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=(SYMBOLIC_NOTE,
-               "Keras' 'two-pool gather': per spatial axis (first to last) a stride-1 mean over windows of ceil(L / O) "
-               "and ceil(L / O) + 1 cells, then a gather at start_i = floor(i * L / O), the big one where "
-               "ceil((i + 1) * L / O) - start_i is the bigger size: exactly torch's windows [floor(i L / O), "
-               "ceil((i + 1) L / O)), which always have one of those two sizes; O > L allowed",
-               "Keras averages one axis after another (rounding between axes); poolspec averages each window once",
-               "integer inputs are averaged in float32 (float64 for int64/uint64), as JAX's division with x64",
-               "Keras computes the window starts in floating point (float32 without x64): for L * O beyond 2^24 "
-               "they may differ from the exact integer rule poolspec uses"),
-        differences=(_ADAPTIVE_SYMBOLIC,
-                     "Keras takes a 1-d output_size tuple of any length and uses its first entry; poolspec "
-                     "requires one entry per spatial axis",
-                     "Keras raises ZeroDivisionError for an output size of 0; poolspec a ValueError",
-                     _INT_WRAP + " (Keras: along the first spatial axis)"),
-        refuses=("a 1-d output_size tuple with more than one entry (Keras uses the first)",
-                 "bool inputs"),
-        checked=_CHECKED),
-    FrontendCard(
-        name="keras.ops.adaptive_max_pool", version=1, library=_LIBRARY, mirrors="keras.ops.adaptive_max_pool",
-        summary="Adaptive max pooling to a given output size over torch's floor/ceil windows.",
-        arguments=_ADAPTIVE_ARGS, outputs=(_OUTPUT,),
-        core=("adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"), layout=_LAYOUT,
-        gradient=gradient("the gradient goes to the first maximum of each window in row-major "
-                                              "order (torch's rule)"),
-        determinism="bit-identical across runs; backward gathers (no scatter)",
-        notes=(SYMBOLIC_NOTE,
-               "windows as adaptive_average_pool (torch's); Keras reduces one spatial axis after another with "
-               "stride-1 reduce_window max (-inf init) and a gather",
-               "integer inputs keep their dtype (Keras' reduce_window takes them); poolspec takes the maximum of "
-               "gathered taps per axis for them (exact for every width; no gradient); on torch, whose CPU kernels "
-               "neither compare nor gather uint16/32/64, uint16/uint32 are pooled as int32/int64 and uint64 as "
-               "int64 bits with the sign bit flipped (order-preserving: exact)"),
-        differences=(_ADAPTIVE_SYMBOLIC,
-                     "Keras' per-axis reduction sends the gradient among tied maxima to the first in column-major "
-                     "order (last axis outermost); poolspec to the first in row-major order (torch's)",
-                     "in a window holding NaN Keras' gradient (JAX's select_and_scatter_add, >=) goes to the largest "
-                     "tap after the last NaN; poolspec's to the NaN (torch's rule)",
-                     "Keras takes a 1-d output_size tuple of any length and uses its first entry; poolspec "
-                     "requires one entry per spatial axis",
-                     "Keras raises ZeroDivisionError for an output size of 0; poolspec a ValueError"),
-        refuses=("a 1-d output_size tuple with more than one entry (Keras uses the first)", "bool inputs"),
-        checked=_CHECKED),
-)
 
 
 # ------------------------------------------------------------------------------------------- symbolic (Keras)

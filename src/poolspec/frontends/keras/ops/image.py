@@ -14,28 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, is_jax_array, namespace, on
+from ...._compat import dtype_name, dtype_of, namespace, on
 from ...._types import Array
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
-from ..._common import fail, mirror
+from ..._common import FLOATS, INTS, at_least, choice, fail, ints, jax_default_float, mirror, nonempty
+from ..._geometry import spatial_axes
 from .._keras import SYMBOLIC_NOTE, frontend_call
 from .._registry import FUNCTIONS, SPECS
 
 __all__ = ["resize"]
 
 INTERPOLATIONS = ("bilinear", "nearest", "lanczos3", "lanczos5", "bicubic")
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
-_INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-
-
-def _default_float(x: Any) -> str:
-    """JAX's default float dtype, which Keras' padding blocks take: float64 with x64 enabled (and off JAX)."""
-    if is_jax_array(x):
-        import jax
-
-        return "float64" if jax.config.read("jax_enable_x64") else "float32"
-    return "float64"
+_F = "keras.ops.image.resize"
 
 
 def _pad(xp: Any, x: Any, axis: int, count: int, fill_value: float, dtype: str) -> Any:
@@ -107,18 +98,21 @@ def resize(images: Array, size: Any, interpolation: str = "bilinear", antialias:
                               fill_mode=fill_mode, fill_value=fill_value, data_format=data_format), spatial_rank=2)
 
 
-def _size_rule(f: str, size: Any) -> tuple[int, int]:
+def _rule(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: Any,
+          data_format: str) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """The checks a call and its symbolic spec share: the target (height, width) and the (height, width) axes."""
     if not isinstance(size, (tuple, list, np.ndarray)):
-        fail(f, "size", size, "must be a tuple of 2 ints (height, width)", TypeError)
+        fail(_F, "size", size, "must be a tuple of 2 ints (height, width)", TypeError)
     if len(size) != 2:
-        fail(f, "size", size, "must have 2 entries (height, width)")
-    for v in size:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            fail(f, "size", size, "entries must be ints", TypeError)
-    target_h, target_w = (int(v) for v in size)
-    if target_h <= 0 or target_w <= 0:
-        fail(f, "size", size, "height and width must be >= 1")
-    return target_h, target_w
+        fail(_F, "size", size, "must have 2 entries (height, width)")
+    target = ints(_F, "size", size, "entries must be ints")
+    at_least(_F, "size", size, target, rule="height and width must be >= 1")
+    if len(shape) not in (3, 4):
+        fail(_F, "images", shape, "must have 3 (one image) or 4 (a batch) dimensions")
+    choice(_F, "interpolation", interpolation, INTERPOLATIONS, f"must be one of {', '.join(INTERPOLATIONS)} (Keras "
+                                                                "on JAX has no 'area')")
+    choice(_F, "images", dtype, FLOATS + INTS, f"dtype must be one of {', '.join(FLOATS + INTS)}", kind=TypeError)
+    return (target[0], target[1]), spatial_axes(len(shape), 2, data_format == "channels_first")
 
 
 def _resize_spec(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: str = "bilinear",
@@ -126,17 +120,9 @@ def _resize_spec(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: s
                  fill_mode: str = "constant", fill_value: float = 0.0,
                  data_format: str = "channels_last") -> tuple[tuple[Any, ...], str]:
     """The output's shape and dtype, for a KerasTensor (sizes may be None)."""
-    f = "keras.ops.image.resize"
-    target_h, target_w = _size_rule(f, size)
-    if len(shape) not in (3, 4):
-        fail(f, "images", shape, "must have 3 (one image) or 4 (a batch) dimensions")
-    if interpolation not in INTERPOLATIONS:
-        fail(f, "interpolation", interpolation, f"must be one of {', '.join(INTERPOLATIONS)}")
-    if dtype not in _FLOATS + _INTS:
-        fail(f, "images", dtype, f"dtype must be one of {', '.join(_FLOATS + _INTS)}", TypeError)
-    hax = len(shape) - 3 if data_format == "channels_last" else len(shape) - 2
+    target, axes = _rule(shape, dtype, size, interpolation, data_format)
     out = list(shape)
-    out[hax], out[hax + 1] = target_h, target_w
+    out[axes[0]], out[axes[1]] = target
     return tuple(out), dtype
 
 
@@ -144,29 +130,19 @@ def _resize(images: Any, size: Any, interpolation: str, antialias: bool, crop_to
             pad_to_aspect_ratio: bool, fill_mode: str, fill_value: float, data_format: str) -> Any:
     from ...jax.image import resize as jax_resize
 
-    f = "keras.ops.image.resize"
-    xp = namespace(images, names=("images",), op=f)
-    target_h, target_w = _size_rule(f, size)
-    if images.ndim not in (3, 4):
-        fail(f, "images", tuple(images.shape), "must have 3 (one image) or 4 (a batch) dimensions")
-    if pad_to_aspect_ratio and crop_to_aspect_ratio:
-        fail(f, "pad_to_aspect_ratio", pad_to_aspect_ratio, "only one of pad_to_aspect_ratio and "
-                                                            "crop_to_aspect_ratio can be True")
-    fmt = data_format
-    if interpolation not in INTERPOLATIONS:
-        fail(f, "interpolation", interpolation, f"must be one of {', '.join(INTERPOLATIONS)} (Keras on JAX has no "
-                                                "'area')")
-    if fill_mode != "constant":
-        fail(f, "fill_mode", fill_mode, "only 'constant' is supported")
-    if isinstance(fill_value, bool) or not isinstance(fill_value, (int, float, np.integer, np.floating)):
-        fail(f, "fill_value", fill_value, "must be a number", TypeError)
+    xp = namespace(images, names=("images",), op=_F)
     name = dtype_name(xp, images.dtype)
-    if name not in _FLOATS + _INTS:
-        fail(f, "images", name, f"dtype must be one of {', '.join(_FLOATS + _INTS)}", TypeError)
-    hax, wax = (images.ndim - 3, images.ndim - 2) if fmt == "channels_last" else (images.ndim - 2, images.ndim - 1)
+    (target_h, target_w), (hax, wax) = _rule(tuple(images.shape), name, size, interpolation, data_format)
+    if pad_to_aspect_ratio and crop_to_aspect_ratio:
+        fail(_F, "pad_to_aspect_ratio", pad_to_aspect_ratio, "only one of pad_to_aspect_ratio and "
+                                                             "crop_to_aspect_ratio can be True")
+    choice(_F, "fill_mode", fill_mode, ("constant",), "only 'constant' is supported")
+    if isinstance(fill_value, bool) or not isinstance(fill_value, (int, float, np.integer, np.floating)):
+        fail(_F, "fill_value", fill_value, "must be a number", TypeError)
+    nonempty(_F, "images", tuple(images.shape), (hax, wax), "height and width must be non-empty (Keras divides by "
+                                                            "zero)")
     height, width = int(images.shape[hax]), int(images.shape[wax])
-    if height == 0 or width == 0:
-        fail(f, "images", tuple(images.shape), "height and width must be non-empty (Keras divides by zero)")
+    fmt = data_format
 
     x = images
     if crop_to_aspect_ratio:
@@ -184,8 +160,8 @@ def _resize(images: Any, size: Any, interpolation: str, antialias: bool, crop_to
         if h0 > 0 or w0 > 0:
             # Keras' channels_first blocks are JAX's default float, its channels_last blocks images' dtype times
             # a Python float (the default float again for integer images): the concatenation promotes
-            promote = fmt == "channels_first" or name in _INTS
-            dtype = _default_float(images) if promote and name != "float64" else name
+            promote = fmt == "channels_first" or name in INTS
+            dtype = jax_default_float(images) if promote and name != "float64" else name
             x = _pad(xp, x, hax, h0, float(fill_value), dtype) if h0 > 0 else _pad(xp, x, wax, w0,
                                                                                    float(fill_value), dtype)
     shape = list(x.shape)
@@ -193,7 +169,7 @@ def _resize(images: Any, size: Any, interpolation: str, antialias: bool, crop_to
     y = jax_resize(x, tuple(int(v) for v in shape), interpolation, antialias=bool(antialias))
     if dtype_name(xp, y.dtype) == name:
         return y
-    if name in _INTS:
+    if name in INTS:
         info = np.iinfo(name)
         y = xp.clip(xp.round(y), float(info.min), float(info.max))
     return xp.astype(y, images.dtype)
