@@ -62,12 +62,19 @@ def _sequence(function: str, name: str, value: Any, n: int, channels_first: bool
             if channel != 1:
                 fail(function, name, value, "pooling over the channel axis is not supported (its entry must be 1)")
         else:
-            other = (0, 1) if channels_first else (0, n + 1)
-            if any(vals[i] != 1 for i in other):
-                fail(function, name, value, "pooling over the batch or channel axis is not supported (entries "
-                                            f"{other[0]} and {other[1]} must be 1)")
-            vals = vals[2:] if channels_first else vals[1:-1]
+            vals = _spatial(function, name, value, vals, channels_first, 1, "pooling over the batch or channel axis "
+                            f"is not supported (entries 0 and {1 if channels_first else n + 1} must be 1)")
     return tuple(vals), unit
+
+
+def _spatial(function: str, name: str, value: Any, entries: list[Any], channels_first: bool, neutral: Any,
+             rule: str) -> list[Any]:
+    """The spatial entries of a per-axis list in data_format order (TF's n + 2 form), whose batch and channel
+    entries must be ``neutral`` (TF's CPU kernels neither pool nor pad those axes)."""
+    other = (0, 1) if channels_first else (0, len(entries) - 1)
+    if any(entries[i] != neutral for i in other):
+        fail(function, name, value, rule)
+    return entries[2:] if channels_first else entries[1:-1]
 
 
 def _padding(function: str, padding: Any, n: int, channels_first: bool, explicit: bool,
@@ -83,11 +90,9 @@ def _padding(function: str, padding: Any, n: int, channels_first: bool, explicit
              TypeError)
     if len(padding) != n + 2 or any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in padding):
         fail(function, "padding", padding, f"must be a list of {n + 2} (low, high) pairs")
-    pairs = [ints(function, "padding", p, _NOT_INTS, shown=padding) for p in padding]
-    other = (0, 1) if channels_first else (0, n + 1)
-    if any(pairs[i] != (0, 0) for i in other):
-        fail(function, "padding", padding, "the batch and channel pairs must be [0, 0]")
-    spatial = pairs[2:] if channels_first else pairs[1:-1]
+    spatial = _spatial(function, "padding", padding, [ints(function, "padding", p, _NOT_INTS, shown=padding)
+                                                      for p in padding], channels_first, (0, 0),
+                       "the batch and channel pairs must be [0, 0]")
     at_least(function, "padding", padding, [v for p in spatial for v in p], 0, "every entry must be non-negative")
     if any(lo >= kk or hi >= kk for (lo, hi), kk in zip(spatial, k)):
         fail(function, "padding", padding, "each spatial entry must be smaller than the window size")

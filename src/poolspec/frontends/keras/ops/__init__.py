@@ -46,7 +46,6 @@ _ADAPTIVE_MAX: dict[int, Callable[..., Any]] = {1: adaptive_max_pool1d, 2: adapt
 _ADAPTIVE_AVG: dict[int, Callable[..., Any]] = {1: adaptive_avg_pool1d, 2: adaptive_avg_pool2d,
                                                 3: adaptive_avg_pool3d}
 
-_FLOATS, _INTS = FLOATS, INTS
 # poolspec's max pool has no uint16/uint32: a wider signed int holds every value (max is a selection: exact)
 _WIDEN = {"uint16": "int32", "uint32": "int64"}
 _SIGN = -(2**63)
@@ -169,7 +168,7 @@ def _max_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_form
     f = "keras.ops.max_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, k, s, pad, shape = _pool_args(f, inputs, pool_size, strides, padding, data_format)
-    name = _dtype(f, xp, inputs, _FLOATS + _INTS[:-1])
+    name = _dtype(f, xp, inputs, FLOATS + INTS[:-1])
     if math.prod(shape) == 0 or math.prod(inputs.shape) == 0:
         return _empty(xp, inputs, shape, name)
     x = xp.astype(inputs, dtype_of(xp, _WIDEN[name])) if name in _WIDEN else inputs
@@ -230,8 +229,8 @@ def _average_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_
     f = "keras.ops.average_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, k, s, pad, shape = _pool_args(f, inputs, pool_size, strides, padding, data_format)
-    name = _dtype(f, xp, inputs, _FLOATS + _INTS)
-    out = name if name in _FLOATS else _inexact(name)
+    name = _dtype(f, xp, inputs, FLOATS + INTS)
+    out = name if name in FLOATS else _inexact(name)
     if math.prod(shape) == 0 or math.prod(inputs.shape) == 0:
         return _empty(xp, inputs, shape, out)
     x = inputs if out == name else xp.astype(inputs, dtype_of(xp, out))
@@ -317,8 +316,8 @@ def _adaptive_average_pool(inputs: Any, output_size: Any, data_format: str) -> A
     f = "keras.ops.adaptive_average_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, out = _adaptive_args(f, inputs, output_size, data_format)
-    name = _dtype(f, xp, inputs, _FLOATS + _INTS)
-    x = inputs if name in _FLOATS else xp.astype(inputs, dtype_of(xp, _inexact(name)))
+    name = _dtype(f, xp, inputs, FLOATS + INTS)
+    x = inputs if name in FLOATS else xp.astype(inputs, dtype_of(xp, _inexact(name)))
     return _ADAPTIVE_AVG[n](x, out, layout=fmt)
 
 
@@ -400,8 +399,8 @@ def _adaptive_max_pool(inputs: Any, output_size: Any, data_format: str) -> Any:
     f = "keras.ops.adaptive_max_pool"
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, out = _adaptive_args(f, inputs, output_size, data_format)
-    name = _dtype(f, xp, inputs, _FLOATS + _INTS)
-    if name in _INTS:
+    name = _dtype(f, xp, inputs, FLOATS + INTS)
+    if name in INTS:
         return _adaptive_max_int(xp, inputs, _spatial_axes(fmt, n), out)
     return _ADAPTIVE_MAX[n](inputs, out, layout=fmt)
 
@@ -413,23 +412,23 @@ def _pool_spec(function: str, allowed: tuple[str, ...], integer_out: bool) -> An
              data_format: Any = None) -> tuple[tuple[Any, ...], str]:
         name = _dtype_rule(function, dtype, allowed)
         out = _pool_rule(function, shape, pool_size, strides, padding, data_format)[-1]
-        return out, name if name in _FLOATS or integer_out else _inexact(name)
+        return out, name if name in FLOATS or integer_out else _inexact(name)
     return spec
 
 
 def _adaptive_spec(function: str, integer_out: bool) -> Any:
     def spec(shape: tuple[Any, ...], dtype: str, output_size: Any,
              data_format: Any = None) -> tuple[tuple[Any, ...], str]:
-        name = _dtype_rule(function, dtype, _FLOATS + _INTS)
+        name = _dtype_rule(function, dtype, FLOATS + INTS)
         out = _adaptive_rule(function, shape, output_size, data_format)[-1]
-        return out, name if name in _FLOATS or integer_out else _inexact(name)
+        return out, name if name in FLOATS or integer_out else _inexact(name)
     return spec
 
 
 for _name, _fn, _spec in (("keras.ops.max_pool", max_pool,
-                           _pool_spec("keras.ops.max_pool", _FLOATS + _INTS[:-1], True)),
+                           _pool_spec("keras.ops.max_pool", FLOATS + INTS[:-1], True)),
                           ("keras.ops.average_pool", average_pool,
-                           _pool_spec("keras.ops.average_pool", _FLOATS + _INTS, False)),
+                           _pool_spec("keras.ops.average_pool", FLOATS + INTS, False)),
                           ("keras.ops.adaptive_average_pool", adaptive_average_pool,
                            _adaptive_spec("keras.ops.adaptive_average_pool", False)),
                           ("keras.ops.adaptive_max_pool", adaptive_max_pool,
