@@ -205,6 +205,18 @@ def jax_default_float(x: Any) -> str:
     return "float64" if jax.config.read("jax_enable_x64") else "float32"
 
 
+def jax_inexact(name: str, x: Any = None) -> str:
+    """The float dtype jax.numpy promotes the integer or bool dtype ``name`` to: float32, float64 for 64-bit
+    integers (JAX's default float where ``x``, the array, is given: float32 on JAX without jax_enable_x64).
+
+    >>> jax_inexact("int16"), jax_inexact("uint64")
+    ('float32', 'float64')
+    """
+    if name not in ("int64", "uint64"):
+        return "float32"
+    return "float64" if x is None else jax_default_float(x)
+
+
 @lru_cache(maxsize=512)
 def mean_table(length: int, kernel: int, stride: int, low: int, out: int, at_offset: bool = False) -> GatherPlan:
     """One axis of a box average whose padding is not counted (TensorFlow's AvgPool, Keras' "same"): output

@@ -34,7 +34,7 @@ from .._common import (
     dense_table,
     fail,
     ints,
-    jax_default_float,
+    jax_inexact,
     mirror,
     nonempty,
     resample,
@@ -193,7 +193,7 @@ def _inexact(function: str, image: Any) -> tuple[Any, str]:
                   "float, an integer or bool (complex is not supported)", kind=TypeError)
     if name in FLOATS:
         return image, name
-    target = jax_default_float(image) if name in ("int64", "uint64") else "float32"
+    target = jax_inexact(name, image)
     return xp.astype(image, dtype_of(xp, target)), target
 
 

@@ -30,7 +30,7 @@ from ....families.adaptive_max_pool.ops import adaptive_max_pool1d, adaptive_max
 from ....families.avg_pool.ops import avg_pool1d, avg_pool2d, avg_pool3d
 from ....families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ....plans.windows import GatherPlan
-from ..._common import FLOATS, INTS, at_least, choice, fail, ints, mean_table, mirror, nonempty, resample
+from ..._common import FLOATS, INTS, at_least, choice, fail, ints, jax_inexact, mean_table, mirror, nonempty, resample
 from ..._geometry import same_output, same_pads, spatial_axes, valid_output
 from .._keras import data_format as keras_data_format
 from .._keras import frontend_call
@@ -49,11 +49,6 @@ _ADAPTIVE_AVG: dict[int, Callable[..., Any]] = {1: adaptive_avg_pool1d, 2: adapt
 # poolspec's max pool has no uint16/uint32: a wider signed int holds every value (max is a selection: exact)
 _WIDEN = {"uint16": "int32", "uint32": "int64"}
 _SIGN = -(2**63)
-
-
-def _inexact(name: str) -> str:
-    """The float dtype JAX (x64 enabled) divides an integer array in: float64 for 64-bit ints, else float32."""
-    return "float64" if name in ("int64", "uint64") else "float32"
 
 
 def _rank_of(function: str, shape: tuple[Any, ...]) -> int:
@@ -230,7 +225,7 @@ def _average_pool(inputs: Any, pool_size: Any, strides: Any, padding: Any, data_
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, k, s, pad, shape = _pool_args(f, inputs, pool_size, strides, padding, data_format)
     name = _dtype(f, xp, inputs, FLOATS + INTS)
-    out = name if name in FLOATS else _inexact(name)
+    out = name if name in FLOATS else jax_inexact(name)
     if math.prod(shape) == 0 or math.prod(inputs.shape) == 0:
         return _empty(xp, inputs, shape, out)
     x = inputs if out == name else xp.astype(inputs, dtype_of(xp, out))
@@ -317,7 +312,7 @@ def _adaptive_average_pool(inputs: Any, output_size: Any, data_format: str) -> A
     xp = namespace(inputs, names=("inputs",), op=f)
     fmt, n, out = _adaptive_args(f, inputs, output_size, data_format)
     name = _dtype(f, xp, inputs, FLOATS + INTS)
-    x = inputs if name in FLOATS else xp.astype(inputs, dtype_of(xp, _inexact(name)))
+    x = inputs if name in FLOATS else xp.astype(inputs, dtype_of(xp, jax_inexact(name)))
     return _ADAPTIVE_AVG[n](x, out, layout=fmt)
 
 
@@ -412,7 +407,7 @@ def _pool_spec(function: str, allowed: tuple[str, ...], integer_out: bool) -> An
              data_format: Any = None) -> tuple[tuple[Any, ...], str]:
         name = _dtype_rule(function, dtype, allowed)
         out = _pool_rule(function, shape, pool_size, strides, padding, data_format)[-1]
-        return out, name if name in FLOATS or integer_out else _inexact(name)
+        return out, name if name in FLOATS or integer_out else jax_inexact(name)
     return spec
 
 
@@ -421,7 +416,7 @@ def _adaptive_spec(function: str, integer_out: bool) -> Any:
              data_format: Any = None) -> tuple[tuple[Any, ...], str]:
         name = _dtype_rule(function, dtype, FLOATS + INTS)
         out = _adaptive_rule(function, shape, output_size, data_format)[-1]
-        return out, name if name in FLOATS or integer_out else _inexact(name)
+        return out, name if name in FLOATS or integer_out else jax_inexact(name)
     return spec
 
 
