@@ -4,9 +4,10 @@ A family's folder ``families/<family>/`` holds ``card.py`` (its cards and its ``
 that decides its derivatives in a captured torch graph, where its cards sit in the catalogue, whether inductor may
 expand its VJP), ``ops.py`` (its public functions and their ``*_backward``, exported by one star-import line in
 ``poolspec/__init__.py``), ``conformance.py`` (its conformance ``RECORD``) and, where it has them, ``burn.py`` (its
-Burn rule) and ``bench.py`` (its benchmark peers). This module finds the folders; it imports the cards only
-(``card.py`` imports ``spec``'s rules and nothing above them), so the layers below the public functions can ask
-about every family without importing one.
+Burn rule), ``bench.py`` (its benchmark peers) and ``capture.py`` (torch.compile nodes of its own, where the
+generic ones do not fit). This module finds the folders; it imports the cards only (``card.py`` imports
+``spec``'s rules and nothing above them), so the layers below the public functions can ask about every family
+without importing one; ``parts`` finds the pieces above.
 
 >>> from poolspec import families
 >>> families.family("max_pool").kind
@@ -16,10 +17,12 @@ about every family without importing one.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ class Family:
     data-dependent positions, with derivatives w.r.t. the positions). ``order``: where its cards sit in the
     catalogue (below 10 the pools, whose cards interleave by spatial rank). ``fused_vjp``: whether inductor may
     expand its VJP node into fused kernels (False where the eager kernels index by data and a functional path
-    would have to sort: autodiff/torch_graph._fuse)."""
+    would have to sort: autodiff/torch_inductor.fuse)."""
 
     name: str
     kind: Kind
@@ -58,6 +61,17 @@ def all_families() -> tuple[Family, ...]:
                 raise LookupError(f"families/{info.name}/card.py declares the family {record.name!r}")
             found.append(record)
     return tuple(sorted(found, key=lambda f: f.order))
+
+
+def parts(part: str) -> dict[str, ModuleType]:
+    """Each family's module ``families/<family>/<part>.py``, by family name, for the families that have one: how
+    a lower layer finds the family pieces that sit above it (``conformance``, ``burn``, ``bench``, ``capture``)."""
+    found = {}
+    for f in all_families():
+        name = f"{__name__}.{f.name}.{part}"
+        if importlib.util.find_spec(name) is not None:
+            found[f.name] = importlib.import_module(name)
+    return found
 
 
 def family(name: str) -> Family:
