@@ -82,11 +82,24 @@ def family(name: str) -> Family:
     raise LookupError(f"no family {name!r}; families: {', '.join(f.name for f in all_families())}")
 
 
+@cache
+def _built() -> tuple[tuple[Family, Card], ...]:
+    """Every family's cards, built once, with their family."""
+    return tuple((f, c) for f in all_families() for c in f.cards())
+
+
+def owner(card_name: str) -> Family:
+    """The family whose folder holds the card ``card_name``."""
+    for f, c in _built():
+        if c.name == card_name:
+            return f
+    raise LookupError(f"no family holds a card {card_name!r}")
+
+
 def catalogue() -> list[Card]:
     """Every family's cards in catalogue order: the pools (order below 10) by spatial rank first."""
     keyed = []
-    for f in all_families():
-        for i, c in enumerate(f.cards()):
-            rank = c.spatial_dims[0] if f.order < 10 else 0
-            keyed.append(((f.order >= 10, rank, f.order, i), c))
+    for i, (f, c) in enumerate(_built()):
+        rank = c.spatial_dims[0] if f.order < 10 else 0
+        keyed.append(((f.order >= 10, rank, f.order, i), c))
     return [c for _, c in sorted(keyed, key=lambda kc: kc[0])]
