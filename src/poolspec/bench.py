@@ -27,9 +27,9 @@ torch-only suites in ``poolspec.bench_torch``, the timing in ``poolspec.bench_ti
 reads its case tables (``CASES``, ``ORDINARY``, ...) at call time, so a test may swap in smaller ones.
 
 >>> from poolspec import bench
->>> results = bench.run(["numpy"], repeat=1, cases=False)  # doctest: +SKIP
+>>> sorted(bench.RUNNERS)
+['jax', 'numpy', 'torch', 'torch-compile']
 """
-
 
 from __future__ import annotations
 
