@@ -121,8 +121,10 @@ class Peers:
 @functools.cache
 def peers(family: str) -> Peers:
     """The peers family ``family`` declares (none where its folder has no ``bench.py``)."""
-    name = f"poolspec.families.{family}.bench"
-    return importlib.import_module(name).PEERS if importlib.util.find_spec(name) is not None else Peers()
+    from .families import parts
+
+    module = parts("bench").get(family)
+    return module.PEERS if module is not None else Peers()
 
 
 class JaxRunner:
