@@ -529,8 +529,9 @@ def MaxUnpool(X: Array, I: Array, output_shape: Any = None, *, kernel_shape: Seq
     k = _ints(fn, "kernel_shape", kernel_shape, n, None)
     s = _ints(fn, "strides", strides, n, 1)
     p = _ints(fn, "pads", pads, 2 * n, 0) if pads is not None else (0,) * (2 * n)
-    if any(e < 1 for e in k + s):
-        fail(fn, "kernel_shape/strides", (k, s), "every entry must be >= 1")
+    for name, v in (("kernel_shape", k), ("strides", s)):
+        if any(e < 1 for e in v):
+            fail(fn, name, list(v), "every entry must be >= 1")
     if any(e < 0 for e in p):
         fail(fn, "pads", list(p), "every entry must be >= 0")
     L = tuple(int(e) for e in X.shape[2:])
