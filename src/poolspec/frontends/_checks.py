@@ -28,8 +28,11 @@ from ..spec._card import Argument
 from ..spec.frontends import FrontendCard
 from ._common import fail
 
-# a rule: (function, argument name, value, every value of the call) -> None, raising on a violation
-Rule = Callable[[str, str, Any, Mapping[str, Any]], None]
+# a rule: (value, every value of the call) -> None, or the rule the value breaks (a str: a ValueError; with an
+# exception type: that type)
+Refusal = tuple[str, type[Exception]]
+Rule = Callable[[Any, Mapping[str, Any]], "str | Refusal | None"]
+_NOT_INTS: Refusal = ("must be an int or a sequence of ints", TypeError)
 
 # constraints the vocabulary does not express, and where each is checked by hand
 HAND_CHECKED: dict[str, str] = {
@@ -72,39 +75,51 @@ def _kinds(argument: Argument) -> set[str]:
     return {p.strip() for p in argument.type.split("|")} - {"None"}
 
 
+def _ints(value: Any) -> tuple[int, ...] | None:
+    """``value``'s int entries (an int is one entry), or None if it is not an int or ints."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    vals = list(value) if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in vals):
+        return None
+    return tuple(int(v) for v in vals)
+
+
 def entries(function: str, name: str, value: Any) -> tuple[int, ...]:
     """``value`` as its int entries (an int is one entry); TypeError if it is not an int or ints.
 
     >>> entries("f", "k", [2, 3])
     (2, 3)
     """
-    if isinstance(value, np.ndarray) and value.ndim == 1:
-        value = value.tolist()
-    vals = list(value) if isinstance(value, (list, tuple)) else [value]
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in vals):
-        fail(function, name, value, "must be an int or a sequence of ints", TypeError)
-    return tuple(int(v) for v in vals)
+    vals = _ints(value)
+    if vals is None:
+        fail(function, name, value, *_NOT_INTS)
+    return vals  # type: ignore[return-value]
 
 
 def _bound(op: str, limit: int) -> Rule:
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-        if not all(_OPS[op](v, limit) for v in entries(function, name, value)):
-            fail(function, name, value, f"every entry must be {op} {limit}")
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
+        vals = _ints(value)
+        if vals is None:
+            return _NOT_INTS
+        return None if all(_OPS[op](v, limit) for v in vals) else f"every entry must be {op} {limit}"
     return rule
 
 
 def _count(counts: tuple[int, ...], text: str) -> Rule:
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-        if len(entries(function, name, value)) not in counts:
-            fail(function, name, value, f"must have {text} entries")
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
+        vals = _ints(value)
+        if vals is None:
+            return _NOT_INTS
+        return None if len(vals) in counts else f"must have {text} entries"
     return rule
 
 
-def _flag(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
+def _flag(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
     # ONNX's int flags: a bool is an int of the wrong value kind (ValueError), anything else the wrong type
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) not in (0, 1):
-        fail(function, name, value, "must be 0 or 1", TypeError if not isinstance(value, (int, np.integer))
-             else ValueError)
+    if not isinstance(value, (int, np.integer)):
+        return "must be 0 or 1", TypeError
+    return None if not isinstance(value, bool) and int(value) in (0, 1) else "must be 0 or 1"
 
 
 def _choice(allowed: tuple[str, ...], any_case: bool, only_str: bool) -> Rule:
@@ -113,37 +128,35 @@ def _choice(allowed: tuple[str, ...], any_case: bool, only_str: bool) -> Rule:
     folded = {a.casefold() for a in allowed} if any_case else set(allowed)
     text = "must be one of " + ", ".join(allowed) + (" (any case)" if any_case else "")
 
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
         v = value.decode() if isinstance(value, bytes) else value  # ONNX attributes may arrive as bytes
         if not isinstance(v, str):
-            if only_str:
-                fail(function, name, value, text)
-            return
-        if (v.casefold() if any_case else v) not in folded:
-            fail(function, name, value, text)
+            return text if only_str else None
+        return None if (v.casefold() if any_case else v) in folded else text
     return rule
 
 
 def _same_length(other: str) -> Rule:
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-        if values.get(other) is not None and len(entries(function, name, value)) != len(
-                entries(function, other, values[other])):
-            fail(function, name, value, f"must have len({other}) entries")
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
+        vals, others = _ints(value), _ints(values.get(other))
+        if vals is None:
+            return _NOT_INTS
+        return None if others is None or len(vals) == len(others) else f"must have len({other}) entries"
     return rule
 
 
 def _ndim(other: str) -> Rule:
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-        ndim = getattr(values.get(other), "ndim", None)
-        if ndim is not None and len(entries(function, name, value)) != ndim:
-            fail(function, name, value, f"must have {other}.ndim = {ndim} entries")
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
+        vals, ndim = _ints(value), getattr(values.get(other), "ndim", None)
+        if vals is None:
+            return _NOT_INTS
+        return None if ndim is None or len(vals) == ndim else f"must have {other}.ndim = {ndim} entries"
     return rule
 
 
 def _not_with(other: str) -> Rule:
-    def rule(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-        if value and values.get(other):
-            fail(function, name, value, f"cannot be combined with {other}")
+    def rule(value: Any, values: Mapping[str, Any]) -> str | Refusal | None:
+        return f"cannot be combined with {other}" if value and values.get(other) else None
     return rule
 
 
@@ -166,11 +179,7 @@ def understand(constraint: str) -> Rule | None:
         if m[2] is None:
             return count
         bound = _bound(m[2], int(m[3]))
-
-        def both(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-            count(function, name, value, values)
-            bound(function, name, value, values)
-        return both
+        return lambda value, values: count(value, values) or bound(value, values)
     for pattern, make in ((_SAME_LEN, _same_length), (_NDIM, _ndim), (_NOT_WITH, _not_with)):
         if m := pattern.fullmatch(constraint):
             return make(m[1])
@@ -193,19 +202,15 @@ def _type_rule(argument: Argument, flag: bool) -> Rule | None:
     """The check of ``Argument.type`` where it is plain: int, float, an int sequence."""
     kinds = _kinds(argument)
     if kinds == {"int"} and not flag:
-        def integer(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-                fail(function, name, value, "must be an int", TypeError)
-        return integer
+        return lambda value, values: (
+            ("must be an int", TypeError) if isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, np.integer)) else None)
     if kinds == {"float"}:
-        def real(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-                fail(function, name, value, "must be a float", TypeError)
-        return real
+        return lambda value, values: (
+            ("must be a float", TypeError) if isinstance(value, (bool, np.bool_))
+            or not isinstance(value, (int, float, np.integer, np.floating)) else None)
     if kinds & set(_SEQUENCES) and kinds <= set(_SEQUENCES) | {"int"}:
-        def sequence(function: str, name: str, value: Any, values: Mapping[str, Any]) -> None:
-            entries(function, name, value)
-        return sequence
+        return lambda value, values: _NOT_INTS if _ints(value) is None else None
     return None
 
 
@@ -256,4 +261,7 @@ def check(card: FrontendCard, values: Mapping[str, Any], function: str | None = 
         if value is None:
             continue
         for rule in rules:
-            rule(function, name, value, values)
+            broken = rule(value, values)
+            if broken is not None:
+                text, kind = (broken, ValueError) if isinstance(broken, str) else broken
+                fail(function, name, value, text, kind)
