@@ -41,7 +41,18 @@ Examples
 --------
 >>> import numpy as np, poolspec
 {example}""",
-    # the backward of a pool that routes to its winners (max_pool, adaptive_max_pool)
+    # a pool that routes to its winners (max_pool, adaptive_max_pool, fractional_max_pool) and its backward
+    "routed_returns_forward": """\
+Returns
+-------
+array or tuple of array
+    The {values} in x's dtype, shaped (N, C, {odims}) or (C, {odims}); with ``return_indices``, (``values``,
+    ``indices``) where indices are int64 flat positions of the winners in each {plane} input plane, as torch's.""",
+    "routed_arrays": """\
+grad_output : array
+    The cotangent, shaped like the forward's output (N, C, {odims}) or (C, {odims}); x's dtype, library and device.
+x : array
+    The forward's input, shaped {x}.""",
     "routed_indices": """\
 return_indices : bool, default False
     The forward's flag; checked to be a bool, it does not change the gradient.
@@ -64,6 +75,14 @@ ValueError
 TypeError
     If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
     libraries, or an argument has a wrong type (as in :func:`{op}`).""",
+    # max_pool's and adaptive_max_pool's backward from their indices on
+    "routed_backward": """\
+{routed_indices}
+{layout}
+
+{routed_returns}
+
+{routed_raises}""",
     # the backward of a pool linear in x (avg_pool, lp_pool's inner sum, adaptive_avg_pool, max_unpool)
     "linear_arrays": """\
 grad_output : array
@@ -82,10 +101,13 @@ Raises
 ------
 ValueError
     If the arguments break :func:`{op}`'s rules{rules}, grad_output's shape is not the forward output's, or
-    grad_output is on another device than x.""",
+    grad_output is on another device than x.
+TypeError
+    If :func:`{op}` would raise it, x's dtype is not floating{no_gradient}, grad_output's dtype differs from x's, or the
+    arrays come from different libraries.""",
 }
 # the blocks' fields that a family may change
-_BLOCK_DEFAULTS = {"x_role": "input", "rules": ""}
+_BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": ""}
 
 
 def rank_fields(n: int) -> dict[str, str]:
@@ -117,7 +139,8 @@ def _expand(text: str) -> str:
         lone = _LONE.fullmatch(line.strip())
         if lone and lone[1] in BLOCKS:
             indent = line[:len(line) - len(line.lstrip())]
-            lines += [indent + b if b else b for b in BLOCKS[lone[1]].split("\n")]
+            # a block may name other blocks
+            lines += [indent + b if b else b for b in _expand(BLOCKS[lone[1]]).split("\n")]
         else:
             lines.append(line)
     return "\n".join(lines)

@@ -109,9 +109,6 @@ output_size : int, None or tuple of (int or None)
 {layout}
 
 {linear_returns}
-TypeError
-    If :func:`{op}` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come
-    from different libraries.
 
 {examples}
 """)

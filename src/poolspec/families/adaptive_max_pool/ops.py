@@ -65,11 +65,7 @@ return_indices : bool, default False
     Also return the winners' indices.
 {layout}
 
-Returns
--------
-array or tuple of array
-    The pooled array in x's dtype, shaped (N, C, {odims}) or (C, {odims}); with ``return_indices``, (``values``,
-    ``indices``) where indices are int64 flat positions of the winners in each {plane} input plane, as torch's.
+{routed_returns_forward}
 
 Raises
 ------
@@ -81,7 +77,7 @@ TypeError
     tuple of them, or return_indices is not a bool.
 
 {examples}
-""", width=116)
+""", width=116, defaults=dict(values="pooled array"))
 
 
 @overload
@@ -169,18 +165,10 @@ with no scatter (bit-identical across runs).
 
 Parameters
 ----------
-grad_output : array
-    The cotangent, shaped like the forward's output (N, C, {odims}) or (C, {odims}); x's dtype, library and device.
-x : array
-    The forward's input, shaped {x}.
+{routed_arrays}
 output_size : int, None or tuple of int or None
     The forward's output size, as in :func:`{op}`.
-{routed_indices}
-{layout}
-
-{routed_returns}
-
-{routed_raises}
+{routed_backward}
 
 {examples}
 """, width=116)

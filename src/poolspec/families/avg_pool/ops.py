@@ -166,12 +166,9 @@ divisor_override : int or None, default None
 {layout}
 
 {linear_returns}
-TypeError
-    If :func:`{op}` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype differs from
-    x's, or the arrays come from different libraries.
 
 {examples}
-""")
+""", defaults=dict(no_gradient=" (int64 has no gradient)"))
 
 
 @_BACKWARD.document(example="""

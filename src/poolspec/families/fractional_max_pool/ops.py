@@ -272,11 +272,7 @@ rng : None, int, numpy.random.Generator or JAX key, default None
     host.
 {layout}
 
-Returns
--------
-array or tuple of array
-    The window maxima in x's dtype, shaped (N, C, {odims}) or (C, {odims}); with ``return_indices``, (``values``,
-    ``indices``) where indices are int64 flat positions of the winners in each {plane} input plane, as torch's.
+{routed_returns_forward}
 
 Raises
 ------
@@ -292,7 +288,7 @@ TypeError
     float or tuple of floats, return_indices is not a bool, or rng is not a valid seed.
 
 {examples}
-""", width=116, defaults=dict(rule="<=", strict=""))
+""", width=116, defaults=dict(values="window maxima", rule="<=", strict=""))
 
 
 @overload
@@ -369,10 +365,7 @@ winner, shared winners summed without a scatter (bit-identical across runs).
 
 Parameters
 ----------
-grad_output : array
-    The cotangent, shaped like the forward's output (N, C, {odims}) or (C, {odims}); x's dtype, library and device.
-x : array
-    The forward's input, shaped {x}.
+{routed_arrays}
 kernel_size : int or tuple of int
     The forward's window size, as in :func:`{op}`.
 output_size : int, tuple of int or None, default None

@@ -249,9 +249,6 @@ ceil_mode : bool, default False
 {layout}
 
 {linear_returns}
-TypeError
-    If :func:`{op}` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come
-    from different libraries.
 
 {examples}
 """)

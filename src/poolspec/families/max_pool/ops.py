@@ -188,10 +188,7 @@ The gradient of :func:`{op}` w.r.t. ``x`` (its vector-Jacobian product).
 
 Parameters
 ----------
-grad_output : array
-    The cotangent, shaped like the forward's output (N, C, {odims}) or (C, {odims}); x's dtype, library and device.
-x : array
-    The forward's input, shaped {x}.
+{routed_arrays}
 kernel_size : int or tuple of int
     The forward's window size, as in :func:`{op}`.
 stride : int, tuple of int or None, default None
@@ -202,12 +199,7 @@ dilation : int or tuple of int, default 1
     The forward's dilation, as in :func:`{op}`.
 ceil_mode : bool, default False
     The forward's output size rule, as in :func:`{op}`.
-{routed_indices}
-{layout}
-
-{routed_returns}
-
-{routed_raises}
+{routed_backward}
 
 {examples}
 """, width=116)

@@ -199,12 +199,10 @@ output_size : tuple of int or None, default None
 {layout}
 
 {linear_returns}
-TypeError
-    If :func:`{op}` would raise it, x's dtype is not floating (integer values unpool but have no gradient),
-    grad_output's dtype differs from x's, or the arrays come from different libraries.
 
 {examples}
-""", defaults=dict(x_role="values", rules=" (indices' shape and range included)"))
+""", defaults=dict(x_role="values", rules=" (indices' shape and range included)",
+                  no_gradient=" (integer values unpool but have no gradient)"))
 
 
 @_BACKWARD.document(example="""
