@@ -12,7 +12,8 @@ import poolspec.families
 from poolspec.spec.frontends import MODULES as FRONTEND_MODULES
 
 MODULES = ["poolspec", "poolspec.spec", "poolspec.families", "poolspec.autodiff.torch_fused", "poolspec.frontends",
-           "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.export"] + [
+           "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.export",
+           "poolspec.families._docs"] + [
     f"poolspec.frontends.{m}" for m in FRONTEND_MODULES] + [
     f"poolspec.families.{f.name}.ops" for f in poolspec.families.all_families()]
 
@@ -22,6 +23,15 @@ def test_docstring_examples(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("family", [f.name for f in poolspec.families.all_families()])
+def test_every_public_function_runs_its_example(family):
+    """The docstrings the families fill at import (families/_docs.py) are found by doctest like written ones: every
+    public function of a family's ops.py has an example that test_docstring_examples runs."""
+    module = importlib.import_module(f"poolspec.families.{family}.ops")
+    found = {t.name.rsplit(".", 1)[-1] for t in doctest.DocTestFinder().find(module) if t.examples}
+    assert set(module.__all__) <= found, sorted(set(module.__all__) - found)
 
 
 def test_op_pages_are_in_sync_with_the_cards(tmp_path):

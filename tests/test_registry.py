@@ -99,3 +99,28 @@ def test_no_op_name_dispatch_anywhere():
     hits = [f"{p.relative_to(ROOT)}:{i}: {line.strip()}" for p in sources
             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if _DISPATCH.search(line)]
     assert not hits, "\n".join(hits)
+
+
+def test_the_shared_layers_name_no_family():
+    """Below the families' folders, code (not prose) names no family or op: autodiff, the call plumbing, the
+    registry and the kernels take what differs per family from its folder (its card, record and capture.py)."""
+    import ast
+
+    names = {f.name for f in families.all_families()} | {o.name for o in registry.ops()}
+    names |= {f"{n}_backward" for n in names}
+    # the generic node of every indexed op's values and winners is called poolspec::max_pool, a name kept so
+    # that programs exported earlier still load; it serves adaptive_max_pool as well and dispatches on nothing
+    kept = {"poolspec::max_pool"}
+    src = ROOT / "src" / "poolspec"
+    shared = [src / "_calls.py", src / "registry.py", *(src / "autodiff").glob("*.py"), *(src / "kernels").glob("*.py")]
+    hits = []
+    for path in shared:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if node.value not in kept and (node.value in names or node.value.removeprefix("poolspec::") in names):
+                    hits.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not hits, "\n".join(hits)

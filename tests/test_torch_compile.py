@@ -158,7 +158,7 @@ def test_inductor_keeps_layouts_and_values():
     outs, grads = _run(compiled, xs)
     eager_outs, eager_grads = _run(_model(ps), xs)
     labels = _labels()
-    # inductor generates its own kernels from the ops' decompositions (autodiff/torch_graph._fuse): the same
+    # inductor generates its own kernels from the ops' decompositions (autodiff/torch_inductor.fuse): the same
     # operations, with its own vector math (lp_pool's powers differ from eager's in the last bits)
     _close(outs, eager_outs, labels)
     for label, got, want in zip(labels, outs, eager_outs):
@@ -489,7 +489,7 @@ def test_inductor_sees_through_every_node():
     for gm in graphs:
         targets = {str(node.target) for node in gm.graph.nodes if node.op == "call_function"}
         # kept on purpose: max_unpool and its VJP, fractional pooling's VJP (faster eagerly, see
-        # torch_graph._fuse and registry.fused_vjp)
+        # torch_inductor.fuse and registry.fused_vjp)
         kept = {"poolspec.route_backward.default", "poolspec.unpool.default"}
         assert not [t for t in targets if t.startswith("poolspec.") and t not in kept], targets
     assert "poolspec.route_backward.default" in {str(n.target) for n in graphs[1].graph.nodes}

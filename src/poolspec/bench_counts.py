@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .bench import BenchCase
+from .bench_cases import BenchCase
 
 # The budgets the ops are to meet (array operations, views included): ops whose taps come from plans, and ops that
 # sample at data-dependent positions.

@@ -24,20 +24,20 @@ import math
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .bench_cases import BenchCase
+from .bench_timing import geomean, torch_calls
 from .registry import op as record
 
 
 @dataclass(frozen=True)
-class DeviceCase:
-    key: str
-    op: str
-    shape: tuple[int, ...]
-    args: dict[str, Any] = field(hash=False)
+class DeviceCase(BenchCase):
+    """A device-suite call: a BenchCase whose input is followed by a sampling grid where ``grid``."""
+
     grid: bool = False  # grid_sample: a grid of the input's spatial size, in [-1.1, 1.1]
 
 
@@ -146,7 +146,7 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
         fn = getattr(lib, case.op)
         y = fn(x, *extra, **case.args)
         gy = torch.from_numpy(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32)).to(device)
-        fwd, fwd_bwd = _torch_calls(torch, fn, x, extra, case.args, gy)
+        fwd, fwd_bwd = torch_calls(torch, fn, x, gy, *extra, **case.args)
         calls[who] = (fwd, fwd_bwd)
         if who == "poolspec":
             calls["gy"] = gy
@@ -166,7 +166,7 @@ def _torch_case(torch: Any, device: str, case: DeviceCase, repeat: int, sync: Ca
     try:
         if not fused:
             raise _Skip
-        fwd, fwd_bwd = _torch_calls(torch, poolspec_fn(case), x, extra, case.args, calls["gy"])
+        fwd, fwd_bwd = torch_calls(torch, poolspec_fn(case), x, calls["gy"], *extra, **case.args)
         start = time.perf_counter()
         fwd(), fwd_bwd()
         sync()
@@ -208,18 +208,6 @@ def poolspec_fn(case: DeviceCase) -> Callable[..., Any]:
     import poolspec
 
     return getattr(poolspec, case.op)
-
-
-def _torch_calls(torch: Any, fn: Callable[..., Any], x: Any, extra: list[Any], args: dict[str, Any],
-                 gy: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
-    def fwd() -> Any:
-        return fn(x, *extra, **args)
-
-    def fwd_bwd() -> Any:
-        xr = x.detach().requires_grad_(True)
-        return torch.autograd.grad(fn(xr, *extra, **args), xr, gy)[0]
-
-    return fwd, fwd_bwd
 
 
 def cupy_rows(cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
@@ -319,25 +307,24 @@ def jax_rows(cases: list[DeviceCase], repeat: int) -> list[dict[str, Any]]:
 
     import poolspec
 
-    from .bench import BenchCase, JaxRunner, peers
+    from .bench_runners import JaxRunner, peers
 
     runner = JaxRunner()
     rows = []
     for case in cases:
         if peers(record(case.op).family).jax is None or case.grid:
             continue
-        bc = BenchCase(case.key, case.op, case.shape, case.args)
         row: dict[str, Any] = {"case": case.key, "device": str(jax.devices()[0])}
         try:
-            row["peer"] = runner.peer(bc)[0]
-            t = runner.timings(bc, repeat)
+            row["peer"] = runner.peer(case)[0]
+            t = runner.timings(case, repeat)
             row.update({k: v * 1e3 for k, v in t.items()})
             row["ratio_fwd"] = t["fwd_mine"] / t["fwd_peer"]
             row["ratio_fwd_bwd"] = t["bwd_mine"] / t["bwd_peer"]
             x = jax.numpy.asarray(_host_inputs(case)["x"])
             mine = jax.jit(functools.partial(getattr(poolspec, case.op), **case.args))
             # the peer is the nearest equivalent, not always the same rule (see its name)
-            row["max_abs_diff_vs_peer"] = float(jax.numpy.abs(mine(x) - jax.jit(runner.peer(bc)[1])(x)).max())
+            row["max_abs_diff_vs_peer"] = float(jax.numpy.abs(mine(x) - jax.jit(runner.peer(case)[1])(x)).max())
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"[:300]
         rows.append(row)
@@ -363,18 +350,14 @@ def _cupy_usable() -> bool:
         return False
 
 
-def _geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
-
-
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in rows if "ratio_fwd" in r]
     return {"calls": len(rows), "errors": [r["case"] for r in rows if "error" in r],
-            "geomean_fwd": _geomean([r["ratio_fwd"] for r in ok]),
-            "geomean_fwd_bwd": _geomean([r["ratio_fwd_bwd"] for r in ok]),
+            "geomean_fwd": geomean([r["ratio_fwd"] for r in ok]),
+            "geomean_fwd_bwd": geomean([r["ratio_fwd_bwd"] for r in ok]),
             "worst_fwd_bwd": max((r["ratio_fwd_bwd"] for r in ok), default=math.nan),
-            "fused_geomean_fwd": _geomean([r["ratio_fused_fwd"] for r in ok if "ratio_fused_fwd" in r]),
-            "fused_geomean_fwd_bwd": _geomean([r["ratio_fused_fwd_bwd"] for r in ok if "ratio_fused_fwd" in r]),
+            "fused_geomean_fwd": geomean([r["ratio_fused_fwd"] for r in ok if "ratio_fused_fwd" in r]),
+            "fused_geomean_fwd_bwd": geomean([r["ratio_fused_fwd_bwd"] for r in ok if "ratio_fused_fwd" in r]),
             "fused_worst_fwd_bwd": max((r["ratio_fused_fwd_bwd"] for r in ok if "ratio_fused_fwd" in r),
                                        default=math.nan),
             "fused_bwd_not_bit_identical": [r["case"] for r in ok if r.get("fused_bwd_bit_identical_x5") is False],
@@ -392,13 +375,13 @@ def run(device: str, repeat: int = 20, reduced: bool = False) -> dict[str, Any]:
     if device.startswith("cuda") and _cupy_usable():
         results["cupy"] = cupy = cupy_rows(cases, repeat)
         ratios = [r["ratio_fwd_vs_torch"] for r in cupy if "ratio_fwd_vs_torch" in r]
-        results["cupy_summary"] = {"geomean_fwd_vs_torch_native": _geomean(ratios),
+        results["cupy_summary"] = {"geomean_fwd_vs_torch_native": geomean(ratios),
                                    "errors": [r["case"] for r in cupy if "error" in r]}
         print("cupy: " + json.dumps(results["cupy_summary"]), flush=True)
     if importlib.util.find_spec("jax") is not None:
         results["jax"] = jrows = jax_rows(cases, repeat)
-        results["jax_summary"] = {"geomean_fwd": _geomean([r["ratio_fwd"] for r in jrows if "ratio_fwd" in r]),
-                                  "geomean_fwd_bwd": _geomean([r["ratio_fwd_bwd"] for r in jrows
+        results["jax_summary"] = {"geomean_fwd": geomean([r["ratio_fwd"] for r in jrows if "ratio_fwd" in r]),
+                                  "geomean_fwd_bwd": geomean([r["ratio_fwd_bwd"] for r in jrows
                                                                if "ratio_fwd_bwd" in r])}
         print("jax: " + json.dumps(results["jax_summary"]), flush=True)
     return results

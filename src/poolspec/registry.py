@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import spec
-from .families import Family, Kind, all_families
+from .families import Family, Kind, owner
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,7 @@ def _record(c: spec.Card, family: Family) -> OpDef:
 
 
 def _records() -> dict[str, OpDef]:
-    owner = {c.name: f for f in all_families() for c in f.cards()}
-    return {c.name: _record(c, owner[c.name]) for c in spec.cards()}
+    return {c.name: _record(c, owner(c.name)) for c in spec.cards()}
 
 
 OPS: dict[str, OpDef] = _records()

@@ -1,6 +1,6 @@
 """Eager calls on torch run as compiled programs: one ``torch.compile``d program per (op, arguments, input
 shapes, dtypes, devices, grad mode), cached, built from the same graph node as inside a user's
-``torch.compile`` (and so fused by inductor, see ``torch_graph._fuse``). Off by default; on with
+``torch.compile`` (and so fused by inductor, see ``torch_inductor.fuse``). Off by default; on with
 ``poolspec.set_eager_fusion(True)`` or ``POOLSPEC_EAGER_FUSION=1``. Meant for GPUs, where a poolspec call
 is otherwise a chain of small kernels launched one by one from Python; the first call of each key pays the
 compilation (0.2-4 s on CPU), later calls a cache lookup. Calls under torch.func transforms, forward-mode AD

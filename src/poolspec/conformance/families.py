@@ -15,7 +15,6 @@ another differentiable port ``p`` (grid_sample's ``grid``) has ``grad_p``, ``gra
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -98,9 +97,9 @@ class Family:
 @lru_cache(maxsize=1)
 def families() -> tuple[Family, ...]:
     """Every family's record, in catalogue order (the families' folders, ``poolspec.families``)."""
-    from ..families import all_families
+    from ..families import parts
 
-    return tuple(importlib.import_module(f"poolspec.families.{f.name}.conformance").RECORD for f in all_families())
+    return tuple(module.RECORD for module in parts("conformance").values())
 
 
 @lru_cache(maxsize=256)

@@ -8,8 +8,6 @@ literal ``TestTensor::from_floats`` arrays and a ``Tolerance``. ``TestTensor``, 
 from __future__ import annotations
 
 import functools
-import importlib
-import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,14 +105,9 @@ class BurnOp:
 @functools.cache
 def _rules() -> dict[str, BurnOp]:
     """The families Burn has: each family folder's ``burn.py`` (its ``RULE``), found by name, keyed by family."""
-    from ..families import all_families
+    from ..families import parts
 
-    found = {}
-    for f in all_families():
-        name = f"poolspec.families.{f.name}.burn"
-        if importlib.util.find_spec(name) is not None:
-            found[f.name] = importlib.import_module(name).RULE
-    return found
+    return {name: module.RULE for name, module in parts("burn").items()}
 
 
 

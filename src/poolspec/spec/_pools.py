@@ -40,7 +40,7 @@ TORCH_TRANSFORMS = ("autograd (any order)", "forward-mode (forward_ad)", "torch.
 JAX_TRANSFORMS = ("jit", "grad", "grad-of-grad", "vmap", "jvp", "jacfwd", "jacrev", "hessian", "linearize")
 
 
-def _stride(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, ...]:
+def stride_of(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, ...]:
     if value is None or (isinstance(value, (tuple, list)) and len(value) == 0):
         return kernel
     return int_tuple(op, "stride", value, n)
@@ -49,7 +49,7 @@ def _stride(op: str, value: Any, kernel: tuple[int, ...], n: int) -> tuple[int, 
 def _padding(op: str, value: Any, n: int) -> tuple[tuple[int, ...], tuple[int, ...], str]:
     """(low, high, form) of a padding argument: torch's symmetric ints (``"symmetric"``), per-axis ``(low, high)``
     pairs as ``lax.reduce_window`` and ONNX's ``pads`` take them (``"pairs"``), or ``"valid"`` / ``"same"``
-    (TensorFlow's rule, resolved by :func:`_window_checks`)."""
+    (TensorFlow's rule, resolved by :func:`window_checks`)."""
     if isinstance(value, str):
         if value not in ("valid", "same"):
             fail(op, "padding", value, "must be an int, a tuple of ints, a tuple of (low, high) pairs, 'valid' or "
@@ -65,7 +65,7 @@ def _padding(op: str, value: Any, n: int) -> tuple[tuple[int, ...], tuple[int, .
     return p, p, "symmetric"
 
 
-def _window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...],
+def window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...],
                    padding: Any, d: tuple[int, ...], ceil_mode: bool) -> tuple[tuple[int, ...], tuple[int, ...],
                                                                             tuple[int, ...]]:
     """torch's shared pooling checks, in its order, then the output size (which must be >= 1); returns
@@ -145,52 +145,52 @@ def _resolve_adaptive(card: Card, shape: tuple[Any, ...], dtype: str | None, a: 
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
 
-def _output(n: int, what: str = "the pooled array, x's dtype") -> Port:
+def output_port(n: int, what: str = "the pooled array, x's dtype") -> Port:
     dims = {1: "O", 2: "OH, OW", 3: "OD, OH, OW"}[n]
     return Port("output", "array", f"(N, C, {dims}) or (C, {dims})", what)
 
 
-def _indices(n: int, where: str) -> Port:
+def indices_port(n: int, where: str) -> Port:
     dims = {1: "O", 2: "OH, OW", 3: "OD, OH, OW"}[n]
     return Port("indices", "int64 array", f"(N, C, {dims}) or (C, {dims})",
                 f"with return_indices=True: the flat index of each winner in {where}")
 
 
-def _shape(n: int, side: int, lead: tuple[Any, ...] = ("N", 3)) -> tuple[Any, ...]:
+def example_shape(n: int, side: int, lead: tuple[Any, ...] = ("N", 3)) -> tuple[Any, ...]:
     return lead + (side,) * n
 
 
-_TORCH_OK = "torch's CPU and CUDA kernels are deterministic for this op (gather-style backward)"
+TORCH_DETERMINISTIC = "torch's CPU and CUDA kernels are deterministic for this op (gather-style backward)"
 
 
-def _ranks(n: int) -> tuple[int, ...]:
+def ranks_of(n: int) -> tuple[int, ...]:
     return (n + 1, n + 2)
 
 
-_PADDING_TYPE = "int | tuple[int x {n}] | tuple[(int, int) x {n}] | 'valid' | 'same'"
+PADDING_TYPE = "int | tuple[int x {n}] | tuple[(int, int) x {n}] | 'valid' | 'same'"
 
 
-def _size_arg(name: str, n: int, default: Any, what: str, constraint: str) -> Argument:
+def window_argument(name: str, n: int, default: Any, what: str, constraint: str) -> Argument:
     return Argument(name, f"int | tuple[int x {n}]" + (" | None" if default is None else ""), default,
                     (constraint,), what)
 
 
-def _input_arg(n: int) -> Argument:
+def input_argument(n: int) -> Argument:
     dims = {1: "L", 2: "H, W", 3: "D, H, W"}[n]
     return Argument("x", "array", constraints=(f"shape (N, C, {dims}) or (C, {dims})",
                                                "non-batch dimensions non-empty"),
                     description="the input array (any supported namespace)")
 
 
-_REG = "regular windows a = o*s - p, taps a + t*d for t < k; windows that start in the right padding " \
+REGULAR_WINDOWS = "regular windows a = o*s - p, taps a + t*d for t < k; windows that start in the right padding " \
        "are dropped in ceil_mode"
 
 
-_OUT_FORMULA = "O = floor((L + p_lo + p_hi - d(k-1) - 1 + (s-1 if ceil_mode)) / s) + 1, minus 1 if ceil_mode and " \
+OUT_FORMULA = "O = floor((L + p_lo + p_hi - d(k-1) - 1 + (s-1 if ceil_mode)) / s) + 1, minus 1 if ceil_mode and " \
                "(O-1)*s >= L + p_lo (p_lo = p_hi = p for torch's int padding; 'same': O = ceil(L / s))"
 
 
-def _adaptive_card(kind: str, n: int) -> Card:
+def adaptive_card(kind: str, n: int) -> Card:
     name = f"adaptive_{kind}_pool{n}d"
     args: tuple[Argument, ...] = (
         Argument("x", "array", constraints=(f"shape (N, C, *S) or (C, *S) with {n} spatial dims",
@@ -218,16 +218,16 @@ def _adaptive_card(kind: str, n: int) -> Card:
     return Card(
         name=name, version=1, category="adaptive_pooling",
         summary=f"{n}-d adaptive {kind} pooling to a given output size.",
-        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS, arguments=args,
+        spatial_dims=(n,), input_ranks=ranks_of(n), dtypes=FLOATS, arguments=args,
         shape_relation="per spatial axis: window i = [floor(i*L/O), ceil((i+1)*L/O)); windows may overlap "
                        "and O > L is allowed",
         determinism=determinism, gradient=gradient,
         torch_reference=f"torch.nn.functional.adaptive_{kind}_pool{n}d",
         _resolve=_resolve_adaptive,
         _infer=lambda c, shape, out: size_argument(c, shape, out, "output_size", n),
-        outputs=(_output(n),) + ((_indices(n, "the input plane"),) if kind == "max" else ()),
-        examples=(Example(_shape(n, 13, ("N", 64)), dict(output_size=7)),
-                  Example(_shape(n, 5, ("N", 64)), dict(output_size=(8,) + (None,) * (n - 1) if n > 1 else 8))),
+        outputs=(output_port(n),) + ((indices_port(n, "the input plane"),) if kind == "max" else ()),
+        examples=(Example(example_shape(n, 13, ("N", 64)), dict(output_size=7)),
+                  Example(example_shape(n, 5, ("N", 64)), dict(output_size=(8,) + (None,) * (n - 1) if n > 1 else 8))),
         torch_determinism=("torch's CUDA backward uses atomicAdd (adaptive_avg_pool2d/3d backward and "
                            "adaptive_max_pool2d backward raise under use_deterministic_algorithms)"
                            if (kind, n) != ("max", 3) else

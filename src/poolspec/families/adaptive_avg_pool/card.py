@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...spec._pools import _adaptive_card
+from ...spec._pools import adaptive_card
 from .. import Family
 
-FAMILY = Family('adaptive_avg_pool', 'linear', 2, lambda: [_adaptive_card('avg', n) for n in (1, 2, 3)])
+FAMILY = Family('adaptive_avg_pool', 'linear', 2, lambda: [adaptive_card('avg', n) for n in (1, 2, 3)])

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ...spec._pools import _adaptive_card
+from ...spec._pools import adaptive_card
 from .. import Family
 
-FAMILY = Family('adaptive_max_pool', 'routed', 4, lambda: [_adaptive_card('max', n) for n in (1, 2, 3)])
+FAMILY = Family('adaptive_max_pool', 'routed', 4, lambda: [adaptive_card('max', n) for n in (1, 2, 3)])

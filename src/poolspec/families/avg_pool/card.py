@@ -6,19 +6,19 @@ from typing import Any
 
 from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Resolved
 from ...spec._pools import (
-    _OUT_FORMULA,
-    _PADDING_TYPE,
-    _TORCH_OK,
     FLOATS,
     JAX_TRANSFORMS,
+    OUT_FORMULA,
+    PADDING_TYPE,
+    TORCH_DETERMINISTIC,
     TORCH_TRANSFORMS,
-    _input_arg,
-    _output,
-    _ranks,
-    _shape,
-    _size_arg,
-    _stride,
-    _window_checks,
+    example_shape,
+    input_argument,
+    output_port,
+    ranks_of,
+    stride_of,
+    window_argument,
+    window_checks,
 )
 from ...spec._rules import as_int, check_bool, check_dtype, fail, int_tuple, split_shape
 from .. import Family
@@ -29,7 +29,7 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
     check_dtype(op, dtype, card.dtypes)
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
-    s = _stride(op, a["stride"], k, n)
+    s = stride_of(op, a["stride"], k, n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     cip = check_bool(op, "count_include_pad", a["count_include_pad"])
     div = a["divisor_override"]
@@ -37,7 +37,7 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
         div = as_int(op, "divisor_override", div)
         if div == 0:
             fail(op, "divisor_override", div, "must not be zero (None means the window's cell count)")
-    out, p, high = _window_checks(op, n, spatial, k, s, a["padding"], (1,) * n, ceil_mode)
+    out, p, high = window_checks(op, n, spatial, k, s, a["padding"], (1,) * n, ceil_mode)
     if n == 3 and any(spatial[i] < k[i] for i in range(n)):
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis; avg_pool3d requires "
                                    "every input extent >= kernel_size, padding notwithstanding (as torch)")
@@ -49,11 +49,11 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
 def _avg_card(n: int) -> Card:
     name = f"avg_pool{n}d"
     args = (
-        _input_arg(n),
-        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
+        input_argument(n),
+        window_argument("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
-        Argument("padding", _PADDING_TYPE.format(n=n), 0,
+        Argument("padding", PADDING_TYPE.format(n=n), 0,
                  ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= k - 1",
                   "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
                  "implicit zero padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
@@ -74,9 +74,9 @@ def _avg_card(n: int) -> Card:
     return Card(
         name=name, version=1, category="pooling",
         summary=f"{n}-d average pooling over regular windows.",
-        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + ("int64",),
+        spatial_dims=(n,), input_ranks=ranks_of(n), dtypes=FLOATS + ("int64",),
         arguments=args,
-        shape_relation=f"per spatial axis: {_OUT_FORMULA}; "
+        shape_relation=f"per spatial axis: {OUT_FORMULA}; "
                        "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p_hi) - a) if "
                        "count_include_pad, else the number of input cells in the window",
         determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
@@ -86,13 +86,13 @@ def _avg_card(n: int) -> Card:
         torch_reference=f"torch.nn.functional.avg_pool{n}d" if n > 1 else
         "torch.nn.functional.avg_pool1d (divisor_override via avg_pool2d)",
         notes=tuple(notes), _resolve=_resolve_avg,
-        outputs=(_output(n),),
-        examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
-                  Example(_shape(n, 7), dict(kernel_size=2, ceil_mode=True, count_include_pad=False)),
+        outputs=(output_port(n),),
+        examples=(Example(example_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
+                  Example(example_shape(n, 7), dict(kernel_size=2, ceil_mode=True, count_include_pad=False)),
                   Example((3,) + (9,) * n, dict(kernel_size=4, stride=3, padding=2, divisor_override=9)),
-                  Example(_shape(n, 7), dict(kernel_size=2, stride=2, padding="same", count_include_pad=False))),
+                  Example(example_shape(n, 7), dict(kernel_size=2, stride=2, padding="same", count_include_pad=False))),
         torch_determinism="avg_pool3d's CUDA backward uses atomicAdd (avg_pool3d_backward_cuda raises under "
-                          "use_deterministic_algorithms)" if n == 3 else _TORCH_OK,
+                          "use_deterministic_algorithms)" if n == 3 else TORCH_DETERMINISTIC,
         channels_last=(4,) if n == 2 else (),
     )
 

@@ -15,6 +15,7 @@ from ..._types import Array, Padding, Size
 from ...autodiff import graph_op, in_graph, linear
 from ...kernels.linear import SeparableLinear, outer_product
 from ...plans import windows
+from .._docs import Template
 
 __all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d",
            "avg_pool1d_backward", "avg_pool2d_backward", "avg_pool3d_backward"]
@@ -50,250 +51,132 @@ def _avg_op(n: int, x: Any, args: dict[str, Any], grad_output: Any = None) -> An
     return linear(plan, grad_output, transpose=True, primal=x)
 
 
+# the docstring of avg_pool1d/2d/3d, filled per rank at import (families/_docs.py)
+_FORWARD = Template("""\
+{n}-d average pooling, as ``torch.nn.functional.{op}``{plus}.
+
+Each output is its window's sum over the input divided by the window's cell count (padding included if
+count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
+float16/bfloat16 are computed in float32 and rounded once.{extent}
+
+Parameters
+----------
+x : array
+    Input shaped {x}, C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX, CuPy, Dask,
+    array-api-strict); float16, bfloat16, float32, float64 or int64.
+kernel_size : int or tuple of int
+    The window size k, {sizes}; every entry > 0.
+stride : int, tuple of int or None, default None
+    The window step s; every entry > 0 (None or (): kernel_size, as torch).
+padding : int, tuple of int, tuple of (int, int) or str, default 0
+    Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
+    (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
+    "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
+ceil_mode : bool, default False
+    Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
+    padding).
+count_include_pad : bool, default True
+    Count padding cells (not the ceil_mode overhang) in the divisor.
+divisor_override : int or None, default None
+    Divide every window sum by this non-zero int (negative allowed) instead of the cell count{lacks}.
+{layout}
+
+Returns
+-------
+array
+    Shaped (N, C, {o}) or (C, {o}),{per_axis} O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if
+    ceil_mode and (O - 1) * s >= L + p; x's namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If x is not {lo}-d or {hi}-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding
+    is negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, {last}.
+TypeError
+    If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
+    stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
+    count_include_pad is not a bool.
+
+{examples}
+""", defaults=dict(plus="", lacks="", extent="", last="or an output size is < 1",
+                  # the shape formula starts a line of its own (a newline in a field breaks the line there)
+                  per_axis=" per spatial axis\n"))
+
+
+@_FORWARD.document(plus=" (plus ``divisor_override``)", lacks="; torch's avg_pool1d lacks it", per_axis="", example="""
+>>> poolspec.avg_pool1d(np.arange(5.0)[None], 2, ceil_mode=True)
+array([[0.5, 2.5, 4. ]])""")
 def avg_pool1d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """1-d average pooling, as ``torch.nn.functional.avg_pool1d`` (plus ``divisor_override``).
-
-    Each output is its window's sum over the input divided by the window's cell count (padding included if
-    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
-    float16/bfloat16 are computed in float32 and rounded once.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, L) or (C, L), C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX,
-        CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
-    kernel_size : int or tuple of int
-        The window size k, an int or a 1-tuple; every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
-        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
-        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
-        padding).
-    count_include_pad : bool, default True
-        Count padding cells (not the ceil_mode overhang) in the divisor.
-    divisor_override : int or None, default None
-        Divide every window sum by this non-zero int (negative allowed) instead of the cell count; torch's avg_pool1d
-        lacks it.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, O) or (C, O), O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode
-        and (O - 1) * s >= L + p; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 2-d or 3-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, or an output size is < 1.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
-        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
-        count_include_pad is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.avg_pool1d(np.arange(5.0)[None], 2, ceil_mode=True)
-    array([[0.5, 2.5, 4. ]])
-    """
     if check_layout("avg_pool1d", layout):
         return channels_last(avg_pool1d, locals(), 1, ("x",))
     return _avg_op(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
+@_FORWARD.document(example="""
+>>> poolspec.avg_pool2d(np.ones((1, 3, 3)), 2, stride=1, padding=1, count_include_pad=False).shape
+(1, 4, 4)""")
 def avg_pool2d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """2-d average pooling, as ``torch.nn.functional.avg_pool2d``.
-
-    Each output is its window's sum over the input divided by the window's cell count (padding included if
-    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
-    float16/bfloat16 are computed in float32 and rounded once.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, H, W) or (C, H, W), C and the spatial sizes non-empty; any array-API array (NumPy, torch,
-        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
-    kernel_size : int or tuple of int
-        The window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
-        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
-        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
-        padding).
-    count_include_pad : bool, default True
-        Count padding cells (not the ceil_mode overhang) in the divisor.
-    divisor_override : int or None, default None
-        Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OH, OW) or (C, OH, OW), per spatial axis
-        O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L + p;
-        x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 3-d or 4-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, or an output size is < 1.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
-        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
-        count_include_pad is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.avg_pool2d(np.ones((1, 3, 3)), 2, stride=1, padding=1, count_include_pad=False).shape
-    (1, 4, 4)
-    """
     if check_layout("avg_pool2d", layout):
         return channels_last(avg_pool2d, locals(), 2, ("x",))
     return _avg_op(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
+@_FORWARD.document(extent=" Every input extent must be >= kernel_size, padding notwithstanding, as torch.",
+                   last="an output size is < 1, or an input extent is < kernel_size",
+                   example="""
+>>> poolspec.avg_pool3d(np.ones((2, 1, 4, 4, 4)), 2).shape
+(2, 1, 2, 2, 2)""")
 def avg_pool3d(x: Array, kernel_size: Size, stride: Size | None = None, padding: Padding = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """3-d average pooling, as ``torch.nn.functional.avg_pool3d``.
-
-    Each output is its window's sum over the input divided by the window's cell count (padding included if
-    count_include_pad) or by divisor_override. int64 sums in int64 and divides with truncation toward zero, as torch;
-    float16/bfloat16 are computed in float32 and rounded once. Every input extent must be >= kernel_size, padding
-    notwithstanding, as torch.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, D, H, W) or (C, D, H, W), C and the spatial sizes non-empty; any array-API array (NumPy,
-        torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64 or int64.
-    kernel_size : int or tuple of int
-        The window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        Implicit zero padding: p on both sides of each spatial axis, 0 <= p <= k // 2 (torch's); or per axis a
-        (low, high) pair, each at most k - 1 (as lax.reduce_window and ONNX's pads); or "valid" (none) or
-        "same" (TensorFlow's: ceil(L / s) outputs, the odd cell of padding at the end).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule (a window may overhang the input, but not start in the right
-        padding).
-    count_include_pad : bool, default True
-        Count padding cells (not the ceil_mode overhang) in the divisor.
-    divisor_override : int or None, default None
-        Divide every window sum by this non-zero int (negative allowed) instead of the cell count.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW), per spatial axis
-        O = floor((L + 2p - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L + p;
-        x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-d or 5-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative or > kernel_size // 2, a tuple has the wrong length, divisor_override is 0, an output size is < 1, or
-        an input extent is < kernel_size.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not one of the above (e.g. int32, bool), kernel_size,
-        stride, padding or divisor_override is not an int or tuple of ints (e.g. a float or a bool), or ceil_mode or
-        count_include_pad is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.avg_pool3d(np.ones((2, 1, 4, 4, 4)), 2).shape
-    (2, 1, 2, 2, 2)
-    """
     if check_layout("avg_pool3d", layout):
         return channels_last(avg_pool3d, locals(), 3, ("x",))
     return _avg_op(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                               count_include_pad=count_include_pad, divisor_override=divisor_override))
 
 
+# the docstring of avg_pool<n>d_backward, filled per rank at import (families/_docs.py)
+_BACKWARD = Template("""\
+The gradient of :func:`{op}` with respect to ``x`` for the cotangent ``grad_output``.
+
+Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
+sum); its own gradient is :func:`{op}` again.
+
+Parameters
+----------
+{linear_arrays}
+kernel_size : int or tuple of int
+    The window size, as in :func:`{op}`.
+stride : int, tuple of int or None, default None
+    The window step, as in :func:`{op}` (None: kernel_size).
+padding : int, tuple of int, tuple of (int, int) or str, default 0
+    The implicit zero padding, as in :func:`{op}`.
+ceil_mode : bool, default False
+    Ceil instead of floor in the output size rule, as in :func:`{op}`.
+count_include_pad : bool, default True
+    Count padding cells in the divisor, as in :func:`{op}`.
+divisor_override : int or None, default None
+    The divisor instead of the cell count, as in :func:`{op}`.
+{layout}
+
+{linear_returns}
+
+{examples}
+""", defaults=dict(no_gradient=" (int64 has no gradient)"))
+
+
+@_BACKWARD.document(example="""
+>>> poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2)
+array([[0.5, 0.5, 0.5, 0.5]])""")
 def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`avg_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
-    sum); its own gradient is :func:`avg_pool1d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`avg_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace, device and
-        dtype.
-    x : array
-        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`avg_pool1d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`avg_pool1d` (None: kernel_size).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        The implicit zero padding, as in :func:`avg_pool1d`.
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`avg_pool1d`.
-    count_include_pad : bool, default True
-        Count padding cells in the divisor, as in :func:`avg_pool1d`.
-    divisor_override : int or None, default None
-        The divisor instead of the cell count, as in :func:`avg_pool1d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`avg_pool1d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`avg_pool1d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
-        differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.avg_pool1d_backward(np.ones((1, 2)), np.zeros((1, 4)), 2)
-    array([[0.5, 0.5, 0.5, 0.5]])
-    """
     if check_layout("avg_pool1d_backward", layout):
         return channels_last(avg_pool1d_backward, locals(), 1, ("grad_output", "x"))
     return _avg_op(1, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
@@ -301,60 +184,13 @@ def avg_pool1d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
                    grad_output)
 
 
+@_BACKWARD.document(example="""
+>>> poolspec.avg_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2)
+array([[[0.25, 0.25],
+        [0.25, 0.25]]])""")
 def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`avg_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
-    sum); its own gradient is :func:`avg_pool2d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`avg_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's namespace,
-        device and dtype.
-    x : array
-        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`avg_pool2d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`avg_pool2d` (None: kernel_size).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        The implicit zero padding, as in :func:`avg_pool2d`.
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`avg_pool2d`.
-    count_include_pad : bool, default True
-        Count padding cells in the divisor, as in :func:`avg_pool2d`.
-    divisor_override : int or None, default None
-        The divisor instead of the cell count, as in :func:`avg_pool2d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`avg_pool2d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`avg_pool2d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
-        differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.avg_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2)
-    array([[[0.25, 0.25],
-            [0.25, 0.25]]])
-    """
     if check_layout("avg_pool2d_backward", layout):
         return channels_last(avg_pool2d_backward, locals(), 2, ("grad_output", "x"))
     return _avg_op(2, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
@@ -362,59 +198,12 @@ def avg_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, stride:
                    grad_output)
 
 
+@_BACKWARD.document(example="""
+>>> float(poolspec.avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 2).sum())
+1.0""")
 def avg_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, stride: Size | None = None,
                         padding: Padding = 0, ceil_mode: bool = False, count_include_pad: bool = True,
                         divisor_override: int | None = None, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`avg_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Linear in grad_output: every input cell gathers g / divisor from the windows that contain it (the transposed window
-    sum); its own gradient is :func:`avg_pool3d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`avg_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it, with x's
-        namespace, device and dtype.
-    x : array
-        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
-        float16, bfloat16, float32 or float64.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`avg_pool3d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`avg_pool3d` (None: kernel_size).
-    padding : int, tuple of int, tuple of (int, int) or str, default 0
-        The implicit zero padding, as in :func:`avg_pool3d`.
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`avg_pool3d`.
-    count_include_pad : bool, default True
-        Count padding cells in the divisor, as in :func:`avg_pool3d`.
-    divisor_override : int or None, default None
-        The divisor instead of the cell count, as in :func:`avg_pool3d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`avg_pool3d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`avg_pool3d` would raise it, x's dtype is not floating (int64 has no gradient), grad_output's dtype
-        differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> float(poolspec.avg_pool3d_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 2, 2, 2)), 2).sum())
-    1.0
-    """
     if check_layout("avg_pool3d_backward", layout):
         return channels_last(avg_pool3d_backward, locals(), 3, ("grad_output", "x"))
     return _avg_op(3, x, dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,

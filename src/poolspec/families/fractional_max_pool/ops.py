@@ -33,6 +33,7 @@ from ...autodiff import compose, graph_node, in_graph, max_backward, max_select
 from ...kernels import fractional, paths
 from ...kernels.blocks import nbytes
 from ...kernels.cells import Cells
+from .._docs import Template
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool3d",
            "fractional_max_pool2d_backward", "fractional_max_pool3d_backward"]
@@ -238,6 +239,58 @@ def _backward(n: int, grad_output: Any, x: Any, args: dict[str, Any], samples: A
     return xp.reshape(grad, tuple(x.shape))
 
 
+# the docstring of fractional_max_pool2d/3d, filled per rank at import (families/_docs.py)
+_FORWARD = Template("""\
+{n}-d fractional max pooling of ``x``, as ``torch.nn.functional.{op}``.
+
+Windows of ``kernel_size`` sit at pseudo-random fractional strides fixed by one sample u per plane and axis: with
+alpha = (S - k) / (O - 1), window i starts at int((i + u) * alpha) - int(u * alpha), the last at S - k. Given the
+same ``_random_samples``, torch's windows, values and indices (first maximum wins, a NaN wins: the last one).
+
+Parameters
+----------
+x : array
+    Input shaped {x}; any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict) of a float dtype. C and the
+    spatial dimensions must be non-empty (N may be 0).
+kernel_size : int or tuple of int
+    Window size k: one int or one per spatial axis; entries > 0, and output_size + kernel_size - 1 {rule} S per axis
+    (torch's rule{strict}).
+output_size : int, tuple of int or None, default None
+    Output spatial size O (entries >= 0); used in preference to output_ratio when both are given.
+output_ratio : float, tuple of float or None, default None
+    Output size int(S * ratio) per axis when output_size is None; entries in (0, 1) (a single float is accepted,
+    torch needs a tuple).
+return_indices : bool, default False
+    Also return the winners' indices.
+_random_samples : array or None, default None
+    The samples u in [0, 1], shaped (N, C, {n}) (N = 1 for an unbatched x), of x's dtype and library; its last axis
+    indexes the spatial axes in torch's order ({order}). None: drawn (see ``rng``).
+rng : None, int, numpy.random.Generator or JAX key, default None
+    Keyword-only: how samples are drawn when ``_random_samples`` is None. With a torch x and rng None,
+    ``torch.rand`` from torch's global generator (torch's own draw); with a JAX x and a JAX key,
+    ``jax.random.uniform`` (required under ``jax.jit``); otherwise ``numpy.random.default_rng(rng)`` on the
+    host.
+{layout}
+
+{routed_returns_forward}
+
+Raises
+------
+ValueError
+    If x does not have {lo} or {hi} dimensions or has an empty C or spatial dimension, a kernel_size entry is not
+    positive, neither output_size nor output_ratio is given, an output_size entry is negative or an output_ratio entry
+    outside (0, 1), output_size + kernel_size - 1 is too large for the input, _random_samples is not shaped (N, C, {n})
+    or holds values outside [0, 1], or x is a JAX array traced (e.g. under ``jax.jit``) with neither _random_samples nor
+    a JAX key.
+TypeError
+    If x or _random_samples is not an array of a supported library, x is not of a float dtype, _random_samples's
+    dtype differs from x's, kernel_size or output_size is not an int or tuple of ints, output_ratio is not a
+    float or tuple of floats, return_indices is not a bool, or rng is not a valid seed.
+
+{examples}
+""", width=116, defaults=dict(values="window maxima", rule="<=", strict=""))
+
+
 @overload
 def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None = ...,
                           output_ratio: float | tuple[float, ...] | None = ..., return_indices: Literal[False] = ...,
@@ -257,70 +310,14 @@ def fractional_max_pool2d(x: Array, kernel_size: Size, output_size: Size | None 
                           layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
+@_FORWARD.document(order="W, H", example="""
+>>> x = np.arange(25.0).reshape(1, 1, 5, 5)
+>>> poolspec.fractional_max_pool2d(x, 2, output_size=2, _random_samples=np.full((1, 1, 2), 0.5))
+array([[[[ 6.,  9.],
+         [21., 24.]]]])""")
 def fractional_max_pool2d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
                           _random_samples: Any = None, *, rng: Any = None, layout: str = "channels_first") -> Any:
-    """2-d fractional max pooling of ``x``, as ``torch.nn.functional.fractional_max_pool2d``.
-
-    Windows of ``kernel_size`` sit at pseudo-random fractional strides fixed by one sample u per plane and axis: with
-    alpha = (S - k) / (O - 1), window i starts at int((i + u) * alpha) - int(u * alpha), the last at S - k. Given the
-    same ``_random_samples``, torch's windows, values and indices (first maximum wins, a NaN wins: the last one).
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, H, W) or (C, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
-        array-api-strict) of a float dtype. C and the spatial dimensions must be non-empty (N may be 0).
-    kernel_size : int or tuple of int
-        Window size k: one int or one per spatial axis; entries > 0, and output_size + kernel_size - 1 <= S per axis
-        (torch's rule).
-    output_size : int, tuple of int or None, default None
-        Output spatial size O (entries >= 0); used in preference to output_ratio when both are given.
-    output_ratio : float, tuple of float or None, default None
-        Output size int(S * ratio) per axis when output_size is None; entries in (0, 1) (a single float is accepted,
-        torch needs a tuple).
-    return_indices : bool, default False
-        Also return the winners' indices.
-    _random_samples : array or None, default None
-        The samples u in [0, 1], shaped (N, C, 2) (N = 1 for an unbatched x), of x's dtype and library; its last
-        axis indexes the spatial axes in torch's order (W, H). None: drawn (see ``rng``).
-    rng : None, int, numpy.random.Generator or JAX key, default None
-        Keyword-only: how samples are drawn when ``_random_samples`` is None. With a torch x and rng None,
-        ``torch.rand`` from torch's global generator (torch's own draw); with a JAX x and a JAX key,
-        ``jax.random.uniform`` (required under ``jax.jit``); otherwise ``numpy.random.default_rng(rng)`` on the
-        host.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array or tuple of array
-        The window maxima in x's dtype, shaped (N, C, OH, OW) or (C, OH, OW); with ``return_indices``, (``values``,
-        ``indices``) where indices are int64 flat positions of the winners in each (H, W) input plane, as torch's.
-
-    Raises
-    ------
-    ValueError
-        If x does not have 3 or 4 dimensions or has an empty C or spatial dimension, a kernel_size entry is not
-        positive, neither output_size nor output_ratio is given, an output_size entry is negative or an output_ratio
-        entry outside (0, 1), output_size + kernel_size - 1 is too large for the input, _random_samples is not
-        shaped (N, C, 2) or holds values outside [0, 1], or x is a JAX array traced (e.g. under ``jax.jit``) with
-        neither _random_samples nor a JAX key.
-    TypeError
-        If x or _random_samples is not an array of a supported library, x is not of a float dtype, _random_samples's
-        dtype differs from x's, kernel_size or output_size is not an int or tuple of ints, output_ratio is not a
-        float or tuple of floats, return_indices is not a bool, or rng is not a valid seed.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(25.0).reshape(1, 1, 5, 5)
-    >>> poolspec.fractional_max_pool2d(x, 2, output_size=2, _random_samples=np.full((1, 1, 2), 0.5))
-    array([[[[ 6.,  9.],
-             [21., 24.]]]])
-    """
     if check_layout("fractional_max_pool2d", layout):
         return channels_last(fractional_max_pool2d, locals(), 2, ("x",))
     return _forward(2, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
@@ -346,204 +343,88 @@ def fractional_max_pool3d(x: Array, kernel_size: Size, output_size: Size | None 
                           layout: str = ...) -> Array | tuple[Array, Array]: ...
 
 
+@_FORWARD.document(rule="<", strict=", strict in 3-d", order="D, H, W", example="""
+>>> x = np.arange(27.0).reshape(1, 3, 3, 3)
+>>> poolspec.fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3))).ravel()
+array([26.])""")
 def fractional_max_pool3d(x: Any, kernel_size: Size, output_size: Size | None = None,
                           output_ratio: float | tuple[float, ...] | None = None, return_indices: bool = False,
                           _random_samples: Any = None, *, rng: Any = None, layout: str = "channels_first") -> Any:
-    """3-d fractional max pooling of ``x``, as ``torch.nn.functional.fractional_max_pool3d``.
-
-    Windows of ``kernel_size`` sit at pseudo-random fractional strides fixed by one sample u per plane and axis: with
-    alpha = (S - k) / (O - 1), window i starts at int((i + u) * alpha) - int(u * alpha), the last at S - k. Given the
-    same ``_random_samples``, torch's windows, values and indices (first maximum wins, a NaN wins: the last one).
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, D, H, W) or (C, D, H, W); any array-API array (NumPy, torch, JAX, CuPy, Dask,
-        array-api-strict) of a float dtype. C and the spatial dimensions must be non-empty (N may be 0).
-    kernel_size : int or tuple of int
-        Window size k: one int or one per spatial axis; entries > 0, and output_size + kernel_size - 1 < S per axis
-        (torch's rule, strict in 3-d).
-    output_size : int, tuple of int or None, default None
-        Output spatial size O (entries >= 0); used in preference to output_ratio when both are given.
-    output_ratio : float, tuple of float or None, default None
-        Output size int(S * ratio) per axis when output_size is None; entries in (0, 1) (a single float is accepted,
-        torch needs a tuple).
-    return_indices : bool, default False
-        Also return the winners' indices.
-    _random_samples : array or None, default None
-        The samples u in [0, 1], shaped (N, C, 3) (N = 1 for an unbatched x), of x's dtype and library; its last
-        axis indexes the spatial axes in torch's order (D, H, W). None: drawn (see ``rng``).
-    rng : None, int, numpy.random.Generator or JAX key, default None
-        Keyword-only: how samples are drawn when ``_random_samples`` is None. With a torch x and rng None,
-        ``torch.rand`` from torch's global generator (torch's own draw); with a JAX x and a JAX key,
-        ``jax.random.uniform`` (required under ``jax.jit``); otherwise ``numpy.random.default_rng(rng)`` on the
-        host.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array or tuple of array
-        The window maxima in x's dtype, shaped (N, C, OD, OH, OW) or (C, OD, OH, OW); with ``return_indices``,
-        (``values``, ``indices``) where indices are int64 flat positions of the winners in each (D, H, W) input
-        plane, as torch's.
-
-    Raises
-    ------
-    ValueError
-        If x does not have 4 or 5 dimensions or has an empty C or spatial dimension, a kernel_size entry is not
-        positive, neither output_size nor output_ratio is given, an output_size entry is negative or an output_ratio
-        entry outside (0, 1), output_size + kernel_size - 1 is too large for the input, _random_samples is not
-        shaped (N, C, 3) or holds values outside [0, 1], or x is a JAX array traced (e.g. under ``jax.jit``) with
-        neither _random_samples nor a JAX key.
-    TypeError
-        If x or _random_samples is not an array of a supported library, x is not of a float dtype, _random_samples's
-        dtype differs from x's, kernel_size or output_size is not an int or tuple of ints, output_ratio is not a
-        float or tuple of floats, return_indices is not a bool, or rng is not a valid seed.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(27.0).reshape(1, 3, 3, 3)
-    >>> poolspec.fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3))).ravel()
-    array([26.])
-    """
     if check_layout("fractional_max_pool3d", layout):
         return channels_last(fractional_max_pool3d, locals(), 3, ("x",))
     return _forward(3, x, dict(kernel_size=kernel_size, output_size=output_size, output_ratio=output_ratio,
                                return_indices=return_indices), _random_samples, rng)
 
 
+# the docstring of fractional_max_pool<n>d_backward, filled per rank at import (families/_docs.py)
+_BACKWARD = Template("""\
+The gradient of :func:`{op}` w.r.t. ``x`` (its vector-Jacobian product).
+
+The windows come from the forward's ``_random_samples`` or its ``indices``; each cotangent goes to its window's
+winner, shared winners summed without a scatter (bit-identical across runs).
+
+Parameters
+----------
+{routed_arrays}
+kernel_size : int or tuple of int
+    The forward's window size, as in :func:`{op}`.
+output_size : int, tuple of int or None, default None
+    The forward's output size, as in :func:`{op}`.
+output_ratio : float, tuple of float or None, default None
+    The forward's output ratio, as in :func:`{op}`.
+return_indices : bool, default False
+    The forward's flag; accepted for symmetry with the forward and ignored.
+_random_samples : array or None, default None
+    The forward's samples, shaped (N, C, {n}) in [0, 1], of x's dtype; the winners are recomputed from them when indices
+    is None.
+indices : array or None, default None
+    Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
+    samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
+    and within the plane wherever their values can be read (not under traces).
+{layout}
+
+{routed_returns}
+
+Raises
+------
+ValueError
+    If neither _random_samples nor indices is given, the forward's arguments are invalid (as in :func:`{op}`),
+    grad_output or indices is not shaped like the forward's output, an{br}index lies outside the plane, _random_samples
+    is misshaped or holds values outside [0, 1], or grad_output and x are on different devices.
+TypeError
+    If grad_output's or _random_samples's dtype differs from x's, indices are not of an integer dtype, the arrays come
+    from different libraries, or an argument has a wrong type (as in :func:`{op}`).
+
+{examples}
+""", width=116)
+
+
+@_BACKWARD.document(example="""
+>>> x = np.arange(25.0).reshape(1, 1, 5, 5)
+>>> g = poolspec.fractional_max_pool2d_backward(np.ones((1, 1, 2, 2)), x, 2, output_size=2,
+...                                             _random_samples=np.full((1, 1, 2), 0.5))
+>>> np.argwhere(g[0, 0]).tolist()
+[[1, 1], [1, 4], [4, 1], [4, 4]]""")
 def fractional_max_pool2d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
                                    indices: Any = None, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`fractional_max_pool2d` w.r.t. ``x`` (its vector-Jacobian product).
-
-    The windows come from the forward's ``_random_samples`` or its ``indices``; each cotangent goes to its window's
-    winner, shared winners summed without a scatter (bit-identical across runs).
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output (N, C, OH, OW) or (C, OH, OW); x's dtype, library and
-        device.
-    x : array
-        The forward's input, shaped (N, C, H, W) or (C, H, W).
-    kernel_size : int or tuple of int
-        The forward's window size, as in :func:`fractional_max_pool2d`.
-    output_size : int, tuple of int or None, default None
-        The forward's output size, as in :func:`fractional_max_pool2d`.
-    output_ratio : float, tuple of float or None, default None
-        The forward's output ratio, as in :func:`fractional_max_pool2d`.
-    return_indices : bool, default False
-        The forward's flag; accepted for symmetry with the forward and ignored.
-    _random_samples : array or None, default None
-        The forward's samples, shaped (N, C, 2) in [0, 1], of x's dtype; the winners are recomputed from them when
-        indices is None.
-    indices : array or None, default None
-        Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
-        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
-        and within the plane wherever their values can be read (not under traces).
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If neither _random_samples nor indices is given, the forward's arguments are invalid (as in
-        :func:`fractional_max_pool2d`), grad_output or indices is not shaped like the forward's output, an
-        index lies outside the plane, _random_samples is misshaped or holds values outside [0, 1], or grad_output
-        and x are on different devices.
-    TypeError
-        If grad_output's or _random_samples's dtype differs from x's, indices are not of an integer dtype, the
-        arrays come from different libraries, or an argument has a wrong type (as in :func:`fractional_max_pool2d`).
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(25.0).reshape(1, 1, 5, 5)
-    >>> g = poolspec.fractional_max_pool2d_backward(np.ones((1, 1, 2, 2)), x, 2, output_size=2,
-    ...                                             _random_samples=np.full((1, 1, 2), 0.5))
-    >>> np.argwhere(g[0, 0]).tolist()
-    [[1, 1], [1, 4], [4, 1], [4, 4]]
-    """
     if check_layout("fractional_max_pool2d_backward", layout):
         return channels_last(fractional_max_pool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _backward(2, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,
                                              output_ratio=output_ratio), _random_samples, indices)
 
 
+@_BACKWARD.document(example="""
+>>> x = np.arange(27.0).reshape(1, 3, 3, 3)
+>>> g = poolspec.fractional_max_pool3d_backward(np.ones((1, 1, 1, 1)), x, 2, output_size=1,
+...                                             _random_samples=np.zeros((1, 1, 3)))
+>>> float(g.sum()), float(g[0, 2, 2, 2])
+(1.0, 1.0)""")
 def fractional_max_pool3d_backward(grad_output: Array, x: Array, kernel_size: Size, output_size: Size | None = None,
                                    output_ratio: float | tuple[float, ...] | None = None,
                                    return_indices: bool = False, _random_samples: Any = None, *,
                                    indices: Any = None, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`fractional_max_pool3d` w.r.t. ``x`` (its vector-Jacobian product).
-
-    The windows come from the forward's ``_random_samples`` or its ``indices``; each cotangent goes to its window's
-    winner, shared winners summed without a scatter (bit-identical across runs).
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output (N, C, OD, OH, OW) or (C, OD, OH, OW); x's dtype, library
-        and device.
-    x : array
-        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W).
-    kernel_size : int or tuple of int
-        The forward's window size, as in :func:`fractional_max_pool3d`.
-    output_size : int, tuple of int or None, default None
-        The forward's output size, as in :func:`fractional_max_pool3d`.
-    output_ratio : float, tuple of float or None, default None
-        The forward's output ratio, as in :func:`fractional_max_pool3d`.
-    return_indices : bool, default False
-        The forward's flag; accepted for symmetry with the forward and ignored.
-    _random_samples : array or None, default None
-        The forward's samples, shaped (N, C, 3) in [0, 1], of x's dtype; the winners are recomputed from them when
-        indices is None.
-    indices : array or None, default None
-        Keyword-only: the forward's indices (``return_indices=True``), shaped like grad_output; used in place of the
-        samples, each cotangent added at its flat index in its (N, C) plane (torch's rule); an integer dtype,
-        and within the plane wherever their values can be read (not under traces).
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If neither _random_samples nor indices is given, the forward's arguments are invalid (as in
-        :func:`fractional_max_pool3d`), grad_output or indices is not shaped like the forward's output, an
-        index lies outside the plane, _random_samples is misshaped or holds values outside [0, 1], or grad_output
-        and x are on different devices.
-    TypeError
-        If grad_output's or _random_samples's dtype differs from x's, indices are not of an integer dtype, the
-        arrays come from different libraries, or an argument has a wrong type (as in :func:`fractional_max_pool3d`).
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(27.0).reshape(1, 3, 3, 3)
-    >>> g = poolspec.fractional_max_pool3d_backward(np.ones((1, 1, 1, 1)), x, 2, output_size=1,
-    ...                                             _random_samples=np.zeros((1, 1, 3)))
-    >>> float(g.sum()), float(g[0, 2, 2, 2])
-    (1.0, 1.0)
-    """
     if check_layout("fractional_max_pool3d_backward", layout):
         return channels_last(fractional_max_pool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _backward(3, grad_output, x, dict(kernel_size=kernel_size, output_size=output_size,

@@ -22,6 +22,7 @@ from ...autodiff import compose, graph_op, in_graph, linear, max_backward, max_i
 from ...kernels.linear import SeparableLinear, outer_product
 from ...kernels.maxes import MaxWindows
 from ...plans import windows
+from .._docs import Template
 
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d", "lp_pool1d_backward", "lp_pool2d_backward", "lp_pool3d_backward"]
 
@@ -153,322 +154,132 @@ def _args(norm_type: float, kernel_size: Size, stride: Size | None, ceil_mode: b
     return dict(norm_type=norm_type, kernel_size=kernel_size, stride=stride, ceil_mode=ceil_mode)
 
 
+# the docstring of lp_pool1d/2d/3d, filled per rank at import (families/_docs.py)
+_FORWARD = Template("""\
+{n}-d power-average pooling, as ``torch.nn.functional.{op}``.
+
+torch's formula: y = S^(1/p) with S = avg_pool{n}d(x^p, k, s, 0, ceil_mode) * {k} (a partial ceil_mode window of c cells
+is scaled by {k} / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch. norm_type = inf
+is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in float32 and rounded once.
+
+Parameters
+----------
+x : array
+    Input shaped {x}, C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX, CuPy, Dask,
+    array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
+norm_type : float
+    The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
+kernel_size : int or tuple of int
+    The window size k, {sizes}; every entry > 0.
+stride : int, tuple of int or None, default None
+    The window step s; every entry > 0 (None or (): kernel_size, as torch).
+ceil_mode : bool, default False
+    Use ceil instead of floor in the output size rule.
+{layout}
+
+Returns
+-------
+array
+    Shaped (N, C, {o}) or (C, {o}),{per_axis} O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if
+    ceil_mode and (O - 1) * s >= L; x's namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If x is not {lo}-d or {hi}-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride
+    entry is not > 0, a tuple has the wrong length, {last}.
+TypeError
+    If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
+    bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
+
+{examples}
+""", defaults=dict(k="prod(k)", per_axis=" per spatial axis", last="or an output size is < 1"))
+
+
+@_FORWARD.document(k="k", per_axis="", example="""
+>>> poolspec.lp_pool1d(np.array([[3.0, 4.0, 1.0]]), 2, 2, ceil_mode=True)
+array([[5.        , 1.41421356]])""")
 def lp_pool1d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """1-d power-average pooling, as ``torch.nn.functional.lp_pool1d``.
-
-    torch's formula: y = S^(1/p) with S = avg_pool1d(x^p, k, s, 0, ceil_mode) * k (a partial ceil_mode window of c cells
-    is scaled by k / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch. norm_type =
-    inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in float32 and
-    rounded once.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, L) or (C, L), C and the spatial sizes non-empty; any array-API array (NumPy, torch, JAX,
-        CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
-    norm_type : float
-        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
-    kernel_size : int or tuple of int
-        The window size k, an int or a 1-tuple; every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, O) or (C, O), O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and
-        (O - 1) * s >= L; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 2-d or 3-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
-        is not > 0, a tuple has the wrong length, or an output size is < 1.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
-        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.lp_pool1d(np.array([[3.0, 4.0, 1.0]]), 2, 2, ceil_mode=True)
-    array([[5.        , 1.41421356]])
-    """
     if check_layout("lp_pool1d", layout):
         return channels_last(lp_pool1d, locals(), 1, ("x",))
     return _forward(1, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
+@_FORWARD.document(example="""
+>>> poolspec.lp_pool2d(np.full((1, 2, 2), 2.0), 1, 2)
+array([[[8.]]])""")
 def lp_pool2d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """2-d power-average pooling, as ``torch.nn.functional.lp_pool2d``.
-
-    torch's formula: y = S^(1/p) with S = avg_pool2d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
-    cells is scaled by prod(k) / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch.
-    norm_type = inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in
-    float32 and rounded once.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, H, W) or (C, H, W), C and the spatial sizes non-empty; any array-API array (NumPy, torch,
-        JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
-    norm_type : float
-        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
-    kernel_size : int or tuple of int
-        The window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OH, OW) or (C, OH, OW), per spatial axis O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1,
-        minus 1 if ceil_mode and (O - 1) * s >= L; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 3-d or 4-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
-        is not > 0, a tuple has the wrong length, or an output size is < 1.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
-        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.lp_pool2d(np.full((1, 2, 2), 2.0), 1, 2)
-    array([[[8.]]])
-    """
     if check_layout("lp_pool2d", layout):
         return channels_last(lp_pool2d, locals(), 2, ("x",))
     return _forward(2, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
+@_FORWARD.document(per_axis=" per spatial axis\n",
+                   last="an output size is < 1, or norm_type is finite and an input extent is < kernel_size",
+                   example="""
+>>> poolspec.lp_pool3d(-np.arange(8.0).reshape(1, 2, 2, 2), float("inf"), 2)
+array([[[[7.]]]])""")
 def lp_pool3d(x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
               ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """3-d power-average pooling, as ``torch.nn.functional.lp_pool3d``.
-
-    torch's formula: y = S^(1/p) with S = avg_pool3d(x^p, k, s, 0, ceil_mode) * prod(k) (a partial ceil_mode window of c
-    cells is scaled by prod(k) / c); NaN where x^p or S^(1/p) is undefined (e.g. negative x, fractional p), as torch.
-    norm_type = inf is max pooling of abs(x), -inf the window minimum of abs(x). float16/bfloat16 are computed in
-    float32 and rounded once.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, D, H, W) or (C, D, H, W), C and the spatial sizes non-empty; any array-API array (NumPy,
-        torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32 or float64 (integers raise, unlike torch).
-    norm_type : float
-        The power p: non-zero and not NaN; inf and -inf allowed (an int is accepted).
-    kernel_size : int or tuple of int
-        The window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0.
-    stride : int, tuple of int or None, default None
-        The window step s; every entry > 0 (None or (): kernel_size, as torch).
-    ceil_mode : bool, default False
-        Use ceil instead of floor in the output size rule.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Shaped (N, C, OD, OH, OW) or (C, OD, OH, OW), per spatial axis
-        O = floor((L - k + (s - 1 if ceil_mode else 0)) / s) + 1, minus 1 if ceil_mode and (O - 1) * s >= L; x's
-        namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-d or 5-d or has an empty non-batch dimension, norm_type is 0 or NaN, a kernel_size or stride entry
-        is not > 0, a tuple has the wrong length, an output size is < 1, or norm_type is finite and an input extent is <
-        kernel_size.
-    TypeError
-        If x is not an array of a supported library, x's dtype is not floating, norm_type is not a real number (e.g. a
-        bool or a string), kernel_size or stride is not an int or tuple of ints, or ceil_mode is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.lp_pool3d(-np.arange(8.0).reshape(1, 2, 2, 2), float("inf"), 2)
-    array([[[[7.]]]])
-    """
     if check_layout("lp_pool3d", layout):
         return channels_last(lp_pool3d, locals(), 3, ("x",))
     return _forward(3, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
+# the docstring of lp_pool<n>d_backward, filled per rank at import (families/_docs.py)
+_BACKWARD = Template("""\
+The gradient of :func:`{op}` with respect to ``x`` for the cotangent ``grad_output``.
+
+The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
+each window's cotangent goes to its winner, times sign(x).
+
+Parameters
+----------
+{linear_arrays}
+norm_type : float
+    The power p, as in :func:`{op}`.
+kernel_size : int or tuple of int
+    The window size, as in :func:`{op}`.
+stride : int, tuple of int or None, default None
+    The window step, as in :func:`{op}` (None: kernel_size).
+ceil_mode : bool, default False
+    Ceil instead of floor in the output size rule, as in :func:`{op}`.
+{layout}
+
+{linear_returns}
+
+{examples}
+""")
+
+
+@_BACKWARD.document(example="""
+>>> poolspec.lp_pool1d_backward(np.ones((1, 1)), np.array([[3.0, 4.0]]), 2, 2)
+array([[0.6, 0.8]])""")
 def lp_pool1d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`lp_pool1d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
-    each window's cotangent goes to its winner, times sign(x).
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`lp_pool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace, device and
-        dtype.
-    x : array
-        The forward's input, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    norm_type : float
-        The power p, as in :func:`lp_pool1d`.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`lp_pool1d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`lp_pool1d` (None: kernel_size).
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`lp_pool1d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`lp_pool1d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`lp_pool1d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
-        arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.lp_pool1d_backward(np.ones((1, 1)), np.array([[3.0, 4.0]]), 2, 2)
-    array([[0.6, 0.8]])
-    """
     if check_layout("lp_pool1d_backward", layout):
         return channels_last(lp_pool1d_backward, locals(), 1, ("grad_output", "x"))
     return _backward(1, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
+@_BACKWARD.document(example="""
+>>> poolspec.lp_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2, 2)
+array([[[0., 0.],
+        [0., 0.]]])""")
 def lp_pool2d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`lp_pool2d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
-    each window's cotangent goes to its winner, times sign(x).
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`lp_pool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's namespace,
-        device and dtype.
-    x : array
-        The forward's input, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    norm_type : float
-        The power p, as in :func:`lp_pool2d`.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`lp_pool2d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`lp_pool2d` (None: kernel_size).
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`lp_pool2d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`lp_pool2d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`lp_pool2d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
-        arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.lp_pool2d_backward(np.ones((1, 1, 1)), np.zeros((1, 2, 2)), 2, 2)
-    array([[[0., 0.],
-            [0., 0.]]])
-    """
     if check_layout("lp_pool2d_backward", layout):
         return channels_last(lp_pool2d_backward, locals(), 2, ("grad_output", "x"))
     return _backward(2, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))
 
 
+@_BACKWARD.document(example="""
+>>> float(poolspec.lp_pool3d_backward(np.ones((1, 1, 1, 1)), np.ones((1, 2, 2, 2)), 1, 2).sum())
+8.0""")
 def lp_pool3d_backward(grad_output: Array, x: Array, norm_type: float, kernel_size: Size, stride: Size | None = None,
                        ceil_mode: bool = False, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`lp_pool3d` with respect to ``x`` for the cotangent ``grad_output``.
-
-    The chain rule of torch's formula, with the derivative of S^(1/p) taken as 0 where S == 0; for norm_type = +-inf
-    each window's cotangent goes to its winner, times sign(x).
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`lp_pool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it, with x's
-        namespace, device and dtype.
-    x : array
-        The forward's input, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
-        float16, bfloat16, float32 or float64.
-    norm_type : float
-        The power p, as in :func:`lp_pool3d`.
-    kernel_size : int or tuple of int
-        The window size, as in :func:`lp_pool3d`.
-    stride : int, tuple of int or None, default None
-        The window step, as in :func:`lp_pool3d` (None: kernel_size).
-    ceil_mode : bool, default False
-        Ceil instead of floor in the output size rule, as in :func:`lp_pool3d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`lp_pool3d`'s rules, grad_output's shape is not the forward output's, or
-        grad_output is on another device than x.
-    TypeError
-        If :func:`lp_pool3d` would raise it, x's dtype is not floating, grad_output's dtype differs from x's, or the
-        arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> float(poolspec.lp_pool3d_backward(np.ones((1, 1, 1, 1)), np.ones((1, 2, 2, 2)), 1, 2).sum())
-    8.0
-    """
     if check_layout("lp_pool3d_backward", layout):
         return channels_last(lp_pool3d_backward, locals(), 3, ("grad_output", "x"))
     return _backward(3, grad_output, x, _args(norm_type, kernel_size, stride, ceil_mode))

@@ -8,22 +8,22 @@ import numpy as np
 
 from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Resolved
 from ...spec._pools import (
-    _OUT_FORMULA,
-    _PADDING_TYPE,
-    _REG,
-    _TORCH_OK,
     FLOATS,
     INTS,
     JAX_TRANSFORMS,
+    OUT_FORMULA,
+    PADDING_TYPE,
+    REGULAR_WINDOWS,
+    TORCH_DETERMINISTIC,
     TORCH_TRANSFORMS,
-    _indices,
-    _input_arg,
-    _output,
-    _ranks,
-    _shape,
-    _size_arg,
-    _stride,
-    _window_checks,
+    example_shape,
+    indices_port,
+    input_argument,
+    output_port,
+    ranks_of,
+    stride_of,
+    window_argument,
+    window_checks,
 )
 from ...spec._rules import check_bool, check_dtype, fail, int_tuple, split_shape
 from .. import Family
@@ -34,11 +34,11 @@ def _resolve_max(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
     check_dtype(op, dtype, card.dtypes)
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
-    s = _stride(op, a["stride"], k, n)
+    s = stride_of(op, a["stride"], k, n)
     d = int_tuple(op, "dilation", a["dilation"], n)
     ceil_mode = check_bool(op, "ceil_mode", a["ceil_mode"])
     ret = check_bool(op, "return_indices", a["return_indices"])
-    out, p, high = _window_checks(op, n, spatial, k, s, a["padding"], d, ceil_mode)
+    out, p, high = window_checks(op, n, spatial, k, s, a["padding"], d, ceil_mode)
     for i in range(n):
         empty = _first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
         if empty is not None:
@@ -63,23 +63,23 @@ def _first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int |
 def _max_card(n: int) -> Card:
     name = f"max_pool{n}d"
     args = (
-        _input_arg(n),
-        _size_arg("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
+        input_argument(n),
+        window_argument("kernel_size", n, REQUIRED, "the window size k", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
-        Argument("padding", _PADDING_TYPE.format(n=n), 0,
+        Argument("padding", PADDING_TYPE.format(n=n), 0,
                  ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= (k - 1) * d",
                   "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
                  "implicit -inf padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
                  "pads, or 'valid' / 'same' as TensorFlow and Keras"),
-        _size_arg("dilation", n, 1, "the spacing d between taps", "every entry > 0"),
+        window_argument("dilation", n, 1, "the spacing d between taps", "every entry > 0"),
         Argument("ceil_mode", "bool", False, (), "use ceil instead of floor in the output size rule"),
         Argument("return_indices", "bool", False, (), "also return int64 flat indices into the input plane"),
     )
     return Card(
         name=name, version=1, category="pooling", summary=f"{n}-d max pooling over regular windows.",
-        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + INTS, arguments=args,
-        shape_relation=f"per spatial axis: {_OUT_FORMULA}; {_REG}",
+        spatial_dims=(n,), input_ranks=ranks_of(n), dtypes=FLOATS + INTS, arguments=args,
+        shape_relation=f"per spatial axis: {OUT_FORMULA}; {REGULAR_WINDOWS}",
         determinism="ties go to the first maximum in row-major order, a NaN wins (the last NaN's index); "
                     "backward: small windows add each tap's winners through strided views, large ones sort "
                     "each plane's winners and sum every cell's share in output order (placed with a write "
@@ -91,12 +91,12 @@ def _max_card(n: int) -> Card:
         notes=("a window that dilation and padding leave without an input cell raises ValueError "
                "(torch returns -inf and an out-of-range index)",),
         _resolve=_resolve_max,
-        outputs=(_output(n), _indices(n, "the unpadded input plane")),
-        examples=(Example(_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
-                  Example(_shape(n, 11), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True,
+        outputs=(output_port(n), indices_port(n, "the unpadded input plane")),
+        examples=(Example(example_shape(n, 32), dict(kernel_size=3, stride=2, padding=1)),
+                  Example(example_shape(n, 11), dict(kernel_size=2, stride=2, dilation=2, ceil_mode=True,
                                               return_indices=True)),
-                  Example(_shape(n, 10), dict(kernel_size=3, stride=1, padding=((2, 0),) * n))),
-        torch_determinism=_TORCH_OK if n < 3 else
+                  Example(example_shape(n, 10), dict(kernel_size=3, stride=1, padding=((2, 0),) * n))),
+        torch_determinism=TORCH_DETERMINISTIC if n < 3 else
         "deterministic in torch 2.13; older releases raised max_pool3d_with_indices_backward_cuda",
         channels_last=(4,) if n == 2 else (5,) if n == 3 else (),
     )

@@ -10,12 +10,12 @@ from ...spec._pools import (
     INTS,
     JAX_TRANSFORMS,
     TORCH_TRANSFORMS,
-    _input_arg,
-    _output,
-    _ranks,
-    _shape,
-    _size_arg,
-    _stride,
+    example_shape,
+    input_argument,
+    output_port,
+    ranks_of,
+    stride_of,
+    window_argument,
 )
 from ...spec._rules import as_int, check_dtype, fail, int_tuple, split_shape
 from .. import Family
@@ -26,7 +26,7 @@ def _resolve_unpool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: di
     batched, spatial = split_shape(op, shape, n, allow_empty_channel=False)
     check_dtype(op, dtype, card.dtypes)
     k = int_tuple(op, "kernel_size", a["kernel_size"], n)
-    s = _stride(op, a["stride"], k, n)
+    s = stride_of(op, a["stride"], k, n)
     p = int_tuple(op, "padding", a["padding"], n)
     if any(v <= 0 for v in k):
         fail(op, "kernel_size", k, "every entry must be > 0")
@@ -62,18 +62,18 @@ def _resolve_unpool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: di
 def _unpool_card(n: int) -> Card:
     name = f"max_unpool{n}d"
     args = (
-        _input_arg(n),
+        input_argument(n),
         Argument("indices", "int64 array", constraints=("same shape as x", "values in [0, prod(output_size))"),
                  description="flat indices as returned by max_pool with return_indices=True"),
-        _size_arg("kernel_size", n, REQUIRED, "the pooling window size", "every entry > 0"),
+        window_argument("kernel_size", n, REQUIRED, "the pooling window size", "every entry > 0"),
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0",), "the pooling step"),
-        _size_arg("padding", n, 0, "the pooling padding", ">= 0"),
+        window_argument("padding", n, 0, "the pooling padding", ">= 0"),
         Argument("output_size", f"tuple[int x {n}] | None", None,
                  ("default - stride < entry < default + stride",), "the output spatial size"),
     )
     return Card(
         name=name, version=1, category="unpooling", summary=f"{n}-d partial inverse of max_pool{n}d.",
-        spatial_dims=(n,), input_ranks=_ranks(n), dtypes=FLOATS + INTS, arguments=args,
+        spatial_dims=(n,), input_ranks=ranks_of(n), dtypes=FLOATS + INTS, arguments=args,
         shape_relation="per spatial axis: default O = (L - 1)*s - 2p + k",
         determinism="duplicate indices resolve to one documented winner; computed by gathering, "
                     "so it is deterministic (torch raises under use_deterministic_algorithms)",
@@ -81,9 +81,9 @@ def _unpool_card(n: int) -> Card:
                           "linear in x: the backward is a gather at the indices (winners only), its "
                           "backward the unpool again"),
         torch_reference=f"torch.nn.functional.max_unpool{n}d", _resolve=_resolve_unpool,
-        outputs=(_output(n, "zeros, with x at the indices"),),
-        examples=(Example(_shape(n, 16), dict(kernel_size=2)),
-                  Example(_shape(n, 8), dict(kernel_size=3, stride=2, padding=1, output_size=(16,) * n))),
+        outputs=(output_port(n, "zeros, with x at the indices"),),
+        examples=(Example(example_shape(n, 16), dict(kernel_size=2)),
+                  Example(example_shape(n, 8), dict(kernel_size=3, stride=2, padding=1, output_size=(16,) * n))),
         torch_determinism="torch's max_unpool forward scatters, and raises under use_deterministic_algorithms "
                           "even on CPU (max_unpooling2d/3d_forward_out); the winner of duplicates is unspecified",
         channels_last=(4,) if n == 2 else (),

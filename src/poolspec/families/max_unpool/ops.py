@@ -18,6 +18,7 @@ from ..._compat import extremes, is_dask_array
 from ..._types import Array
 from ...autodiff import graph_op, in_graph, max_backward, max_select
 from ...kernels.unpool import Unpool
+from .._docs import Template
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d",
            "max_unpool1d_backward", "max_unpool2d_backward", "max_unpool3d_backward"]
@@ -94,352 +95,147 @@ def _backward(n: int, grad_output: Any, x: Any, indices: Any, args: dict[str, An
     return max_select(kernel, grad_output, indices, primal=x)
 
 
+# the docstring of max_unpool1d/2d/3d, filled per rank at import (families/_docs.py)
+_FORWARD = Template("""\
+{n}-d max unpooling, as ``torch.nn.functional.{op}``: zeros except ``x`` at ``indices``.
+
+The partial inverse of max_pool{n}d. Of duplicate indices the last in row-major order wins (torch leaves the winner
+unspecified).
+
+Parameters
+----------
+x : array
+    The values (e.g. max_pool's output), shaped {x}, C and the spatial sizes non-empty; any array-API array (NumPy,
+    torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64, int8, int16, int32, int64 or uint8.
+indices : array
+    Flat indices into each (N, C) plane of the output, as torch's (max_pool{n}d with return_indices=True): x's shape and
+    namespace, any integer dtype (read as int64), values in [0, prod(output spatial size)).
+kernel_size : int or tuple of int
+    The pooling window size k, {sizes}; every entry > 0; only feeds the default output size.
+stride : int, tuple of int or None, default None
+    The pooling step s; every entry > 0 (None or (): kernel_size, as torch).
+padding : int or tuple of int, default 0
+    The pooling padding p; every entry >= 0.
+output_size : tuple of int or None, default None
+    The output spatial size: {ints} (or {hi}, the first two ignored, as torch), each strictly between O - s and O + s;
+    None: O = (L - 1) * s - 2p + k{per_axis}.
+{layout}
+
+Returns
+-------
+array
+    Zeros shaped (N, C, {o}) or (C, {o}) with x's values at indices; x's namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If x is not {lo}-d or {hi}-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding
+    is negative, a tuple has the wrong length, the default output size is negative, an output_size entry is out of its
+    range, indices' shape is not x's, or an index is outside the output plane (on Dask when computed; jax.jit-traced
+    indices cannot be checked and out-of-range ones are dropped).
+TypeError
+    If x is not an array of a supported library or indices comes from another, x's dtype is not one of the above,
+    indices' dtype is not an integer one, kernel_size, stride or padding is not an int or tuple of ints, or
+    output_size is not None or a tuple of ints.
+
+{examples}
+""", defaults=dict(per_axis=" per axis"))
+
+
+@_FORWARD.document(ints="1 int", per_axis="", example="""
+>>> poolspec.max_unpool1d(np.array([[3.0, 5.0]]), np.array([[1, 2]]), 2)
+array([[0., 3., 5., 0.]])""")
 def max_unpool1d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                  output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
-    """1-d max unpooling, as ``torch.nn.functional.max_unpool1d``: zeros except ``x`` at ``indices``.
-
-    The partial inverse of max_pool1d. Of duplicate indices the last in row-major order wins (torch leaves the winner
-    unspecified).
-
-    Parameters
-    ----------
-    x : array
-        The values (e.g. max_pool's output), shaped (N, C, L) or (C, L), C and the spatial sizes non-empty; any
-        array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64, int8,
-        int16, int32, int64 or uint8.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as torch's (max_pool1d with return_indices=True): x's shape
-        and namespace, any integer dtype (read as int64), values in [0, prod(output spatial size)).
-    kernel_size : int or tuple of int
-        The pooling window size k, an int or a 1-tuple; every entry > 0; only feeds the default output size.
-    stride : int, tuple of int or None, default None
-        The pooling step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        The pooling padding p; every entry >= 0.
-    output_size : tuple of int or None, default None
-        The output spatial size: 1 int (or 3, the first two ignored, as torch), each strictly between O - s and O + s;
-        None: O = (L - 1) * s - 2p + k.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Zeros shaped (N, C, O) or (C, O) with x's values at indices; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 2-d or 3-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative, a tuple has the wrong length, the default output size is negative, an output_size entry is out of its
-        range, indices' shape is not x's, or an index is outside the output plane (on Dask when computed; jax.jit-traced
-        indices cannot be checked and out-of-range ones are dropped).
-    TypeError
-        If x is not an array of a supported library or indices comes from another, x's dtype is not one of the above,
-        indices' dtype is not an integer one, kernel_size, stride or padding is not an int or tuple of ints, or
-        output_size is not None or a tuple of ints.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.max_unpool1d(np.array([[3.0, 5.0]]), np.array([[1, 2]]), 2)
-    array([[0., 3., 5., 0.]])
-    """
     if check_layout("max_unpool1d", layout):
         return channels_last(max_unpool1d, locals(), 1, ("x", "indices"))
     return _forward(1, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
+@_FORWARD.document(ints="2 ints", example="""
+>>> poolspec.max_unpool2d(np.array([[[7.0]]]), np.array([[[3]]]), 2)
+array([[[0., 0.],
+        [0., 7.]]])""")
 def max_unpool2d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                  output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
-    """2-d max unpooling, as ``torch.nn.functional.max_unpool2d``: zeros except ``x`` at ``indices``.
-
-    The partial inverse of max_pool2d. Of duplicate indices the last in row-major order wins (torch leaves the winner
-    unspecified).
-
-    Parameters
-    ----------
-    x : array
-        The values (e.g. max_pool's output), shaped (N, C, H, W) or (C, H, W), C and the spatial sizes non-empty; any
-        array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64, int8,
-        int16, int32, int64 or uint8.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as torch's (max_pool2d with return_indices=True): x's shape
-        and namespace, any integer dtype (read as int64), values in [0, prod(output spatial size)).
-    kernel_size : int or tuple of int
-        The pooling window size k, an int or a tuple of 2 ints (or of 1, broadcast); every entry > 0; only feeds the
-        default output size.
-    stride : int, tuple of int or None, default None
-        The pooling step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        The pooling padding p; every entry >= 0.
-    output_size : tuple of int or None, default None
-        The output spatial size: 2 ints (or 4, the first two ignored, as torch), each strictly between O - s and O + s;
-        None: O = (L - 1) * s - 2p + k per axis.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Zeros shaped (N, C, OH, OW) or (C, OH, OW) with x's values at indices; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 3-d or 4-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative, a tuple has the wrong length, the default output size is negative, an output_size entry is out of its
-        range, indices' shape is not x's, or an index is outside the output plane (on Dask when computed; jax.jit-traced
-        indices cannot be checked and out-of-range ones are dropped).
-    TypeError
-        If x is not an array of a supported library or indices comes from another, x's dtype is not one of the above,
-        indices' dtype is not an integer one, kernel_size, stride or padding is not an int or tuple of ints, or
-        output_size is not None or a tuple of ints.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.max_unpool2d(np.array([[[7.0]]]), np.array([[[3]]]), 2)
-    array([[[0., 0.],
-            [0., 7.]]])
-    """
     if check_layout("max_unpool2d", layout):
         return channels_last(max_unpool2d, locals(), 2, ("x", "indices"))
     return _forward(2, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
+@_FORWARD.document(ints="3 ints", example="""
+>>> poolspec.max_unpool3d(np.array([[[[7.0]]]]), np.array([[[[7]]]]), 2).shape
+(1, 2, 2, 2)""")
 def max_unpool3d(x: Array, indices: Array, kernel_size: Size, stride: Size | None = None, padding: Size = 0,
                  output_size: tuple[int, ...] | None = None, *, layout: str = "channels_first") -> Array:
-    """3-d max unpooling, as ``torch.nn.functional.max_unpool3d``: zeros except ``x`` at ``indices``.
-
-    The partial inverse of max_pool3d. Of duplicate indices the last in row-major order wins (torch leaves the winner
-    unspecified).
-
-    Parameters
-    ----------
-    x : array
-        The values (e.g. max_pool's output), shaped (N, C, D, H, W) or (C, D, H, W), C and the spatial sizes non-empty;
-        any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict); float16, bfloat16, float32, float64,
-        int8, int16, int32, int64 or uint8.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as torch's (max_pool3d with return_indices=True): x's shape
-        and namespace, any integer dtype (read as int64), values in [0, prod(output spatial size)).
-    kernel_size : int or tuple of int
-        The pooling window size k, an int or a tuple of 3 ints (or of 1, broadcast); every entry > 0; only feeds the
-        default output size.
-    stride : int, tuple of int or None, default None
-        The pooling step s; every entry > 0 (None or (): kernel_size, as torch).
-    padding : int or tuple of int, default 0
-        The pooling padding p; every entry >= 0.
-    output_size : tuple of int or None, default None
-        The output spatial size: 3 ints (or 5, the first two ignored, as torch), each strictly between O - s and O + s;
-        None: O = (L - 1) * s - 2p + k per axis.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        Zeros shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) with x's values at indices; x's namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-d or 5-d or has an empty non-batch dimension, a kernel_size or stride entry is not > 0, padding is
-        negative, a tuple has the wrong length, the default output size is negative, an output_size entry is out of its
-        range, indices' shape is not x's, or an index is outside the output plane (on Dask when computed; jax.jit-traced
-        indices cannot be checked and out-of-range ones are dropped).
-    TypeError
-        If x is not an array of a supported library or indices comes from another, x's dtype is not one of the above,
-        indices' dtype is not an integer one, kernel_size, stride or padding is not an int or tuple of ints, or
-        output_size is not None or a tuple of ints.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.max_unpool3d(np.array([[[[7.0]]]]), np.array([[[[7]]]]), 2).shape
-    (1, 2, 2, 2)
-    """
     if check_layout("max_unpool3d", layout):
         return channels_last(max_unpool3d, locals(), 3, ("x", "indices"))
     return _forward(3, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                         output_size=output_size))
 
 
+# the docstring of max_unpool<n>d_backward, filled per rank at import (families/_docs.py)
+_BACKWARD = Template("""\
+The gradient of :func:`{op}` with respect to ``x``: ``grad_output`` gathered at ``indices``.
+
+A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own gradient
+is :func:`{op}` again.
+
+Parameters
+----------
+{linear_arrays}
+indices : array
+    Flat indices into each (N, C) plane of the output, as in :func:`{op}`: x's shape, an integer dtype.
+kernel_size : int or tuple of int
+    The pooling window size, as in :func:`{op}`.
+stride : int, tuple of int or None, default None
+    The pooling step, as in :func:`{op}` (None: kernel_size).
+padding : int or tuple of int, default 0
+    The pooling padding, as in :func:`{op}`.
+output_size : tuple of int or None, default None
+    The output spatial size, as in :func:`{op}`.
+{layout}
+
+{linear_returns}
+
+{examples}
+""", defaults=dict(x_role="values", rules=" (indices' shape and range included)",
+                  no_gradient=" (integer values unpool but have no gradient)"))
+
+
+@_BACKWARD.document(example="""
+>>> poolspec.max_unpool1d_backward(np.array([[1.0, 2.0, 3.0, 4.0]]), np.ones((1, 2)), np.array([[1, 2]]), 2)
+array([[2., 3.]])""")
 def max_unpool1d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
                           padding: Size = 0, output_size: tuple[int, ...] | None = None,
                           *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`max_unpool1d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
-
-    A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
-    gradient is :func:`max_unpool1d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`max_unpool1d`'s output: shaped (N, C, O) or (C, O) like it, with x's namespace, device
-        and dtype.
-    x : array
-        The forward's values, shaped (N, C, L) or (C, L); its shape, dtype and device define the result's; float16,
-        bfloat16, float32 or float64.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as in :func:`max_unpool1d`: x's shape, an integer dtype.
-    kernel_size : int or tuple of int
-        The pooling window size, as in :func:`max_unpool1d`.
-    stride : int, tuple of int or None, default None
-        The pooling step, as in :func:`max_unpool1d` (None: kernel_size).
-    padding : int or tuple of int, default 0
-        The pooling padding, as in :func:`max_unpool1d`.
-    output_size : tuple of int or None, default None
-        The output spatial size, as in :func:`max_unpool1d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`max_unpool1d`'s rules (indices' shape and range included), grad_output's shape is
-        not the forward output's, or grad_output is on another device than x.
-    TypeError
-        If :func:`max_unpool1d` would raise it, x's dtype is not floating (integer values unpool but have no gradient),
-        grad_output's dtype differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.max_unpool1d_backward(np.array([[1.0, 2.0, 3.0, 4.0]]), np.ones((1, 2)), np.array([[1, 2]]), 2)
-    array([[2., 3.]])
-    """
     if check_layout("max_unpool1d_backward", layout):
         return channels_last(max_unpool1d_backward, locals(), 1, ("grad_output", "x", "indices"))
     return _backward(1, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                                       output_size=output_size))
 
 
+@_BACKWARD.document(example="""
+>>> poolspec.max_unpool2d_backward(np.arange(4.0).reshape(1, 2, 2), np.ones((1, 1, 1)), np.array([[[2]]]), 2)
+array([[[2.]]])""")
 def max_unpool2d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
                           padding: Size = 0, output_size: tuple[int, ...] | None = None,
                           *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`max_unpool2d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
-
-    A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
-    gradient is :func:`max_unpool2d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`max_unpool2d`'s output: shaped (N, C, OH, OW) or (C, OH, OW) like it, with x's
-        namespace, device and dtype.
-    x : array
-        The forward's values, shaped (N, C, H, W) or (C, H, W); its shape, dtype and device define the result's;
-        float16, bfloat16, float32 or float64.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as in :func:`max_unpool2d`: x's shape, an integer dtype.
-    kernel_size : int or tuple of int
-        The pooling window size, as in :func:`max_unpool2d`.
-    stride : int, tuple of int or None, default None
-        The pooling step, as in :func:`max_unpool2d` (None: kernel_size).
-    padding : int or tuple of int, default 0
-        The pooling padding, as in :func:`max_unpool2d`.
-    output_size : tuple of int or None, default None
-        The output spatial size, as in :func:`max_unpool2d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`max_unpool2d`'s rules (indices' shape and range included), grad_output's shape is
-        not the forward output's, or grad_output is on another device than x.
-    TypeError
-        If :func:`max_unpool2d` would raise it, x's dtype is not floating (integer values unpool but have no gradient),
-        grad_output's dtype differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.max_unpool2d_backward(np.arange(4.0).reshape(1, 2, 2), np.ones((1, 1, 1)), np.array([[[2]]]), 2)
-    array([[[2.]]])
-    """
     if check_layout("max_unpool2d_backward", layout):
         return channels_last(max_unpool2d_backward, locals(), 2, ("grad_output", "x", "indices"))
     return _backward(2, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,
                                                       output_size=output_size))
 
 
+@_BACKWARD.document(example="""
+>>> g = np.arange(8.0).reshape(1, 2, 2, 2)
+>>> poolspec.max_unpool3d_backward(g, np.ones((1, 1, 1, 1)), np.array([[[[5]]]]), 2)
+array([[[[5.]]]])""")
 def max_unpool3d_backward(grad_output: Array, x: Array, indices: Array, kernel_size: Size, stride: Size | None = None,
                           padding: Size = 0, output_size: tuple[int, ...] | None = None,
                           *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`max_unpool3d` with respect to ``x``: ``grad_output`` gathered at ``indices``.
-
-    A losing duplicate index gets 0, as it does not reach the output (the exact transpose of the forward); its own
-    gradient is :func:`max_unpool3d` again.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of :func:`max_unpool3d`'s output: shaped (N, C, OD, OH, OW) or (C, OD, OH, OW) like it, with x's
-        namespace, device and dtype.
-    x : array
-        The forward's values, shaped (N, C, D, H, W) or (C, D, H, W); its shape, dtype and device define the result's;
-        float16, bfloat16, float32 or float64.
-    indices : array
-        Flat indices into each (N, C) plane of the output, as in :func:`max_unpool3d`: x's shape, an integer dtype.
-    kernel_size : int or tuple of int
-        The pooling window size, as in :func:`max_unpool3d`.
-    stride : int, tuple of int or None, default None
-        The pooling step, as in :func:`max_unpool3d` (None: kernel_size).
-    padding : int or tuple of int, default 0
-        The pooling padding, as in :func:`max_unpool3d`.
-    output_size : tuple of int or None, default None
-        The output spatial size, as in :func:`max_unpool3d`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to x: x's shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`max_unpool3d`'s rules (indices' shape and range included), grad_output's shape is
-        not the forward output's, or grad_output is on another device than x.
-    TypeError
-        If :func:`max_unpool3d` would raise it, x's dtype is not floating (integer values unpool but have no gradient),
-        grad_output's dtype differs from x's, or the arrays come from different libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> g = np.arange(8.0).reshape(1, 2, 2, 2)
-    >>> poolspec.max_unpool3d_backward(g, np.ones((1, 1, 1, 1)), np.array([[[[5]]]]), 2)
-    array([[[[5.]]]])
-    """
     if check_layout("max_unpool3d_backward", layout):
         return channels_last(max_unpool3d_backward, locals(), 3, ("grad_output", "x", "indices"))
     return _backward(3, grad_output, x, indices, dict(kernel_size=kernel_size, stride=stride, padding=padding,

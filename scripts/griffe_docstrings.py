@@ -1,0 +1,37 @@
+"""A griffe extension for the docs site (mkdocs.yml): a function's docstring as ``help()`` shows it.
+
+mkdocstrings reads the source without running it, so a docstring filled at import (the families' templates,
+``poolspec/families/_docs.py``) would be missing from the site. A family's public function without a docstring
+in its source gets the imported function's: the site renders exactly the text of ``help(poolspec.<name>)``
+(tests/test_docs_site.py checks it, variant by variant)."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+import griffe
+
+# the checkout's package, as mkdocs.yml's ``paths: [src]`` reads it (not an installed copy)
+SRC = Path(__file__).resolve().parents[1] / "src"
+FAMILIES = "poolspec.families."
+
+
+class RuntimeDocstrings(griffe.Extension):
+    """Give a public function that has no docstring in its source the one it has once imported."""
+
+    def on_function_instance(self, *, node: Any, func: griffe.Function, agent: Any, **kwargs: Any) -> None:
+        # the families' public functions only: the front-ends' modules import TensorFlow, Keras and Flax
+        if func.docstring is not None or func.name.startswith("_") or not func.path.startswith(FAMILIES):
+            return
+        try:
+            # import_paths replaces sys.path for the import: the checkout first, then the installed dependencies
+            runtime = griffe.dynamic_import(func.path, import_paths=[SRC, *sys.path])
+        except ImportError:
+            return
+        text = inspect.getdoc(runtime)
+        if not text:
+            return
+        func.docstring = griffe.Docstring(text, parent=func)

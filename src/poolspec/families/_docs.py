@@ -1,0 +1,224 @@
+"""A family's docstrings written once: a template filled per variant (1d, 2d, 3d and their ``*_backward``) at import.
+
+``help(poolspec.max_pool2d)`` reads the filled text; the docs site reads the same text through a griffe extension
+(``scripts/griffe_docstrings.py``), which takes a function's docstring from the imported object where its source
+has none. A template is a numpydoc docstring written at column 0 with ``{field}`` placeholders. Each variant gets
+the fields of its rank (:func:`rank_fields`), ``op`` (the forward's name) and the keyword fields it is given. A
+paragraph without a placeholder is kept as written; one with placeholders is filled and wrapped again at the
+template's ``width`` (the filled shapes differ in length), with a line break wherever the filled text holds a
+newline (``{br}``); a line that is a placeholder alone (an example) is replaced by the field's lines, and one
+that names a block of :data:`BLOCKS` by the block (text that several families' templates share), filled in turn.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Python 3.13's compiler strips a docstring's indentation: the filled text is what a literal docstring at
+# function level would have been on the running interpreter
+_INDENT = "" if sys.version_info >= (3, 13) else "    "
+_LONE = re.compile(r"\{(\w+)\}")
+_NAME = re.compile(r"(?P<op>\w+?(?P<n>[123])d)(?:_backward)?")
+
+
+# numpydoc text that several families' templates share, each written once here: a template line holding
+# ``{name}`` alone stands for the block, indented as that line is
+BLOCKS: dict[str, str] = {
+    "layout": """\
+layout : str, default "channels_first"
+    "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
+    images are: every array argument and result in that layout, read through a permuted view (nothing is
+    copied to change layout); indices keep their meaning (flat positions in each spatial plane).""",
+    "examples": """\
+Examples
+--------
+>>> import numpy as np, poolspec
+{example}""",
+    # a pool that routes to its winners (max_pool, adaptive_max_pool, fractional_max_pool) and its backward
+    "routed_returns_forward": """\
+Returns
+-------
+array or tuple of array
+    The {values} in x's dtype, shaped (N, C, {odims}) or (C, {odims}); with ``return_indices``, (``values``,
+    ``indices``) where indices are int64 flat positions of the winners in each {plane} input plane, as torch's.""",
+    "routed_arrays": """\
+grad_output : array
+    The cotangent, shaped like the forward's output (N, C, {odims}) or (C, {odims}); x's dtype, library and device.
+x : array
+    The forward's input, shaped {x}.""",
+    "routed_indices": """\
+return_indices : bool, default False
+    The forward's flag; checked to be a bool, it does not change the gradient.
+indices : array or None, default None
+    Keyword-only: the forward's indices (``return_indices=True``), an integer array shaped like grad_output,
+    which skips recomputing the winners (None: recomputed from x). Other indices follow torch's rule: each
+    cotangent is added at its flat index in its (N, C) plane. Under traces (e.g. ``jax.jit``) and lazy Dask
+    graphs, whose values are not read, indices are taken as the winners.""",
+    "routed_returns": """\
+Returns
+-------
+array
+    The gradient w.r.t. x, with x's shape and dtype.""",
+    "routed_raises": """\
+Raises
+------
+ValueError
+    If the forward's arguments are invalid (as in :func:`{op}`), grad_output or indices is not shaped like the forward's
+    output, an index lies outside its input plane, or grad_output and x are on different devices.
+TypeError
+    If grad_output's dtype differs from x's, indices are not of an integer dtype, the arrays come from different
+    libraries, or an argument has a wrong type (as in :func:`{op}`).""",
+    # max_pool's and adaptive_max_pool's backward from their indices on
+    "routed_backward": """\
+{routed_indices}
+{layout}
+
+{routed_returns}
+
+{routed_raises}""",
+    # the backward of a pool linear in x (avg_pool, lp_pool's inner sum, adaptive_avg_pool, max_unpool)
+    "linear_arrays": """\
+grad_output : array
+    The cotangent of :func:`{op}`'s output: shaped (N, C, {o}) or (C, {o}) like it, with x's namespace, device and
+    dtype.
+x : array
+    The forward's {x_role}, shaped {x}; its shape, dtype and device define the result's; float16, bfloat16, float32 or
+    float64.""",
+    "linear_returns": """\
+Returns
+-------
+array
+    The gradient with respect to x: x's shape, namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If the arguments break :func:`{op}`'s rules{rules}, grad_output's shape is not the forward output's, or
+    grad_output is on another device than x.
+TypeError
+    If :func:`{op}` would raise it, x's dtype is not floating{no_gradient}, grad_output's dtype differs from x's, or the
+    arrays come from different libraries.""",
+}
+# the blocks' fields that a family may change
+_BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": ""}
+
+
+def rank_fields(n: int) -> dict[str, str]:
+    """The fields every template may use for spatial rank ``n``.
+
+    >>> f = rank_fields(2)
+    >>> f["x"], f["odims"], f["plane"], f["lo"], f["hi"]
+    ('(N, C, H, W) or (C, H, W)', 'OH, OW', '(H, W)', '3', '4')
+    """
+    axes = ("D", "H", "W")[3 - n:] if n > 1 else ("L",)
+    dims = ", ".join(axes)
+    return {
+        "n": str(n), "lo": str(n + 1), "hi": str(n + 2),
+        "dims": dims,
+        "dims_and": " and ".join([", ".join(axes[:-1]), axes[-1]]) if n > 1 else dims,
+        "x": f"(N, C, {dims}) or (C, {dims})",
+        # torch's output names: "OL" in the max pools' 1-d text, a bare "O" in the others'
+        "odims": ", ".join(f"O{a}" for a in axes),
+        "o": "O" if n == 1 else ", ".join(f"O{a}" for a in axes),
+        "plane": "length-L" if n == 1 else f"({dims})",
+        "sizes": "an int or a 1-tuple" if n == 1 else f"an int or a tuple of {n} ints (or of 1, broadcast)",
+        "br": "\n",
+    }
+
+
+def _expand(text: str) -> str:
+    lines = []
+    for line in text.split("\n"):
+        lone = _LONE.fullmatch(line.strip())
+        if lone and lone[1] in BLOCKS:
+            indent = line[:len(line) - len(line.lstrip())]
+            # a block may name other blocks
+            lines += [indent + b if b else b for b in _expand(BLOCKS[lone[1]]).split("\n")]
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _wrap(text: str, indent: str, width: int) -> list[str]:
+    lines: list[str] = []
+    for piece in text.split("\n"):
+        # break_on_hyphens off: "array-api-strict" and "row-major" stay whole, as they were written
+        lines += textwrap.wrap(" ".join(piece.split()), width, initial_indent=indent, subsequent_indent=indent,
+                               break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def _is_verbatim(lines: list[str], i: int) -> bool:
+    s = lines[i].strip()
+    underlined = i + 1 < len(lines) and set(lines[i + 1].strip()) == {"-"}
+    return not s or set(s) == {"-"} or underlined or s.startswith((">>>", "..."))
+
+
+@dataclass(frozen=True)
+class Template:
+    """A docstring template; ``width`` is the column (counted in the function's source) its filled paragraphs
+    wrap at, the one its author kept to; ``defaults`` are fields that most variants share.
+
+    >>> t = Template("{op} pooling.\\n\\nx : array\\n    Shaped {x}.\\n")
+    >>> print(t.fill("max_pool2d_backward").rstrip())
+    max_pool2d pooling.
+    <BLANKLINE>
+        x : array
+            Shaped (N, C, H, W) or (C, H, W).
+    """
+
+    text: str
+    width: int = 120
+    defaults: Mapping[str, str] = field(default_factory=dict)
+
+    def fill(self, name: str, **fields: str) -> str:
+        """The docstring of the function ``name`` (its rank and forward read from the name)."""
+        m = _NAME.fullmatch(name)
+        if m is None:
+            raise ValueError(f"{name}: not a 1d/2d/3d function name")
+        values = {**rank_fields(int(m["n"])), **_BLOCK_DEFAULTS, "op": m["op"], **self.defaults, **fields}
+        head, *lines = _expand(self.text).split("\n")
+        out = [head.format_map(values)]
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            indent = _INDENT + line[:len(line) - len(line.lstrip())]
+            lone = _LONE.fullmatch(line.strip())
+            if lone:
+                block = textwrap.dedent(values[lone[1]]).strip("\n").split("\n")
+                out += [indent + b if b.strip() else "" for b in block]
+                i += 1
+                continue
+            if _is_verbatim(lines, i):
+                out.append(_INDENT + line if line.strip() else "")
+                i += 1
+                continue
+            j = i + 1
+            # a paragraph: the lines that follow at the same indentation
+            while (j < len(lines) and not _is_verbatim(lines, j) and not _LONE.fullmatch(lines[j].strip())
+                   and _INDENT + lines[j][:len(lines[j]) - len(lines[j].lstrip())] == indent):
+                j += 1
+            para = " ".join(s.strip() for s in lines[i:j])
+            if "{" in para:
+                out += _wrap(para.format_map(values), indent, self.width)
+            else:
+                out += [_INDENT + s for s in lines[i:j]]
+            i = j
+        # the closing quotes' line of a literal docstring
+        return "\n".join(out[:-1] + [_INDENT]) if out[-1] == "" else "\n".join(out)
+
+    def document(self, **fields: str) -> Callable[[F], F]:
+        """A decorator that gives the function its filled docstring."""
+
+        def decorate(fn: F) -> F:
+            fn.__doc__ = self.fill(fn.__name__, **fields)
+            return fn
+
+        return decorate

@@ -1,0 +1,175 @@
+"""The cards of the ONNX front-end: one per operator, with ONNX's attribute names, defaults and constraints (read
+by ``frontends._checks`` to refuse what they rule out).
+
+>>> CARD["MaxPool"].mirrors
+'onnx MaxPool (opset 22)'
+"""
+
+from __future__ import annotations
+
+from ...spec._card import Argument, Port
+from ...spec.frontends import FrontendCard, gradient
+
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+CTMS = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+        "tf_crop_and_resize")
+NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+POLICIES = ("stretch", "not_larger", "not_smaller")
+# ONNX GridSample's mode names (opset 20's and opset 16's) -> poolspec.grid_sample's
+GRID_MODES = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest", "cubic": "bicubic",
+              "bicubic": "bicubic"}
+
+_LIB = "onnx 1.23.2 (reference evaluator), onnxruntime 1.32.0 (CPU)"
+_CHECKED = ("random configurations against onnx's reference evaluator and onnxruntime on one-node opset 22 models "
+            "(conformance/frontend_checks/onnx_reference.py and onnxruntime.py; counts in "
+            "conformance/results/frontends/onnx_reference.json and onnxruntime.json), NumPy, JAX and torch backends")
+_X = Argument("X", "array", description="(N, C, *spatial), channels first")
+_FWD = gradient("poolspec's deterministic gradient through the ops it calls (gathers, transposed tables); ONNX "
+                "runtimes have no gradients, so only the forward is compared with them")
+_DET = "deterministic: gathers with fixed tables, no atomics"
+_POOL_ARGS = (Argument("auto_pad", "str", "NOTSET", AUTO_PADS),
+              Argument("ceil_mode", "int", 0, ("0 or 1",)),
+              Argument("dilations", "list[int] | None", None, (">= 1",)),
+              Argument("kernel_shape", "list[int]", constraints=(">= 1",)),
+              Argument("pads", "list[int] | None", None, ("begins then ends", "<= (kernel - 1) * dilation")),
+              Argument("strides", "list[int] | None", None, (">= 1",)))
+_POOL_RULES = ("explicit pads: O = floor((L + begin + end - ((k - 1) d + 1)) / s) + 1 (ceil with ceil_mode, a "
+               "window that would start in the end padding dropped)",
+               "SAME_UPPER / SAME_LOWER: O = ceil(L / s), total padding max((O - 1) s + (k - 1) d + 1 - L, 0), the odd "
+               "cell at the end / the start; VALID: O = ceil((L - (k - 1) d) / s); ceil_mode has no effect with "
+               "auto_pad")
+_SAME_BUGS = ("onnx's reference sizes SAME_* and VALID without the dilation, puts SAME padding wrongly (SAME_LOWER "
+              "can give an empty output, SAME_UPPER shifted windows) and refuses ceil_mode with auto_pad on "
+              "AveragePool/LpPool; onnxruntime sizes SAME_* padding without the dilation and applies ceil_mode to "
+              "VALID (left out of the random configurations)")
+
+
+def _card(name: str, summary: str, arguments: tuple[Argument, ...], outputs: tuple[Port, ...], core: tuple[str, ...],
+          notes: tuple[str, ...], differences: tuple[str, ...] = (), refuses: tuple[str, ...] = (),
+          indices: str = "") -> FrontendCard:
+    return FrontendCard(name=f"onnx.{name}", version=1, library=_LIB, mirrors=f"onnx {name} (opset 22)",
+                        summary=summary, arguments=arguments, outputs=outputs, core=core,
+                        layout="channels first (N, C, *spatial), as ONNX", gradient=_FWD, determinism=_DET,
+                        indices=indices, notes=notes, differences=differences, refuses=refuses, checked=_CHECKED)
+
+
+CARDS: tuple[FrontendCard, ...] = (
+    _card("AveragePool", "ONNX AveragePool on per-axis window tables", (_X,) + _POOL_ARGS[:2] + (
+        Argument("count_include_pad", "int", 0, ("0 or 1",)),) + _POOL_ARGS[2:],
+        (Port("Y", "array", "(N, C, *O)", "the window means"),), ("frontends._common.resample",),
+        _POOL_RULES + ("the divisor is the window's in-input cells, or with count_include_pad the cells inside "
+                       "[-begin, L + end) (not the ceil-mode overhang past the end padding)",
+                       "dilations (opset 19+) are supported: the window sum is separable, one tap table per axis"),
+        (_SAME_BUGS, "onnx's reference shifts the windows in ceil mode when the last one overhangs the padded "
+                     "input (left out of its random configurations, checked against onnxruntime)"),
+        ("float64 is computed (onnxruntime has no float64 AveragePool kernel)",
+                        "pads above (kernel - 1) * dilation (a window of padding only)")),
+    _card("LpPool", "ONNX LpPool: (sum |x|^p)^(1/p) per window on per-axis window tables", (_X,) + _POOL_ARGS[:4] + (
+        Argument("p", "int", 2, (">= 1",)),) + _POOL_ARGS[4:],
+        (Port("Y", "array", "(N, C, *O)", "the window p-norms"),), ("frontends._common.resample",),
+        _POOL_RULES + ("|x|^p, ONNX's p-norm (torch's lp_pool pools signed x^p); pads and the ceil-mode overhang "
+                       "add nothing, and a partial window is not rescaled (onnxruntime agrees; torch rescales by "
+                       "prod(k) / n)",),
+        (_SAME_BUGS, "onnx's reference shifts the windows in ceil mode when the last one overhangs the padded input "
+                     "(it splits the overhang over both ends; left out of its random configurations, checked "
+                     "against onnxruntime)"),
+        ("p < 1 (ONNX's p is an int attribute)",)),
+    _card("MaxPool", "ONNX MaxPool with Indices on poolspec.max_pool (low, high) pads", (_X,) + _POOL_ARGS[:5] + (
+        Argument("storage_order", "int", 0, ("0 or 1",)),) + _POOL_ARGS[5:],
+        (Port("Y", "array", "(N, C, *O)", "the window maxima"), Port("Indices", "int64 array", "(N, C, *O)",
+                                                                     "flat positions of the winners")),
+        ("max_pool1d", "max_pool2d", "max_pool3d"),
+        _POOL_RULES + ("ties: the first maximum in row-major window order",),
+        (_SAME_BUGS, "onnx's reference takes a generic path when every stride and dilation is 1 (pads only 2-D "
+                     "input, miscounts the output size, decodes the argmax with the output's shape); left out of its "
+                     "random configurations",
+         "NaN: both runtimes start from the window's first cell and take only strictly greater values, so a NaN "
+         "wins only as that first cell; poolspec's NaN wins (torch's rule)"),
+        ("a window that dilation and padding leave without an input cell (the runtimes give NaN or the lowest "
+         "value with index -1)",),
+        indices="Indices = (n * C + c) * prod(spatial) + the position in the (n, c) plane: row-major with "
+                "storage_order 0, column-major (the first spatial axis fastest) with storage_order 1; established "
+                "against both runtimes"),
+    _card("GlobalAveragePool", "ONNX GlobalAveragePool: each plane's mean", (_X,),
+          (Port("Y", "array", "(N, C, 1, ...)", "the plane means"),), ("frontends._common.resample",),
+          ("every spatial axis (any number) reduced, kept as extent 1",), (),
+          ("float64 is computed (onnxruntime has no float64 kernel)",)),
+    _card("GlobalLpPool", "ONNX GlobalLpPool: each plane's p-norm", (_X, Argument("p", "int", 2, (">= 1",))),
+          (Port("Y", "array", "(N, C, 1, ...)", "the plane p-norms"),), ("frontends._common.resample",),
+          ("(sum |x|^p)^(1/p) over every spatial axis",),
+          ("onnx's reference evaluator has no GlobalLpPool (checked against onnxruntime only, at opset 21: it "
+           "registers none at 22, which only adds bfloat16)",)),
+    _card("GlobalMaxPool", "ONNX GlobalMaxPool: each plane's maximum", (_X,),
+          (Port("Y", "array", "(N, C, 1, ...)", "the plane maxima"),), ("max_pool1d",),
+          ("every spatial axis (any number) reduced, kept as extent 1; a NaN is the maximum",),
+          ("onnx's reference reduces the last two axes whatever the rank (3-D input loses its channel axis; "
+           "checked against it on 4-D input only)", "onnxruntime skips NaN")),
+    _card("MaxUnpool", "ONNX MaxUnpool on poolspec.max_unpool", (
+        _X, Argument("I", "int64 array", description="MaxPool's Indices, flat over the whole output tensor"),
+        Argument("output_shape", "array | None", None, ("(N, C, *S), read on the host",)),
+        Argument("kernel_shape", "list[int]", constraints=(">= 1",)),
+        Argument("pads", "list[int] | None", None, (">= 0",)),
+        Argument("strides", "list[int] | None", None, (">= 1",))),
+        (Port("Y", "array", "(N, C, *S)", "zeros with X at I"),), ("max_unpool1d", "max_unpool2d", "max_unpool3d"),
+        ("default S = (L - 1) * stride - (begin + end) + kernel", "I is flat over the whole (N, C, *S) output, "
+         "row-major; each index must lie in its own (n, c) plane"),
+        ("onnx's reference scatters into the default shape before padding to a larger output_shape (onnx#2398; "
+         "checked against onnxruntime there)",),
+        ("an index outside its own (n, c) plane", "float64 is computed (onnxruntime has no float64 kernel)")),
+    _card("Resize", "ONNX Resize (opset 19+): per-axis tap tables from ONNX's coordinate and coefficient rules", (
+        _X, Argument("roi", "array | None", None), Argument("scales", "array | None", None),
+        Argument("sizes", "array | None", None), Argument("antialias", "int", 0, ("0 or 1",)),
+        Argument("axes", "list[int] | None", None), Argument("coordinate_transformation_mode", "str", "half_pixel",
+                                                             CTMS),
+        Argument("cubic_coeff_a", "float", -0.75), Argument("exclude_outside", "int", 0, ("0 or 1",)),
+        Argument("extrapolation_value", "float", 0.0), Argument("keep_aspect_ratio_policy", "str", "stretch",
+                                                                POLICIES),
+        Argument("mode", "str", "nearest", ("nearest", "linear", "cubic")),
+        Argument("nearest_mode", "str", "round_prefer_floor", NEAREST)),
+        (Port("Y", "array", "X resized", "the resampled array"),), ("frontends._common.resample",),
+        ("extent floor(L * scale) from scales, sizes as given (keep_aspect_ratio_policy: one scale, min or max of "
+         "the axes', extents round(scale * L) halves up); scale = sizes / L in float64",
+         "coordinates use the unrounded L * scale as the output width (align_corners, half_pixel_symmetric, "
+         "tf_crop_and_resize), as the reference and the spec",
+         "taps start left of x: at an integral x the window moves one cell left with fraction 1; nearest picks by "
+         "nearest_mode, an integral x is itself; out-of-range taps read the border cell unless exclude_outside",
+         "antialias widens linear / cubic by 1 / scale when downsampling, weights normalised",
+         "tf_crop_and_resize: outputs mapped outside [0, L - 1] on any axis are extrapolation_value",
+         "an axis with scale 1, the same extent and the whole roi is the identity"),
+        ("onnx's reference computes cubic weights in float32 (cubic_coeff_a arrives as float32), mis-permutes "
+         "negative axes and puts a pytorch_half_pixel output of extent 1 at -0.5 (or, when L * scale is not 1, at "
+         "(0.5 / scale) - 0.5) where the spec (and onnxruntime) put it at 0 (poolspec: 0; left out of its random "
+         "configurations)", "SAME_* auto_pad where (O - 1) s + (k - 1) d + 1 < L (a stride longer than the window): "
+         "the spec's pad formula goes negative and onnxruntime shifts the windows by that negative padding; poolspec "
+         "pads 0 there (TensorFlow's SAME); left out of onnxruntime's random configurations",
+         "onnxruntime copies X when the output shape equals X's under a scale != 1, computes coordinates in "
+         "float32, restricts linear / cubic to 2-D, 3-D or 4-D with the outer axes kept and exclude_outside to "
+         "cubic, mis-sizes keep_aspect_ratio_policy with negative axes, and takes the rounded output extent (not "
+         "L * scale) as the output width of align_corners, half_pixel_symmetric, pytorch_half_pixel and "
+         "tf_crop_and_resize under scales (left out of its random configurations); tf_crop_and_resize and "
+         "antialias: onnxruntime disagrees with the reference, not yet diagnosed (not compared against "
+         "onnxruntime)"),
+        ("integer dtypes (the runtimes round or truncate differently; poolspec resamples floating arrays)",)),
+    _card("GridSample", "ONNX GridSample on poolspec.grid_sample", (
+        _X, Argument("grid", "array", description="(N, *O, n) in [-1, 1]"),
+        Argument("align_corners", "int", 0, ("0 or 1",)),
+        Argument("mode", "str", "linear", tuple(GRID_MODES)),
+        Argument("padding_mode", "str", "zeros", ("zeros", "border", "reflection"))),
+        (Port("Y", "array", "(N, C, *O)", "the samples"),), ("grid_sample",),
+        ("opset 20 names linear/nearest/cubic and opset 16's bilinear/bicubic; nearest rounds half to even; border "
+         "clamps each cubic tap (onnxruntime and torch)",),
+        ("onnx's reference clamps an out-of-range coordinate before its cubic taps with border padding, divides by "
+         "zero over a size-1 axis with reflection and align_corners, and knows only opset 20's mode names",
+         "both runtimes denormalise the grid in float32 (float64 results within ~1e-6)"),
+        ("cubic on 5-D input (onnxruntime refuses it too)",)),
+    _card("AffineGrid", "ONNX AffineGrid on poolspec.affine_grid", (
+        Argument("theta", "array", description="(N, 2, 3) or (N, 3, 4)"),
+        Argument("size", "array", description="(N, C, H, W) or (N, C, D, H, W), read on the host"),
+        Argument("align_corners", "int", 0, ("0 or 1",))),
+        (Port("Y", "array", "(N, *spatial, n)", "the grid"),), ("affine_grid",),
+        ("grid points linspace(-1, 1, L), times (L - 1) / L without align_corners; a size-1 axis at 0",),
+        ("onnx's reference returns float32 whatever theta's dtype and puts a size-1 axis with align_corners at -1; "
+         "onnxruntime puts it at +1 (left out of the random configurations)",)),
+)
+
+CARD: dict[str, FrontendCard] = {c.name.rpartition(".")[2]: c for c in CARDS}
