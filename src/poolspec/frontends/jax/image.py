@@ -26,10 +26,10 @@ from ..._types import Array
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Gradient, Port
 from ...spec.frontends import FrontendCard
+from .._checks import check
 from .._common import (
     FLOATS,
     INTS,
-    at_least,
     choice,
     dense_table,
     fail,
@@ -177,11 +177,10 @@ def _nearest_table(m: int, n: int) -> GatherPlan:
 # ------------------------------------------------------------------------------------------- arguments
 
 def _shape(function: str, image: Any, shape: Any) -> tuple[int, ...]:
+    """The output shape: concrete ints first (a TypeError), then the card's entries >= 0 (jax returns an empty
+    axis for a negative one) and one per axis of image."""
     out = ints(function, "shape", shape, "must be a sequence of concrete ints")
-    at_least(function, "shape", shape, out, 0, "entries must be >= 0 (jax returns an empty axis for a negative one)")
-    if len(out) != image.ndim:
-        fail(function, "shape", shape, f"must have length equal to the number of dimensions of image "
-             f"({image.ndim}; image.shape={tuple(image.shape)})")
+    check(next(c for c in CARDS if c.name == function), {"image": image, "shape": out}, function)
     return out
 
 

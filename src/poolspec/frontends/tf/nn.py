@@ -24,6 +24,7 @@ from ...families.max_pool.ops import max_pool2d as _max2
 from ...families.max_pool.ops import max_pool3d as _max3
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
+from .._checks import check
 from .._common import FLOATS, at_least, choice, fail, flag, ints, mean_table, mirror, nonempty, resample
 from .._geometry import same_output, same_total, spatial_axes, valid_output
 from .._tensorflow import NOTE as TENSORFLOW_NOTE
@@ -50,9 +51,6 @@ def _sequence(function: str, name: str, value: Any, n: int, channels_first: bool
     list is prefixed by 1 and read as NHWC (NCHW), so its first entry (second for NCW) pools that axis."""
     listed = isinstance(value, (list, tuple))
     vals = list(ints(function, name, value if listed else (value,), _NOT_INTS, shown=value))
-    if len(vals) not in ({1, n + 2} if n == 1 else {1, n, n + 2}):
-        fail(function, name, value, f"must have length {_lengths(n)}")
-    at_least(function, name, value, vals, 1, "every entry must be positive")
     unit = 1
     if len(vals) == 1:
         vals = vals * n
@@ -119,6 +117,8 @@ def _prepare(function: str, n: int, input: Any, ksize: Any, strides: Any, paddin
     if input.ndim != n + 2:
         fail(function, "input", tuple(input.shape), f"must be {n + 2}-d ({data_format})")
     choice(function, "input.dtype", dtype_name(xp, input.dtype), dtypes, f"must be one of {dtypes}", kind=TypeError)
+    # the card's entry counts and bounds (the forms of ksize and strides; their types are _sequence's)
+    check(_CARDS[function], {"ksize": ksize, "strides": strides}, function)
     k, unit = _sequence(function, "ksize", ksize, n, channels_first)
     s, _ = _sequence(function, "strides", strides, n, channels_first)
     pad = _padding(function, padding, n, channels_first, explicit, k)
@@ -512,6 +512,7 @@ _ARGMAX_CARD = FrontendCard(
 
 CARDS: tuple[FrontendCard, ...] = tuple(_card(kind, n) for kind in ("max", "avg") for n in (1, 2, 3)) + (
     _ARGMAX_CARD,)
+_CARDS = {c.name.removeprefix("tf.nn."): c for c in CARDS}  # by the name the messages give
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "max_pool_with_argmax"]

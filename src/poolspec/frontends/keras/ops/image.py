@@ -18,7 +18,8 @@ from ...._compat import dtype_name, dtype_of, namespace, on
 from ...._types import Array
 from ....spec._card import Argument, Port
 from ....spec.frontends import FrontendCard, gradient
-from ..._common import FLOATS, INTS, at_least, choice, fail, ints, jax_default_float, mirror, nonempty
+from ..._checks import check
+from ..._common import FLOATS, INTS, choice, fail, ints, jax_default_float, mirror, nonempty
 from ..._geometry import spatial_axes
 from .._keras import SYMBOLIC_NOTE, frontend_call
 from .._registry import FUNCTIONS, SPECS
@@ -98,21 +99,18 @@ def resize(images: Array, size: Any, interpolation: str = "bilinear", antialias:
                               fill_mode=fill_mode, fill_value=fill_value, data_format=data_format), spatial_rank=2)
 
 
-def _rule(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: Any,
-          data_format: str) -> tuple[tuple[int, int], tuple[int, ...]]:
-    """The checks a call and its symbolic spec share: the target (height, width) and the (height, width) axes."""
+def _rule(shape: tuple[Any, ...], dtype: str, arguments: dict[str, Any]) -> tuple[tuple[int, int], tuple[int, ...]]:
+    """The checks a call and its symbolic spec share (the card's constraints: size's entries, interpolation,
+    crop or pad, fill_mode): the target (height, width) and the (height, width) axes."""
+    size = arguments["size"]
     if not isinstance(size, (tuple, list, np.ndarray)):
         fail(_F, "size", size, "must be a tuple of 2 ints (height, width)", TypeError)
-    if len(size) != 2:
-        fail(_F, "size", size, "must have 2 entries (height, width)")
     target = ints(_F, "size", size, "entries must be ints")
-    at_least(_F, "size", size, target, rule="height and width must be >= 1")
+    check(CARDS[0], arguments, _F)
     if len(shape) not in (3, 4):
         fail(_F, "images", shape, "must have 3 (one image) or 4 (a batch) dimensions")
-    choice(_F, "interpolation", interpolation, INTERPOLATIONS, f"must be one of {', '.join(INTERPOLATIONS)} (Keras "
-                                                                "on JAX has no 'area')")
     choice(_F, "images", dtype, FLOATS + INTS, f"dtype must be one of {', '.join(FLOATS + INTS)}", kind=TypeError)
-    return (target[0], target[1]), spatial_axes(len(shape), 2, data_format == "channels_first")
+    return (target[0], target[1]), spatial_axes(len(shape), 2, arguments["data_format"] == "channels_first")
 
 
 def _resize_spec(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: str = "bilinear",
@@ -120,7 +118,10 @@ def _resize_spec(shape: tuple[Any, ...], dtype: str, size: Any, interpolation: s
                  fill_mode: str = "constant", fill_value: float = 0.0,
                  data_format: str = "channels_last") -> tuple[tuple[Any, ...], str]:
     """The output's shape and dtype, for a KerasTensor (sizes may be None)."""
-    target, axes = _rule(shape, dtype, size, interpolation, data_format)
+    target, axes = _rule(shape, dtype, dict(size=size, interpolation=interpolation, antialias=antialias,
+                                            crop_to_aspect_ratio=crop_to_aspect_ratio,
+                                            pad_to_aspect_ratio=pad_to_aspect_ratio, fill_mode=fill_mode,
+                                            fill_value=fill_value, data_format=data_format))
     out = list(shape)
     out[axes[0]], out[axes[1]] = target
     return tuple(out), dtype
@@ -132,11 +133,9 @@ def _resize(images: Any, size: Any, interpolation: str, antialias: bool, crop_to
 
     xp = namespace(images, names=("images",), op=_F)
     name = dtype_name(xp, images.dtype)
-    (target_h, target_w), (hax, wax) = _rule(tuple(images.shape), name, size, interpolation, data_format)
-    if pad_to_aspect_ratio and crop_to_aspect_ratio:
-        fail(_F, "pad_to_aspect_ratio", pad_to_aspect_ratio, "only one of pad_to_aspect_ratio and "
-                                                             "crop_to_aspect_ratio can be True")
-    choice(_F, "fill_mode", fill_mode, ("constant",), "only 'constant' is supported")
+    (target_h, target_w), (hax, wax) = _rule(tuple(images.shape), name, dict(
+        size=size, interpolation=interpolation, crop_to_aspect_ratio=crop_to_aspect_ratio,
+        pad_to_aspect_ratio=pad_to_aspect_ratio, fill_mode=fill_mode, data_format=data_format))
     if isinstance(fill_value, bool) or not isinstance(fill_value, (int, float, np.integer, np.floating)):
         fail(_F, "fill_value", fill_value, "must be a number", TypeError)
     nonempty(_F, "images", tuple(images.shape), (hax, wax), "height and width must be non-empty (Keras divides by "
