@@ -36,17 +36,17 @@ _NOT_INTS: Refusal = ("must be an int or a sequence of ints", TypeError)
 
 # constraints the vocabulary does not express, and where each is checked by hand
 HAND_CHECKED: dict[str, str] = {
-    "batch and channel entries 1": "frontends.tf.nn._sequence (which entries are batch and channel follows "
+    "batch and channel entries 1": "frontends.tf.nn._spatial (which entries are batch and channel follows "
                                    "data_format)",
     "or 3 [low, high] pairs, batch/channel [0, 0], spatial entries < ksize": "frontends.tf.nn._padding",
     "or 4 [low, high] pairs, batch/channel [0, 0], spatial entries < ksize": "frontends.tf.nn._padding",
     "int32 or int64": "frontends.tf.nn._index_dtype (a dtype or its name)",
     "a tuple has one entry per spatial axis": "frontends.keras.ops._sizes (the count follows the input's rank)",
     "'SAME', 'SAME_LOWER', 'VALID' (any case) or one (low, high) pair per window axis":
-        "frontends.flax.linen._padding",
-    "pairs only with at most one batch axis": "frontends.flax.linen._pool (follows the input's rank)",
-    "the identity of reduce_fn": "frontends.flax.linen._check_init",
-    "jax.lax.max, jax.lax.add or jax.lax.min (or the names 'max', 'add', 'min')": "frontends.flax.linen._reduction",
+        "frontends.flax._pool._pads",
+    "pairs only with at most one batch axis": "frontends.flax._pool.pool_windows (follows the input's rank)",
+    "the identity of reduce_fn": "frontends.flax._pool.check_init",
+    "jax.lax.max, jax.lax.add or jax.lax.min (or the names 'max', 'add', 'min')": "frontends.flax._pool.reduction",
     "nearest, linear/bilinear/trilinear/triangle, cubic/bicubic/tricubic, cubic-pytorch/bicubic-pytorch, lanczos3, "
     "lanczos5, area, or a ResizeMethod member": "frontends.jax.image._method",
     "not nearest (jax raises)": "frontends.jax.image.scale_and_translate",
