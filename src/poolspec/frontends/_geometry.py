@@ -1,5 +1,7 @@
 """The window geometry the front-ends share: TensorFlow's SAME rule (lax.padtype_to_pads, ONNX's SAME_UPPER and
-SAME_LOWER, Keras' "same"), VALID, and explicit padding with floor or ceil output sizes, written once.
+SAME_LOWER, Keras' "same", tf.nn's SAME and its unclamped 3-d total), VALID, and explicit padding with floor or ceil
+output sizes; the spatial axes of a channels-last or channels-first layout; the half-pixel centres of resampling:
+each written once.
 
 >>> same_pads(5, 3, 2)
 (1, 1)
