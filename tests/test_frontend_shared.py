@@ -13,7 +13,7 @@ import pytest
 from poolspec.frontends import _common, _geometry
 
 
-@pytest.mark.parametrize("name", ["_common", "_geometry", "flax._pool", "keras.ops._cards", "tf.image"])
+@pytest.mark.parametrize("name", ["_common", "_geometry", "flax._pool", "keras.ops._cards"])
 def test_shared_modules_examples(name):
     module = importlib.import_module(f"poolspec.frontends.{name}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
