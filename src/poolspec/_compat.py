@@ -256,9 +256,7 @@ def launch_bound(x: Any) -> bool:
     """Whether each array operation on ``x`` costs a kernel launch and host time whatever its size (torch CUDA,
     CuPy): the kernels then take their few-operation paths (one gather over every tap, one reduction) instead
     of the CPU's many cheap strided passes."""
-    kind = _KINDS.get(type(x))
-    if kind is None:
-        kind = library_of(x)
+    kind = library_of(x)
     if kind == "cupy":
         return True
     if kind == "torch":
@@ -297,9 +295,7 @@ def writable_module(x: Any) -> Any:
     Functions, or for tensors without ``requires_grad``)."""
     if FUNCTIONAL[0]:
         return None
-    kind = _KINDS.get(type(x))
-    if kind is None:
-        kind = library_of(x)
+    kind = library_of(x)
     if kind == "numpy":
         return np
     if kind == "torch":

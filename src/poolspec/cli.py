@@ -184,34 +184,36 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def export_command(args: argparse.Namespace) -> int:
+    """``poolspec export``: the golden cases (``--ops``, ``--dtype``) or the convention cases (``--conventions``)."""
+    from .export import export, export_conventions
+
+    def names(text: str | None) -> list[str] | None:
+        return [v.strip() for v in text.split(",") if v.strip()] if text else None
+
+    try:
+        if args.conventions:
+            manifest = export_conventions(args.out, None if args.conventions == "all" else names(args.conventions),
+                                          fmt=args.format)
+            what = f"convention cases ({args.format})"
+        else:
+            manifest = export(args.out, ops=names(args.ops), fmt=args.format, dtype=args.dtype)
+            what = f"cases ({args.dtype}, {args.format})"
+    except ValueError as err:
+        print(f"poolspec export: {err}", file=sys.stderr)
+        return 2
+    print(f"{len(manifest['cases'])} {what} written to {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if argv[:1] == ["bench"]:
         return bench_main(argv[1:])
     args = parser().parse_args(argv)
-    if args.command == "export" and args.conventions:
-        from .export import export_conventions
-
-        libs = None if args.conventions == "all" else [v.strip() for v in args.conventions.split(",") if v.strip()]
-        try:
-            manifest = export_conventions(args.out, libs, fmt=args.format)
-        except ValueError as err:
-            print(f"poolspec export: {err}", file=sys.stderr)
-            return 2
-        print(f"{len(manifest['cases'])} convention cases ({args.format}) written to {args.out}")
-        return 0
     if args.command == "export":
-        from .export import export
-
-        ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
-        try:
-            manifest = export(args.out, ops=ops, fmt=args.format, dtype=args.dtype)
-        except ValueError as err:
-            print(f"poolspec export: {err}", file=sys.stderr)
-            return 2
-        print(f"{len(manifest['cases'])} cases ({args.dtype}, {args.format}) written to {args.out}")
-        return 0
+        return export_command(args)
     if args.command == "conformance":
         return conformance_command(args)
     if args.command == "cards" and args.out:

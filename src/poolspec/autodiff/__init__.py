@@ -188,33 +188,27 @@ def max_indices(windows: PoolRoutes, x: Any) -> Any:
 def max_backward(windows: Routes, g: Any, idx: Any, primal: Any = None) -> Any:
     """The max pool's VJP for cotangent ``g`` and winners ``idx``; differentiable in ``g`` to any order (and,
     given ``primal``, in the pool's input: zero, as :func:`linear`)."""
-    if is_torch_array(g):
-        from .torch import max_backward as torch_max_backward
-
-        return torch_max_backward(windows, g, idx, primal)
-    if is_jax_array(g):
-        from .jax import max_backward as jax_max_backward
-
-        return jax_max_backward(windows, g, idx)
-    if is_dask_array(g):
-        from ..kernels.chunked import plane_local
-
-        return plane_local(windows.route, (g, idx), windows.routed)
-    return windows.route(g, idx)
+    return _at_winners("max_backward", windows.route, windows.routed, windows, g, idx, primal)
 
 
 def max_select(windows: Routes, gg: Any, idx: Any, primal: Any = None) -> Any:
     """``gg`` gathered at the winners (the transpose of :func:`max_backward`); differentiable to any order."""
-    if is_torch_array(gg):
-        from .torch import max_select as torch_max_select
+    return _at_winners("max_select", windows.select, windows.selected, windows, gg, idx, primal)
 
-        return torch_max_select(windows, gg, idx, primal)
-    if is_jax_array(gg):
-        from .jax import max_select as jax_max_select
 
-        return jax_max_select(windows, gg, idx)
-    if is_dask_array(gg):
+def _at_winners(binding: str, plain: Any, shape: Any, windows: Routes, a: Any, idx: Any, primal: Any) -> Any:
+    """``plain(a, idx)`` with the backend's derivatives: the torch or JAX ``binding`` of that name, or per
+    plane on Dask (``shape``: the result's shape rule for the chunks)."""
+    if is_torch_array(a):
+        from . import torch as torch_bindings
+
+        return getattr(torch_bindings, binding)(windows, a, idx, primal)
+    if is_jax_array(a):
+        from . import jax as jax_bindings
+
+        return getattr(jax_bindings, binding)(windows, a, idx)
+    if is_dask_array(a):
         from ..kernels.chunked import plane_local
 
-        return plane_local(windows.select, (gg, idx), windows.selected)
-    return windows.select(gg, idx)
+        return plane_local(plain, (a, idx), shape)
+    return plain(a, idx)

@@ -179,11 +179,12 @@ class Template:
     defaults: Mapping[str, str] = field(default_factory=dict)
 
     def fill(self, name: str, **fields: str) -> str:
-        """The docstring of the function ``name`` (its rank and forward read from the name)."""
+        """The docstring of the function ``name`` (its rank, where it has one, and forward read from the name)."""
         m = _NAME.fullmatch(name)
-        if m is None:
-            raise ValueError(f"{name}: not a 1d/2d/3d function name")
-        values = {**rank_fields(int(m["n"])), **_BLOCK_DEFAULTS, "op": m["op"], **self.defaults, **fields}
+        # a function of one variant (grid_sample, interpolate) has no rank fields, its forward is its own name
+        ranked = rank_fields(int(m["n"])) if m else {}
+        op = m["op"] if m else name.removesuffix("_backward")
+        values = {**ranked, **_BLOCK_DEFAULTS, "op": op, **self.defaults, **fields}
         head, *lines = _expand(self.text).split("\n")
         out = [head.format_map(values)]
         i = 0

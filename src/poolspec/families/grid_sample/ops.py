@@ -17,6 +17,7 @@ from ..._compat import (
 )
 from ..._types import Array
 from ...autodiff import compose, graph_node, in_graph, sampled
+from .._docs import Template
 from .sampling import _Plan, _Rules, _sample, _sample_backward
 
 __all__ = ["grid_sample", "grid_sample_backward"]
@@ -56,54 +57,55 @@ def _blockwise(fn: Any, plan: _Plan, x: Any, grid: Any, *, grad: Any = None, out
                         meta=np.empty((0,) * len(index), dtype=x.dtype))
 
 
+_GRID_SAMPLE_DOC = Template("""\
+Sample ``x`` at the positions ``grid``, as ``torch.nn.functional.grid_sample``.
+
+The forward gathers; the input gradient is a sort and a segmented sum, not a scatter (bit-identical across
+runs on every backend). Differentiable to any order in ``x`` and ``grid`` on torch and JAX, forward mode too.
+
+Parameters
+----------
+x : array
+    The image (N, C, H, W) or (N, C, D, H, W), spatial dimensions non-empty; float16, bfloat16, float32 or
+    float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+grid : array
+    Positions (N, *O, n), n = 2 or 3 spatial axes, normalised to [-1, 1]; ``grid[..., 0]`` indexes W,
+    ``grid[..., 1]`` H, ``grid[..., 2]`` D. ``x``'s batch size, library, dtype and device.
+mode : str, default "bilinear"
+    One of bilinear, nearest (round half to even), bicubic (4-D ``x`` only).
+padding_mode : str, default "zeros"
+    What positions outside the image read: zeros, border or reflection.
+align_corners : bool or None, default None
+    Whether -1 and 1 are the centres (True) or the outer edges (False) of the corner pixels; None means False.
+{layout}
+
+Returns
+-------
+array
+    The samples (N, C, *O), of ``x``'s namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If ``mode`` or ``padding_mode`` is unknown, ``x`` is not 4-D or 5-D or has an empty spatial dimension,
+    bicubic comes with a 5-D ``x``, ``grid``'s rank, last dimension or batch size does not fit ``x``, or
+    ``grid`` is on another device.
+TypeError
+    If ``x`` or ``grid`` is not a supported array, their libraries or dtypes differ, the dtype is not
+    floating, or ``align_corners`` is not a bool.
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(4.0).reshape(1, 1, 2, 2)
+>>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
+array([[[[1.5]]]])
+""")
+
+
+@_GRID_SAMPLE_DOC.document()
 def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None, *, layout: str = "channels_first") -> Array:
-    """Sample ``x`` at the positions ``grid``, as ``torch.nn.functional.grid_sample``.
-
-    The forward gathers; the input gradient is a sort and a segmented sum, not a scatter (bit-identical across
-    runs on every backend). Differentiable to any order in ``x`` and ``grid`` on torch and JAX, forward mode too.
-
-    Parameters
-    ----------
-    x : array
-        The image (N, C, H, W) or (N, C, D, H, W), spatial dimensions non-empty; float16, bfloat16, float32 or
-        float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
-    grid : array
-        Positions (N, *O, n), n = 2 or 3 spatial axes, normalised to [-1, 1]; ``grid[..., 0]`` indexes W,
-        ``grid[..., 1]`` H, ``grid[..., 2]`` D. ``x``'s batch size, library, dtype and device.
-    mode : str, default "bilinear"
-        One of bilinear, nearest (round half to even), bicubic (4-D ``x`` only).
-    padding_mode : str, default "zeros"
-        What positions outside the image read: zeros, border or reflection.
-    align_corners : bool or None, default None
-        Whether -1 and 1 are the centres (True) or the outer edges (False) of the corner pixels; None means False.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The samples (N, C, *O), of ``x``'s namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If ``mode`` or ``padding_mode`` is unknown, ``x`` is not 4-D or 5-D or has an empty spatial dimension,
-        bicubic comes with a 5-D ``x``, ``grid``'s rank, last dimension or batch size does not fit ``x``, or
-        ``grid`` is on another device.
-    TypeError
-        If ``x`` or ``grid`` is not a supported array, their libraries or dtypes differ, the dtype is not
-        floating, or ``align_corners`` is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(4.0).reshape(1, 1, 2, 2)
-    >>> poolspec.grid_sample(x, np.zeros((1, 1, 1, 2)), align_corners=True)
-    array([[[[1.5]]]])
-    """
     if check_layout("grid_sample", layout):
         return channels_last(grid_sample, locals(), None, ("x",))
     args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
@@ -123,55 +125,56 @@ def grid_sample(x: Array, grid: Array, mode: str = "bilinear", padding_mode: str
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 
+_GRID_SAMPLE_BACKWARD_DOC = Template("""\
+The gradients (grad_x, grad_grid) of :func:`grid_sample` for the cotangent ``grad_output``.
+
+grad_x is a sort of the tap indices and a segmented sum (no scatter, no atomics), grad_grid a gather; both
+are differentiable again on torch and JAX. nearest's grid gradient is zero.
+
+Parameters
+----------
+grad_output : array
+    The cotangent of grid_sample's output: its shape (N, C, *O), ``x``'s library, dtype and device.
+x : array
+    The forward's image (N, C, H, W) or (N, C, D, H, W).
+grid : array
+    The forward's positions (N, *O, n).
+mode : str, default "bilinear"
+    As in :func:`grid_sample`.
+padding_mode : str, default "zeros"
+    As in :func:`grid_sample`.
+align_corners : bool or None, default None
+    As in :func:`grid_sample`.
+{layout}
+
+Returns
+-------
+grad_x : array
+    The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
+grad_grid : array
+    The gradient with respect to ``grid``: ``grid``'s shape, ``x``'s dtype.
+
+Raises
+------
+ValueError
+    If the arguments break :func:`grid_sample`'s rules, or ``grad_output``'s shape is not the output's or its
+    device is not ``x``'s.
+TypeError
+    As :func:`grid_sample`, or if ``grad_output``'s library or dtype is not ``x``'s.
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> gx, gg = poolspec.grid_sample_backward(np.ones((1, 1, 1, 1)), np.arange(4.0).reshape(1, 1, 2, 2),
+...                                        np.zeros((1, 1, 1, 2)), align_corners=True)
+>>> gx.ravel().tolist(), gg.ravel().tolist()
+([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
+""")
+
+
+@_GRID_SAMPLE_BACKWARD_DOC.document()
 def grid_sample_backward(grad_output: Array, x: Array, grid: Array, mode: str = "bilinear", padding_mode: str = "zeros",
                          align_corners: bool | None = None, *, layout: str = "channels_first") -> tuple[Array, Array]:
-    """The gradients (grad_x, grad_grid) of :func:`grid_sample` for the cotangent ``grad_output``.
-
-    grad_x is a sort of the tap indices and a segmented sum (no scatter, no atomics), grad_grid a gather; both
-    are differentiable again on torch and JAX. nearest's grid gradient is zero.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of grid_sample's output: its shape (N, C, *O), ``x``'s library, dtype and device.
-    x : array
-        The forward's image (N, C, H, W) or (N, C, D, H, W).
-    grid : array
-        The forward's positions (N, *O, n).
-    mode : str, default "bilinear"
-        As in :func:`grid_sample`.
-    padding_mode : str, default "zeros"
-        As in :func:`grid_sample`.
-    align_corners : bool or None, default None
-        As in :func:`grid_sample`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    grad_x : array
-        The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
-    grad_grid : array
-        The gradient with respect to ``grid``: ``grid``'s shape, ``x``'s dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`grid_sample`'s rules, or ``grad_output``'s shape is not the output's or its
-        device is not ``x``'s.
-    TypeError
-        As :func:`grid_sample`, or if ``grad_output``'s library or dtype is not ``x``'s.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> gx, gg = poolspec.grid_sample_backward(np.ones((1, 1, 1, 1)), np.arange(4.0).reshape(1, 1, 2, 2),
-    ...                                        np.zeros((1, 1, 1, 2)), align_corners=True)
-    >>> gx.ravel().tolist(), gg.ravel().tolist()
-    ([0.25, 0.25, 0.25, 0.25], [0.5, 1.0])
-    """
     if check_layout("grid_sample_backward", layout):
         return channels_last(grid_sample_backward, locals(), None, ("grad_output", "x"), outputs=(0,))
     args: dict[str, Any] = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)

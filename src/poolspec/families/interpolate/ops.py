@@ -20,6 +20,7 @@ from ..._types import Array
 from ...autodiff import graph_op, in_graph, linear
 from ...kernels.linear import SeparableLinear, adaptive_avg_plan, fixed_point
 from ...plans import resample
+from .._docs import Template
 
 __all__ = ["interpolate", "interpolate_backward"]
 
@@ -82,121 +83,123 @@ def _run(x: Any, args: dict[str, Any], grad_output: Any = None) -> Any:
     return keep_layout(layout_op("interpolate", r), x, linear(plan, x))
 
 
+_INTERPOLATE_DOC = Template("""\
+Resample ``x`` to ``size`` or by ``scale_factor``, as ``torch.nn.functional.interpolate``.
+
+Every mode of torch 2.13; ``mode="lanczos"`` with ``antialias=False`` (an extension: torch requires
+``antialias=True``) is Lanczos-3 without widening, as ``jax.image.resize(..., "lanczos3", antialias=False)``.
+The forward and the backward gather over per-axis tap tables: bit-identical across runs on every backend.
+
+Parameters
+----------
+x : array
+    Input shaped (N, C, *spatial), any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict):
+    3-D for linear, 4-D for bilinear, bicubic and lanczos, 5-D for trilinear, 3- to 5-D for nearest,
+    nearest-exact and area. float16, bfloat16, float32, float64; uint8 with nearest, nearest-exact, bilinear,
+    bicubic and lanczos (antialias), computed in torch's integer pipeline.
+size : int, tuple of int or None, default None
+    The output spatial size, one int for every axis or one per spatial axis; entries > 0 (area takes 0).
+scale_factor : float, tuple of float or None, default None
+    Multiplier of the spatial size, finite and > 0: output size ``floor(L * scale_factor)`` per axis.
+mode : str, default "nearest"
+    One of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area, lanczos.
+align_corners : bool or None, default None
+    Map the corner pixel centres onto each other; only with linear, bilinear, bicubic, trilinear (and
+    False with lanczos). None means False.
+recompute_scale_factor : bool or None, default None
+    With ``scale_factor``: True derives the kernel's scale from the output size instead; not True with ``size``.
+antialias : bool, default False
+    Widen the kernel when downsampling (PIL-style); bilinear, bicubic and lanczos on a 4-D input only.
+{layout}
+
+Returns
+-------
+array
+    The resampled (N, C, *O), of ``x``'s namespace, device and dtype (channels_last kept on torch).
+
+Raises
+------
+ValueError
+    If both or neither of ``size`` and ``scale_factor`` are given, ``mode`` is unknown, ``x``'s rank does not
+    fit the mode or a non-batch dimension is empty, ``align_corners`` is set with a mode that has none (or is
+    True with lanczos), ``antialias`` is set with another mode or rank, ``recompute_scale_factor=True`` comes
+    with ``size``, or ``size``/``scale_factor`` has the wrong length, an entry that is not finite and > 0, or
+    gives an empty output (outside area mode).
+TypeError
+    If ``x`` is not a supported array, its dtype is not accepted by the mode, ``size`` or ``scale_factor`` is
+    not numeric, or ``align_corners``, ``recompute_scale_factor`` or ``antialias`` is not a bool.
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> poolspec.interpolate(np.array([[[0.0, 1.0, 2.0]]]), size=5, mode="linear", align_corners=True)
+array([[[0. , 0.5, 1. , 1.5, 2. ]]])
+""")
+
+
+@_INTERPOLATE_DOC.document()
 def interpolate(x: Array, size: Size | None = None, scale_factor: Scale | None = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False, *, layout: str = "channels_first") -> Array:
-    """Resample ``x`` to ``size`` or by ``scale_factor``, as ``torch.nn.functional.interpolate``.
-
-    Every mode of torch 2.13; ``mode="lanczos"`` with ``antialias=False`` (an extension: torch requires
-    ``antialias=True``) is Lanczos-3 without widening, as ``jax.image.resize(..., "lanczos3", antialias=False)``.
-    The forward and the backward gather over per-axis tap tables: bit-identical across runs on every backend.
-
-    Parameters
-    ----------
-    x : array
-        Input shaped (N, C, *spatial), any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict):
-        3-D for linear, 4-D for bilinear, bicubic and lanczos, 5-D for trilinear, 3- to 5-D for nearest,
-        nearest-exact and area. float16, bfloat16, float32, float64; uint8 with nearest, nearest-exact, bilinear,
-        bicubic and lanczos (antialias), computed in torch's integer pipeline.
-    size : int, tuple of int or None, default None
-        The output spatial size, one int for every axis or one per spatial axis; entries > 0 (area takes 0).
-    scale_factor : float, tuple of float or None, default None
-        Multiplier of the spatial size, finite and > 0: output size ``floor(L * scale_factor)`` per axis.
-    mode : str, default "nearest"
-        One of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area, lanczos.
-    align_corners : bool or None, default None
-        Map the corner pixel centres onto each other; only with linear, bilinear, bicubic, trilinear (and
-        False with lanczos). None means False.
-    recompute_scale_factor : bool or None, default None
-        With ``scale_factor``: True derives the kernel's scale from the output size instead; not True with ``size``.
-    antialias : bool, default False
-        Widen the kernel when downsampling (PIL-style); bilinear, bicubic and lanczos on a 4-D input only.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The resampled (N, C, *O), of ``x``'s namespace, device and dtype (channels_last kept on torch).
-
-    Raises
-    ------
-    ValueError
-        If both or neither of ``size`` and ``scale_factor`` are given, ``mode`` is unknown, ``x``'s rank does not
-        fit the mode or a non-batch dimension is empty, ``align_corners`` is set with a mode that has none (or is
-        True with lanczos), ``antialias`` is set with another mode or rank, ``recompute_scale_factor=True`` comes
-        with ``size``, or ``size``/``scale_factor`` has the wrong length, an entry that is not finite and > 0, or
-        gives an empty output (outside area mode).
-    TypeError
-        If ``x`` is not a supported array, its dtype is not accepted by the mode, ``size`` or ``scale_factor`` is
-        not numeric, or ``align_corners``, ``recompute_scale_factor`` or ``antialias`` is not a bool.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.interpolate(np.array([[[0.0, 1.0, 2.0]]]), size=5, mode="linear", align_corners=True)
-    array([[[0. , 0.5, 1. , 1.5, 2. ]]])
-    """
     if check_layout("interpolate", layout):
         return channels_last(interpolate, locals(), None, ("x",))
     return _run(x, dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners,
                         recompute_scale_factor=recompute_scale_factor, antialias=antialias))
 
 
+_INTERPOLATE_BACKWARD_DOC = Template("""\
+The gradient of :func:`interpolate` with respect to ``x`` for the cotangent ``grad_output``.
+
+Each input cell gathers the weighted cotangents of the outputs that read it (the transposed tap tables, no
+scatter): bit-identical across runs on every backend.
+
+Parameters
+----------
+grad_output : array
+    The cotangent of interpolate's output: its shape (N, C, *O), ``x``'s namespace, dtype and device.
+x : array
+    The forward's input (N, C, *spatial), of a floating dtype.
+size : int, tuple of int or None, default None
+    As in :func:`interpolate`.
+scale_factor : float, tuple of float or None, default None
+    As in :func:`interpolate`.
+mode : str, default "nearest"
+    As in :func:`interpolate`.
+align_corners : bool or None, default None
+    As in :func:`interpolate`.
+recompute_scale_factor : bool or None, default None
+    As in :func:`interpolate`.
+antialias : bool, default False
+    As in :func:`interpolate`.
+{layout}
+
+Returns
+-------
+array
+    The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
+
+Raises
+------
+ValueError
+    If the arguments break :func:`interpolate`'s rules, or ``grad_output``'s shape is not the output's or its
+    device is not ``x``'s.
+TypeError
+    If an argument has a wrong type as in :func:`interpolate`, ``x``'s dtype is not floating, or
+    ``grad_output``'s dtype or library is not ``x``'s.
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> poolspec.interpolate_backward(np.ones((1, 1, 4)), np.zeros((1, 1, 2)), size=4, mode="nearest")
+array([[[2., 2.]]])
+""")
+
+
+@_INTERPOLATE_BACKWARD_DOC.document()
 def interpolate_backward(grad_output: Array, x: Array, size: Size | None = None, scale_factor: Scale | None = None,
                          mode: str = "nearest", align_corners: bool | None = None,
                          recompute_scale_factor: bool | None = None, antialias: bool = False,
                          *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`interpolate` with respect to ``x`` for the cotangent ``grad_output``.
-
-    Each input cell gathers the weighted cotangents of the outputs that read it (the transposed tap tables, no
-    scatter): bit-identical across runs on every backend.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent of interpolate's output: its shape (N, C, *O), ``x``'s namespace, dtype and device.
-    x : array
-        The forward's input (N, C, *spatial), of a floating dtype.
-    size : int, tuple of int or None, default None
-        As in :func:`interpolate`.
-    scale_factor : float, tuple of float or None, default None
-        As in :func:`interpolate`.
-    mode : str, default "nearest"
-        As in :func:`interpolate`.
-    align_corners : bool or None, default None
-        As in :func:`interpolate`.
-    recompute_scale_factor : bool or None, default None
-        As in :func:`interpolate`.
-    antialias : bool, default False
-        As in :func:`interpolate`.
-    layout : str, default "channels_first"
-        "channels_last" for arrays laid out (N, *spatial, C) (or (*spatial, C)), as TensorFlow, Keras, Flax and JAX
-        images are: every array argument and result in that layout, read through a permuted view (nothing is
-        copied to change layout); indices keep their meaning (flat positions in each spatial plane).
-
-    Returns
-    -------
-    array
-        The gradient with respect to ``x``: ``x``'s shape, namespace, device and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the arguments break :func:`interpolate`'s rules, or ``grad_output``'s shape is not the output's or its
-        device is not ``x``'s.
-    TypeError
-        If an argument has a wrong type as in :func:`interpolate`, ``x``'s dtype is not floating, or
-        ``grad_output``'s dtype or library is not ``x``'s.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> poolspec.interpolate_backward(np.ones((1, 1, 4)), np.zeros((1, 1, 2)), size=4, mode="nearest")
-    array([[[2., 2.]]])
-    """
     if check_layout("interpolate_backward", layout):
         return channels_last(interpolate_backward, locals(), None, ("grad_output", "x"))
     return _run(x, dict(size=size, scale_factor=scale_factor, mode=mode, align_corners=align_corners,
