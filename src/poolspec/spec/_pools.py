@@ -100,7 +100,9 @@ def window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...],
     return out, lo, hi
 
 
-def _first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int | None:
+def first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int | None:
+    """The first of the ``O`` windows along an axis of length ``L`` (taps o*s - p + t*d, t < k) that holds no
+    input cell, or None."""
     if d == 1:
         return None  # contiguous windows always reach the input (padding <= k // 2, ceil start rule)
     start = np.arange(O, dtype=np.int64) * s - p

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Resolved
 from ...spec._pools import (
     FLOATS,
@@ -17,6 +15,7 @@ from ...spec._pools import (
     TORCH_DETERMINISTIC,
     TORCH_TRANSFORMS,
     example_shape,
+    first_empty_window,
     indices_port,
     input_argument,
     output_port,
@@ -40,7 +39,7 @@ def _resolve_max(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     ret = check_bool(op, "return_indices", a["return_indices"])
     out, p, high = window_checks(op, n, spatial, k, s, a["padding"], d, ceil_mode)
     for i in range(n):
-        empty = _first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
+        empty = first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
         if empty is not None:
             fail(op, "dilation", d, f"leaves window {empty} of axis {i} without a single input cell "
                                     f"(taps {empty * s[i] - p[i]} + t*{d[i]} for t < {k[i]} all fall in the "
@@ -48,16 +47,6 @@ def _resolve_max(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
     params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, dilation=d, ceil_mode=ceil_mode,
                   return_indices=ret)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
-
-
-def _first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int | None:
-    if d == 1:
-        return None  # contiguous windows always reach the input (padding <= k // 2, ceil start rule)
-    start = np.arange(O, dtype=np.int64) * s - p
-    taps = start[:, None] + np.arange(k, dtype=np.int64)[None, :] * d
-    hit = ((taps >= 0) & (taps < L)).any(axis=1)
-    bad = np.flatnonzero(~hit)
-    return int(bad[0]) if bad.size else None
 
 
 def _max_card(n: int) -> Card:
