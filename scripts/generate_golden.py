@@ -9,6 +9,9 @@ ops v gathered at the winners) and, where it is not identically zero (lp_pool), 
 
 References (the manifest's ``reference``): ``torch`` - the direct call; ``torch-float32-rounded`` - half
 precision computed by torch in float32 from the half values and rounded once (poolspec's documented rule);
+``torch-conv`` (``torch-conv-float32-rounded``) - avg_pool with poolspec's dilation extension, which torch's
+avg_pool lacks: torch's conv with a ones kernel over the zero-padded input divided by the same conv of a ones
+mask (``oracle.dilated_avg_pool``);
 ``torch-generic`` - interpolate calls in a recorded quirk zone, from the per-axis matrices of torch's generic
 kernels; ``jax.image`` - Lanczos-3 without antialias; ``rule`` - max_unpool with duplicate indices, the
 documented sequential rule (last wins) written as the loop it describes; ``torch-empty`` - an empty result
@@ -74,6 +77,11 @@ def _round(t: torch.Tensor, dtype: str) -> np.ndarray:
 
 def _storage(a: np.ndarray, dtype: str) -> np.ndarray:
     return np.asarray(a, dtype=np.float32 if dtype == "bfloat16" else dtype)
+
+
+def _dilated(case: GoldenCase, args: dict[str, Any]) -> bool:
+    """An avg_pool call with poolspec's dilation extension (torch's avg_pool has none: its conv is the reference)."""
+    return case.op.startswith("avg_pool") and args.get("dilation", 1) not in (1, (1,) * _rank(case))
 
 
 def _call(case: GoldenCase, args: dict[str, Any], x: torch.Tensor, idx: torch.Tensor | None) -> Any:
@@ -158,6 +166,10 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
         if "max_pool_empty_window" in case.flags:  # the claim: torch returns -inf there
             probe = getattr(F, case.op)(torch.zeros(case.shape, dtype=torch.float64), **args)
             assert bool(torch.isneginf(probe).any()), case.name
+        elif "empty_window" in case.flags and _dilated(case, args):  # the claim: 0 / 0 in torch's conv quotient
+            probe = oracle.dilated_avg_pool(case.op, torch.ones(case.shape, dtype=torch.float64), args)
+            assert bool(probe.isnan().any()) and case.dtype == "int64", case.name
+            return "torch-conv", out
         elif not deviation and not _torch_refuses(case, args, arrays):
             raise AssertionError(f"{case.name}: torch accepts a call the catalogue calls an error")
         return "torch" if not deviation else "deviation", out
@@ -189,6 +201,8 @@ def reference(case: GoldenCase) -> tuple[str, dict[str, np.ndarray]]:
     x = x.to(compute)
     idx = torch.from_numpy(arrays["indices"]) if "indices" in arrays else None
     kind = "torch-float32-rounded" if _half(dtype) else "torch"
+    if _dilated(case, args):
+        kind = kind.replace("torch", "torch-conv")
     if "adaptive_pool3d_empty_channels" in case.flags:
         # deviation adaptive_pool3d_empty_channels: torch refuses a batched C = 0; the result is empty
         single = _call(case, args, x[0], idx)

@@ -20,6 +20,12 @@ _TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32"
 
 def torch_fn(op: str, args: dict[str, Any]):
     """The torch.nn.functional call equivalent to poolspec's ``op(x, **args)``."""
+    if op.startswith("avg_pool") and "dilation" in args:
+        # poolspec's dilation extension: torch's avg_pool has none, and 1 (every entry) is the same call without it
+        d = args["dilation"]
+        if any(v != 1 for v in (d if isinstance(d, (tuple, list)) else (d,))):
+            return lambda x: dilated_avg_pool(op, x, args)
+        args = {k: v for k, v in args.items() if k != "dilation"}
     if op == "avg_pool1d" and args.get("divisor_override") is not None:
         # torch's avg_pool1d has no divisor_override: the same pooling as a 2-d one over a unit axis.
         a = dict(args)
@@ -209,3 +215,96 @@ def uint8_interpolate(x: np.ndarray, kw: dict[str, Any], channels_last: bool = F
     if channels_last:
         t = t.contiguous(memory_format=torch.channels_last)
     return np.ascontiguousarray(F.interpolate(t, **kw).numpy())
+
+
+# ----------------------------------------------------------------------------------------------- dilated avg_pool
+
+def _per_axis_ints(value: Any, n: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else (int(value),) * n
+
+
+def _avg_pads(padding: Any, L: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...]
+              ) -> list[tuple[int, int]]:
+    """(low, high) zero padding per axis: torch's int padding, (low, high) pairs, 'valid', or TensorFlow's 'same'
+    (ceil(L / s) outputs, total max((O - 1) s + (k - 1) d + 1 - L, 0), the odd cell at the end)."""
+    n = len(L)
+    if padding == "valid":
+        return [(0, 0)] * n
+    if padding == "same":
+        total = [max((-(-L[i] // s[i]) - 1) * s[i] + (k[i] - 1) * d[i] + 1 - L[i], 0) for i in range(n)]
+        return [(t // 2, t - t // 2) for t in total]
+    if isinstance(padding, (tuple, list)) and any(isinstance(p, (tuple, list)) for p in padding):
+        return [(int(a), int(b)) for a, b in padding]
+    return [(p, p) for p in _per_axis_ints(padding, n)]
+
+
+def dilated_avg_pool(op: str, x: Any, args: dict[str, Any]) -> Any:
+    """poolspec's ``avg_pool{n}d(x, **args)`` with a ``dilation``, from torch's own conv: the window sums are
+    ``conv{n}d`` with a ones kernel (groups=C, the dilation and stride) over the zero-padded input, the divisor the
+    same conv over a ones mask: 1 on the padded axis [-low, L + high) with count_include_pad, else on the input only,
+    0 on the ceil_mode overhang past the padding (so a window of padding taps only is 0 / 0 = NaN without
+    count_include_pad); or divisor_override. ``x`` a float torch tensor (N, C, *S) or (C, *S); int64 inputs are
+    summed exactly in float64 and divided with truncation toward zero (torch's integer avg_pool)."""
+    n = int(op[len("avg_pool")])
+    unbatched = x.ndim == n + 1
+    xb = x.unsqueeze(0) if unbatched else x
+    L = tuple(int(e) for e in xb.shape[2:])
+    k = _per_axis_ints(args["kernel_size"], n)
+    stride = args.get("stride")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else _per_axis_ints(stride, n)
+    d = _per_axis_ints(args.get("dilation", 1), n)
+    pads = _avg_pads(args.get("padding", 0), L, k, s, d)
+    ceil = bool(args.get("ceil_mode", False))
+    out, extra = [], []
+    for i in range(n):
+        span = (k[i] - 1) * d[i] + 1
+        total = L[i] + pads[i][0] + pads[i][1] - span
+        o = (-(-total // s[i]) if ceil else total // s[i]) + 1
+        if ceil and (o - 1) * s[i] >= L[i] + pads[i][0]:
+            o -= 1
+        out.append(o)
+        extra.append(max(0, (o - 1) * s[i] + span - (L[i] + pads[i][0] + pads[i][1])))
+    is_int = xb.dtype == torch.int64
+    work = xb.to(torch.float64) if is_int else xb
+    C = int(work.shape[1])
+    conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+    weight = torch.ones((C, 1) + k, dtype=work.dtype)
+
+    def window_sums(t: Any) -> Any:
+        flat = [e for i in reversed(range(n)) for e in (pads[i][0], pads[i][1] + extra[i])]
+        y = conv(F.pad(t, flat), weight, stride=s, dilation=d, groups=C)
+        return y[(Ellipsis,) + tuple(slice(0, o) for o in out)]
+
+    sums = window_sums(work)
+    div = args.get("divisor_override")
+    if div is not None:
+        y = torch.div(sums, div, rounding_mode="trunc") if is_int else sums / div
+    else:
+        ones = torch.ones((1, C) + L, dtype=work.dtype)
+        if args.get("count_include_pad", True):
+            flat = [e for i in reversed(range(n)) for e in pads[i]]
+            mask = F.pad(ones, flat, value=1.0)  # the padded axis counts, then the overhang (zeros) does not
+            flat = [e for i in reversed(range(n)) for e in (0, extra[i])]
+            counts = conv(F.pad(mask, flat), weight, stride=s, dilation=d, groups=C)
+            counts = counts[(Ellipsis,) + tuple(slice(0, o) for o in out)]
+        else:
+            counts = window_sums(ones)
+        y = torch.div(sums, counts, rounding_mode="trunc") if is_int else sums / counts
+    y = y.to(torch.int64) if is_int else y
+    return y.squeeze(0) if unbatched else y
+
+
+def dilated_avg_reference(op: str, x: np.ndarray, dtype: str, args: dict[str, Any],
+                          g: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """:func:`dilated_avg_pool`'s output and, for a cotangent ``g``, torch autograd's gradient through it; half
+    precision computed in float32 from the half values and rounded once (as :func:`reference`)."""
+    tdt = _TORCH_DTYPES[dtype]
+    compute = torch.float32 if dtype in ("float16", "bfloat16") else tdt
+    xr = torch.from_numpy(np.array(x)).to(tdt).to(compute)
+    if g is not None:
+        xr.requires_grad_(True)
+    out = dilated_avg_pool(op, xr, args)
+    result = {"output": out}
+    if g is not None:
+        (result["grad_input"],) = torch.autograd.grad(out, xr, torch.from_numpy(np.array(g)).to(tdt).to(compute))
+    return {key: _np(v.to(tdt)) for key, v in result.items()}

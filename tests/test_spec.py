@@ -157,13 +157,19 @@ def _torch_signature(name: str) -> list[tuple[str, Any]]:
         return _doc_signature(fn, name)
 
 
+# poolspec's keyword-only extensions beyond torch's signature, op by op (layout, on every image op, is tested in
+# test_layout.py; avg_pool's dilation in test_avg_numerics.py)
+KEYWORD_EXTENSIONS = {f"avg_pool{n}d": ("dilation",) for n in N123}
+
+
 def _card_signature(name: str, layout: bool = False) -> list[tuple[str, Any]]:
-    """The card's arguments as (name, default); without ``layout``, poolspec's keyword-only extension beyond
-    torch's signature (tested in test_layout.py), unless asked for."""
+    """The card's arguments as (name, default); without ``layout``, only those of torch's signature: not
+    poolspec's keyword-only extensions (``layout``, :data:`KEYWORD_EXTENSIONS`), unless asked for."""
     # by value: Argument.required compares by identity and misses the cards' "<required>" literals (see
     # test_required_arguments_are_marked_required)
+    extensions = ("layout",) + KEYWORD_EXTENSIONS.get(name, ())
     return [(a.name, REQUIRED if a.default == "<required>" else a.default) for a in spec.card(name).arguments
-            if layout or a.name != "layout"]
+            if layout or a.name not in extensions]
 
 
 @pytest.mark.parametrize("name", POOLING_STYLE)
@@ -206,6 +212,12 @@ def test_card_arguments_match_poolspec_signature(name):
     positional = [p for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
     assert [(p.name, REQUIRED if p.default is inspect.Parameter.empty else p.default) for p in positional] == \
         [("grad_output", REQUIRED)] + card_sig
+    # the keyword-only extensions: keyword-only in the forward and the backward, with the card's defaults
+    for fn in (getattr(poolspec, name), getattr(poolspec, backward)):
+        keywords = inspect.signature(fn).parameters
+        for ext in KEYWORD_EXTENSIONS.get(name, ()):
+            assert keywords[ext].kind is inspect.Parameter.KEYWORD_ONLY
+            assert keywords[ext].default == spec.card(name).argument(ext).default
     # extras (max_pool's saved indices) may only be keyword-only and optional
     assert all(p.default is not inspect.Parameter.empty for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
 

@@ -551,7 +551,7 @@ def test_torch_refuses_a_list_too(op):
     assert _torch_refuses(op, [[[0.0] * 4] * 4] * 2, arg) is not None
 
 
-UNKNOWN = [("avg_pool2d", dict(kernel_size=2), "dilation"), ("avg_pool1d", dict(kernel_size=2), "kernel"),
+UNKNOWN = [("avg_pool2d", dict(kernel_size=2), "dilations"), ("avg_pool1d", dict(kernel_size=2), "kernel"),
            ("avg_pool3d", dict(kernel_size=2), "return_indices"),
            ("adaptive_avg_pool2d", dict(output_size=2), "kernel_size"),
            ("adaptive_avg_pool1d", dict(output_size=2), "return_indices"),

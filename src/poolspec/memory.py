@@ -88,6 +88,8 @@ CASES = [
     MemoryCase("avg_pool2d k101 s1 p50 excl. pad", "avg_pool2d", (1, 2, 600, 600),
                dict(kernel_size=101, stride=1, padding=50, count_include_pad=False)),
     MemoryCase("avg_pool3d k31 s1", "avg_pool3d", (1, 1, 96, 96, 96), dict(kernel_size=31, stride=1)),
+    MemoryCase("avg_pool2d k(60,80) s10 p(10,20) d10 excl. pad", "avg_pool2d", (1, 1, 1000, 1000),
+               dict(kernel_size=(60, 80), stride=10, padding=(10, 20), dilation=10, count_include_pad=False)),
     MemoryCase("avg_pool2d float16 k(60,80) s10 p(10,20)", "avg_pool2d", (1, 1, 1000, 1000),
                dict(kernel_size=(60, 80), stride=10, padding=(10, 20)), dtype="float16"),
     MemoryCase("adaptive_avg_pool2d 1000x1000 -> (999,3)", "adaptive_avg_pool2d", (1, 1, 1000, 1000),

@@ -43,7 +43,8 @@ _TAKE_ALL = paths.launches(
 @dataclass(frozen=True, eq=False)
 class SeparableLinear:
     """y = (A_1 x ... x A_n) x / D over the trailing n axes. ``divisor`` is None (no division), a number,
-    or an int64 array of the output's spatial shape.
+    or a :class:`Divisor` of the output's spatial shape (int64 factors; float64 ones with NaN where a dilated
+    average window holds no input cell, NaN as 0 / 0 without dividing by zero).
 
     ``custom_vjp`` asks autodiff systems to use the explicit transpose instead of differentiating the
     kernels; it is required whenever a plan gathers (native autodiff would scatter-add), and an op may set

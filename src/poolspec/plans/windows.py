@@ -221,13 +221,21 @@ def regular(length: int, out: int, kernel: int, stride: int, padding: int, dilat
 
 
 def avg_counts(length: int, out: int, kernel: int, stride: int, padding: int,
-               count_include_pad: bool, high: int | None = None) -> np.ndarray:
+               count_include_pad: bool, high: int | None = None, dilation: int = 1) -> np.ndarray:
     """Per-output divisor factor along one axis (torch: padding counts, the ceil overhang never does);
-    ``high``: a right padding other than ``padding``."""
+    ``high``: a right padding other than ``padding``. With ``dilation`` d the window's taps a + t*d (t < k)
+    are counted: those inside the padded axis [-padding, L + high), or inside the input [0, L) without
+    count_include_pad (0 where every tap falls in the padding)."""
     a = np.arange(out, dtype=np.int64) * stride - padding
-    if count_include_pad:
-        return np.minimum(a + kernel, length + (padding if high is None else high)) - a
-    return np.minimum(a + kernel, length) - np.maximum(a, 0)
+    end = length + (padding if high is None else high) if count_include_pad else length
+    if dilation == 1:
+        return np.minimum(a + kernel, end) - (a if count_include_pad else np.maximum(a, 0))
+    # taps t with a + t*d in [begin, end): t from ceil((begin - a) / d) (at least 0) to before ceil((end - a) / d)
+    # (at most k); a window always starts inside the padded axis, so with padding counted begin - a <= 0
+    begin = a if count_include_pad else np.maximum(a, 0)
+    first = -((a - begin) // dilation)
+    stop = np.minimum(-((a - end) // dilation), kernel)
+    return np.maximum(stop - first, 0)
 
 
 def adaptive_bounds(length: int, out: int) -> tuple[np.ndarray, np.ndarray]:

@@ -101,7 +101,8 @@ def window_checks(op: str, n: int, spatial: tuple[int, ...], k: tuple[int, ...],
 
 
 def first_empty_window(L: int, O: int, k: int, s: int, p: int, d: int) -> int | None:
-    """The first window of one axis whose taps all fall in the padding (None where every window reads a cell)."""
+    """The first of the ``O`` windows along an axis of length ``L`` (taps o*s - p + t*d, t < k) that holds no
+    input cell, or None."""
     if d == 1:
         return None  # contiguous windows always reach the input (padding <= k // 2, ceil start rule)
     start = np.arange(O, dtype=np.int64) * s - p

@@ -1,4 +1,4 @@
-"""avg_pool's Burn rule: ``burn_tensor::module::avg_pool1d/2d`` (no divisor_override in Burn)."""
+"""avg_pool's Burn rule: ``burn_tensor::module::avg_pool1d/2d`` (no divisor_override or dilation in Burn)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def _avg_call(case: golden.Golden, x: str, shape: tuple[int, ...], with_indices:
 
 
 def _avg_eligible(case: golden.Golden, a: dict[str, np.ndarray], n: int) -> bool:
-    return case.arguments.get("divisor_override") is None
+    dilation = case.arguments.get("dilation", 1)
+    return case.arguments.get("divisor_override") is None and dilation in (1, [1] * n, (1,) * n)
 
 
 RULE = BurnOp(_avg_call, _avg_eligible)

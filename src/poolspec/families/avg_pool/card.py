@@ -13,6 +13,7 @@ from ...spec._pools import (
     TORCH_DETERMINISTIC,
     TORCH_TRANSFORMS,
     example_shape,
+    first_empty_window,
     input_argument,
     output_port,
     ranks_of,
@@ -37,11 +38,20 @@ def _resolve_avg(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[
         div = as_int(op, "divisor_override", div)
         if div == 0:
             fail(op, "divisor_override", div, "must not be zero (None means the window's cell count)")
-    out, p, high = window_checks(op, n, spatial, k, s, a["padding"], (1,) * n, ceil_mode)
+    d = int_tuple(op, "dilation", a["dilation"], n)
+    out, p, high = window_checks(op, n, spatial, k, s, a["padding"], d, ceil_mode)
     if n == 3 and any(spatial[i] < k[i] for i in range(n)):
         fail(op, "kernel_size", k, f"is larger than the input {spatial} along some axis; avg_pool3d requires "
                                    "every input extent >= kernel_size, padding notwithstanding (as torch)")
-    params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, ceil_mode=ceil_mode,
+    if dtype == "int64" and not cip and div is None:
+        for i in range(n):
+            empty = first_empty_window(spatial[i], out[i], k[i], s[i], p[i], d[i])
+            if empty is not None:
+                fail(op, "dilation", d, f"leaves window {empty} of axis {i} without a single input cell (taps "
+                                        f"{empty * s[i] - p[i]} + t*{d[i]} for t < {k[i]} all fall in the padding "
+                                        f"of an input of length {spatial[i]}): its divisor is 0 and int64 has no "
+                                        "NaN for 0 / 0 (count the padding or give divisor_override)")
+    params = dict(kernel_size=k, stride=s, padding=p, padding_high=high, dilation=d, ceil_mode=ceil_mode,
                   count_include_pad=cip, divisor_override=div)
     return Resolved(op, shape, tuple(shape[:-n]) + out, params, batched)
 
@@ -54,7 +64,7 @@ def _avg_card(n: int) -> Card:
         Argument("stride", f"int | tuple[int x {n}] | None", None, ("every entry > 0", "None or () means kernel_size"),
                  "the window step s"),
         Argument("padding", PADDING_TYPE.format(n=n), 0,
-                 ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= k - 1",
+                 ("int p: 0 <= p <= k // 2 (torch's)", "(low, high) pairs: 0 <= low, high <= (k - 1) * d",
                   "'same': TensorFlow's, ceil(L / s) outputs, the odd cell at the end; 'valid': none"),
                  "implicit zero padding: p on both sides, or per axis (low, high) as lax.reduce_window and ONNX "
                  "pads, or 'valid' / 'same' as TensorFlow and Keras"),
@@ -63,9 +73,18 @@ def _avg_card(n: int) -> Card:
                  "count padding cells (not the ceil_mode overhang) in the divisor"),
         Argument("divisor_override", "int | None", None, ("!= 0 (negative allowed)",),
                  "divide every window sum by this instead of the cell count"),
+        window_argument("dilation", n, 1, "the spacing d between a window's taps (keyword-only; a poolspec "
+                        "extension, torch's avg_pool has none)", "every entry > 0"),
     )
     notes = ["int64 sums in int64 and divides with truncation toward zero, as torch",
-             "float16/bfloat16 sum and divide in float32 and round once"]
+             "float16/bfloat16 sum and divide in float32 and round once",
+             f"dilation (keyword-only) is a poolspec extension: the window sums of torch's conv{n}d with a ones kernel "
+             "(groups=C, the same dilation and stride) over the zero-padded input, divided by the same conv of a "
+             "ones input: the taps in the padded axis if count_include_pad (never the ceil_mode overhang), else "
+             "the taps in the input",
+             "a window whose taps all fall in the padding (dilation > 1) sums to 0: 0 with count_include_pad "
+             "(its padding taps count), NaN (0 / 0, as that conv quotient) without it; int64 refuses such a window "
+             "without count_include_pad or divisor_override (ValueError: no NaN)"]
     if n == 1:
         notes.append("divisor_override is accepted on 1d too (torch's avg_pool1d lacks it)")
     if n == 3:
@@ -77,8 +96,9 @@ def _avg_card(n: int) -> Card:
         spatial_dims=(n,), input_ranks=ranks_of(n), dtypes=FLOATS + ("int64",),
         arguments=args,
         shape_relation=f"per spatial axis: {OUT_FORMULA}; "
-                       "y = sum(window ∩ input) / D, D = divisor_override, else prod(min(a+k, L+p_hi) - a) if "
-                       "count_include_pad, else the number of input cells in the window",
+                       "taps a + t*d for t < k, a = o*s - p_lo; y = sum(taps ∩ input) / D, D = divisor_override, "
+                       "else the number of taps in [-p_lo, L + p_hi) if count_include_pad (prod(min(a+k, L+p_hi) - "
+                       "a) at d = 1), else the number of taps in the input",
         determinism="forward and backward are sums of strided slices in a fixed order: bit-identical "
                     "across runs on every backend; backward gathers (no scatter, no atomics)",
         gradient=Gradient(f"{name}_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,

@@ -54,22 +54,28 @@ def _card(name: str, summary: str, arguments: tuple[Argument, ...], outputs: tup
 
 
 CARDS: tuple[FrontendCard, ...] = (
-    _card("AveragePool", "ONNX AveragePool on per-axis window tables", (_X,) + _POOL_ARGS[:2] + (
-        Argument("count_include_pad", "int", 0, ("0 or 1",)),) + _POOL_ARGS[2:],
-        (Port("Y", "array", "(N, C, *O)", "the window means"),), ("frontends._common.resample",),
-        _POOL_RULES + ("the divisor is the window's in-input cells, or with count_include_pad the cells inside "
+    _card("AveragePool", "ONNX AveragePool on poolspec.avg_pool (low, high) pads and dilation",
+        (_X,) + _POOL_ARGS[:2] + (Argument("count_include_pad", "int", 0, ("0 or 1",)),) + _POOL_ARGS[2:],
+        (Port("Y", "array", "(N, C, *O)", "the window means"),), ("avg_pool1d", "avg_pool2d", "avg_pool3d"),
+        _POOL_RULES + ("the divisor is the window's in-input taps, or with count_include_pad the taps inside "
                        "[-begin, L + end) (not the ceil-mode overhang past the end padding)",
-                       "dilations (opset 19+) are supported: the window sum is separable, one tap table per axis"),
+                       "dilations (opset 19+) are avg_pool's dilation",
+                       "a window whose taps all fall in the padding (dilations > 1, count_include_pad 0) gives 0 "
+                       "(poolspec.avg_pool and onnx's reference evaluator: NaN, the mean of no cell)",
+                       "a 3-d input with an extent below the kernel (which avg_pool3d refuses, as torch): enough "
+                       "of the pads laid down as zero cells, avg_pool3d's window sums (divisor_override=1), divided "
+                       "by the per-axis counts"),
         (_SAME_BUGS, "onnx's reference shifts the windows in ceil mode when the last one overhangs the padded "
                      "input (left out of its random configurations, checked against onnxruntime)"),
         ("float64 is computed (onnxruntime has no float64 AveragePool kernel)",
                         "pads above (kernel - 1) * dilation (a window of padding only)")),
-    _card("LpPool", "ONNX LpPool: (sum |x|^p)^(1/p) per window on per-axis window tables", (_X,) + _POOL_ARGS[:4] + (
-        Argument("p", "int", 2, (">= 1",)),) + _POOL_ARGS[4:],
-        (Port("Y", "array", "(N, C, *O)", "the window p-norms"),), ("frontends._common.resample",),
-        _POOL_RULES + ("|x|^p, ONNX's p-norm (torch's lp_pool pools signed x^p); pads and the ceil-mode overhang "
-                       "add nothing, and a partial window is not rescaled (onnxruntime agrees; torch rescales by "
-                       "prod(k) / n)",),
+    _card("LpPool", "ONNX LpPool: (sum |x|^p)^(1/p) per window, the sums by poolspec.avg_pool",
+        (_X,) + _POOL_ARGS[:4] + (Argument("p", "int", 2, (">= 1",)),) + _POOL_ARGS[4:],
+        (Port("Y", "array", "(N, C, *O)", "the window p-norms"),), ("avg_pool1d", "avg_pool2d", "avg_pool3d"),
+        _POOL_RULES + ("|x|^p, ONNX's p-norm (torch's lp_pool pools signed x^p); the window sums are avg_pool of "
+                       "|x|^p with divisor_override=1 and the (low, high) pads and dilation: pads and the "
+                       "ceil-mode overhang add nothing, and a partial window is not rescaled (onnxruntime agrees; "
+                       "torch rescales by prod(k) / n)",),
         (_SAME_BUGS, "onnx's reference shifts the windows in ceil mode when the last one overhangs the padded input "
                      "(it splits the overhang over both ends; left out of its random configurations, checked "
                      "against onnxruntime)"),

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ..._compat import namespace, to_namespace
+from ..._compat import namespace, on, to_namespace
 from ..._types import Array
+from ...families.avg_pool.ops import avg_pool1d, avg_pool2d, avg_pool3d
 from ...families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ...families.max_unpool.ops import max_unpool1d, max_unpool2d, max_unpool3d
+from ...plans.windows import avg_counts
 from .._common import fail, resample, tap_table
 from .._geometry import padded_output, same_output, same_pads, valid_output
 from ._args import checked, dtype_of, floating, host, ints, spatial, text
 
+_AVG_POOLS = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}
 _MAX_POOLS = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}
 _UNPOOLS = {1: max_unpool1d, 2: max_unpool2d, 3: max_unpool3d}
 
@@ -74,25 +76,67 @@ def _geometry(fn: str, X: Any, kernel_shape: Any, strides: Any, dilations: Any, 
     return k, s, d, pairs, out, ceil
 
 
-@lru_cache(maxsize=512)
-def _window_table(L: int, O: int, k: int, s: int, d: int, low: int, high: int, average: bool, include_pad: bool
-                  ) -> Any:
-    """The sum (or average) over each window of one axis: taps o*s - low + t*d, t < k."""
-    idx = np.arange(O)[None, :] * s - low + np.arange(k)[:, None] * d
-    inside = (idx >= 0) & (idx < L)
-    w = inside.astype(np.float64)
-    if average:
-        counted = (idx >= -low) & (idx < L + high) if include_pad else inside
-        w = w / np.maximum(counted.sum(axis=0, keepdims=True), 1)
-    return tap_table(np.where(inside, idx, L), w, L)
+def _empty_windows(L: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...], pairs: Pairs,
+                   out: tuple[int, ...]) -> np.ndarray | None:
+    """(1, 1, *O) True where a window's taps all fall in the padding (dilations > 1), or None where none does."""
+    hits = []
+    for i in range(len(k)):
+        taps = np.arange(out[i])[:, None] * s[i] - pairs[i][0] + np.arange(k[i])[None, :] * d[i]
+        hits.append(((taps >= 0) & (taps < L[i])).any(axis=1))
+    if all(h.all() for h in hits):
+        return None
+    empty = np.zeros(out, dtype=bool)
+    for i, h in enumerate(hits):
+        empty |= ~h.reshape((-1,) + (1,) * (len(k) - 1 - i))
+    return empty[None, None]
 
 
-def _pooled_sum(X: Any, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...], pairs: Pairs,
-                out: tuple[int, ...], average: bool, include_pad: bool) -> Any:
+def _pooled(X: Any, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...], pairs: Pairs, out: tuple[int, ...],
+            ceil: bool, include_pad: bool, divisor: int | None) -> Any:
+    """poolspec.avg_pool{n}d with ONNX's (low, high) pads and dilations: the window means (``divisor`` None) or
+    sums (``divisor`` 1); a window of padding only gives 0 (the mean of no cell: 0 / 0 in the core)."""
     n = len(k)
-    plans = [_window_table(int(X.shape[2 + i]), out[i], k[i], s[i], d[i], pairs[i][0], pairs[i][1], average,
-                           include_pad) for i in range(n)]
-    return resample(X, list(range(2, 2 + n)), plans)
+    L = tuple(int(e) for e in X.shape[2:])
+    if n == 3 and any(L[i] < k[i] for i in range(n)):
+        y = _pooled_3d_padded(X, k, s, d, pairs, out, ceil, include_pad, divisor)
+    else:
+        y = _AVG_POOLS[n](X, k, s, pairs, ceil, include_pad, divisor, dilation=d)
+    if tuple(int(e) for e in y.shape[2:]) != out:  # poolspec's size rule is ONNX's: a guard against drift
+        raise AssertionError(f"output size {tuple(y.shape[2:])}, ONNX's rule gives {out}")
+    empty = _empty_windows(L, k, s, d, pairs, out) if divisor is None and not include_pad else None
+    if empty is None:
+        return y
+    xp = namespace(X)
+    return xp.where(to_namespace(empty, xp, y), xp.zeros((), dtype=y.dtype, **on(y)), y)
+
+
+def _pooled_3d_padded(X: Any, k: tuple[int, ...], s: tuple[int, ...], d: tuple[int, ...], pairs: Pairs,
+                      out: tuple[int, ...], ceil: bool, include_pad: bool, divisor: int | None) -> Any:
+    """A 3-d pool where an extent is below the kernel, which avg_pool3d refuses (torch's rule) and ONNX's pads
+    allow: enough of the pads laid down as zero cells (the low side first, which keeps the windows where they
+    were), the window sums by avg_pool3d with divisor_override=1 (a ceil-mode window the high cells let in is
+    cut off), then the means by the per-axis counts of ONNX's own axes."""
+    xp = namespace(X)
+    L = tuple(int(e) for e in X.shape[2:])
+    new_pairs = []
+    for i in range(3):
+        short = max(k[i] - L[i], 0)
+        low = min(short, pairs[i][0])
+        high = short - low  # <= pairs[i][1]: the padded axis holds the dilated window, longer than k
+        if low or high:
+            parts = [xp.zeros(X.shape[:2 + i] + (e,) + X.shape[3 + i:], dtype=X.dtype, **on(X)) if e else None
+                     for e in (low, high)]
+            X = xp.concat([p for p in (parts[0], X, parts[1]) if p is not None], axis=2 + i)
+        new_pairs.append((pairs[i][0] - low, pairs[i][1] - high))
+    y = avg_pool3d(X, k, s, tuple(new_pairs), ceil, True, 1, dilation=d)
+    y = y[(..., slice(0, out[0]), slice(0, out[1]), slice(0, out[2]))]
+    if divisor is not None:
+        return y
+    counts = np.ones((), dtype=np.float64)
+    for i in range(3):
+        counts = np.multiply.outer(counts, avg_counts(L[i], out[i], k[i], s[i], pairs[i][0], include_pad,
+                                                      pairs[i][1], d[i]))
+    return y / to_namespace(np.maximum(counts, 1.0), xp, y, dtype=y.dtype)  # a window of padding only: 0 / 1
 
 
 def _pow_abs(xp: Any, X: Any, p: int) -> Any:
@@ -135,7 +179,8 @@ def AveragePool(X: Array, *, auto_pad: str = "NOTSET", ceil_mode: int = 0, count
     Returns
     -------
     array
-        (N, C, *O), X's namespace and dtype.
+        (N, C, *O), X's namespace and dtype (:func:`poolspec.avg_pool2d` and its ranks with ONNX's pads as (low,
+        high) pairs); 0 where a window's taps all fall in the padding without count_include_pad.
 
     Raises
     ------
@@ -154,8 +199,8 @@ def AveragePool(X: Array, *, auto_pad: str = "NOTSET", ceil_mode: int = 0, count
     fn = "AveragePool"
     floating(fn, X)
     checked(fn, locals())
-    k, s, d, pairs, out, _ = _geometry(fn, X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
-    return _pooled_sum(X, k, s, d, pairs, out, True, bool(count_include_pad))
+    k, s, d, pairs, out, ceil = _geometry(fn, X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    return _pooled(X, k, s, d, pairs, out, ceil, bool(count_include_pad), None)
 
 
 def LpPool(X: Array, *, auto_pad: str = "NOTSET", ceil_mode: int = 0, dilations: Sequence[int] | None = None,
@@ -203,8 +248,9 @@ def LpPool(X: Array, *, auto_pad: str = "NOTSET", ceil_mode: int = 0, dilations:
     fn = "LpPool"
     xp = floating(fn, X)
     checked(fn, locals())
-    k, s, d, pairs, out, _ = _geometry(fn, X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
-    return _root(xp, _pooled_sum(_pow_abs(xp, X, int(p)), k, s, d, pairs, out, False, False), int(p))
+    k, s, d, pairs, out, ceil = _geometry(fn, X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    # the window sums of |x|^p: pads and the ceil-mode overhang are zeros, which add nothing
+    return _root(xp, _pooled(_pow_abs(xp, X, int(p)), k, s, d, pairs, out, ceil, True, 1), int(p))
 
 
 def MaxPool(X: Array, *, auto_pad: str = "NOTSET", ceil_mode: int = 0, dilations: Sequence[int] | None = None,
