@@ -1,0 +1,150 @@
+"""roi_align and its explicit backward: the card is in ``card.py``, the sampling in ``sampling.py``; below, the
+boxes' two forms, resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..._calls import check_cotangent, check_like, resolve
+from ..._compat import (
+    dtype_name,
+    is_dask_array,
+    is_jax_array,
+    namespace,
+    on,
+    to_compute,
+)
+from ..._types import Array
+from ...autodiff import compose, graph_node, in_graph
+from ...spec._rules import fail
+from .sampling import _Plan, backward, boxes_on_host, forward, host_grids, plan
+
+__all__ = ["roi_align", "roi_align_backward"]
+
+
+def _rois(op: str, x: Any, boxes: Any) -> Any:
+    """The boxes as one (K, 5) array: a list of (L, 4) arrays, one per image, gains its batch index column."""
+    if not isinstance(boxes, (list, tuple)):
+        return boxes
+    xp = namespace(x, *boxes, names=("x",) + tuple(f"boxes[{i}]" for i in range(len(boxes))), op=op)
+    parts = []
+    for i, b in enumerate(boxes):
+        if len(b.shape) != 2 or b.shape[1] != 4:
+            fail(op, f"boxes[{i}].shape", tuple(b.shape), "must be (L, 4): x1, y1, x2, y2 per box of image "
+                 f"{i} (a list of boxes holds one (L, 4) array per image)")
+        check_like(op, xp, f"boxes[{i}]", b, "x", x)
+        parts.append(xp.concat([xp.full((b.shape[0], 1), float(i), dtype=b.dtype, **on(b)), b], axis=1))
+    if not parts:
+        return xp.zeros((0, 5), dtype=x.dtype, **on(x))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: Any) -> dict[str, Any]:
+    return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio, aligned=aligned)
+
+
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
+    """The card's checks, then the boxes' values where a trace has them, and the plan."""
+    xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
+    p = r.params
+    N, C, H, W = (int(v) for v in x.shape)
+    rc = to_compute(xp, rois)
+    # the values of the boxes as given (inside a jit trace a cast of concrete boxes is already traced); torch's
+    # bfloat16 has no NumPy twin, so its float32 cast is read
+    host = boxes_on_host(rc if dtype == "bfloat16" and not is_jax_array(rois) else rois)
+    ratio, pooled = p["sampling_ratio"], p["output_size"]
+    if host is None:
+        if ratio <= 0 and pooled[0] * pooled[1] > 0 and rois.shape[0] > 0:
+            fail(op, "sampling_ratio", ratio, "<= 0 asks for an adaptive sample grid, read from the boxes' values, "
+                 "which this trace does not have (jax.jit or a transform over traced boxes): pass a positive "
+                 "sampling_ratio, or concrete boxes")
+        return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"], None,
+                                   None, ratio)
+    host = np.asarray(host, dtype=np.float32 if dtype_name(xp, rc.dtype) == "float32" else np.float64)
+    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N)
+    fixed = ratio > 0
+    return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"],
+                               None if fixed else gh, None if fixed else gw, ratio)
+
+
+def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+              sampling_ratio: int = -1, aligned: bool = False) -> Array:
+    """Bilinear averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_align``.
+
+    ``boxes`` is a (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; both of
+    x's library, dtype and device. Returns (K, C, PH, PW). ``sampling_ratio <= 0`` reads each roi's sample grid
+    from the boxes (on the host); under a trace without box values, pass a positive one. The input gradient is a
+    sort and a segmented sum, not a scatter (bit-identical across runs); boxes get no gradient.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> poolspec.roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True).ravel().tolist()
+    [2.5]
+    """
+    op = "roi_align"
+    args = _args(output_size, spatial_scale, sampling_ratio, aligned)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, args, x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args)
+    if is_dask_array(x):
+        return _dask_map(x, rc, args, p)
+    xc = to_compute(xp, x)  # half precision: float32, rounded once at the end
+    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                       spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Array:
+    """The gradient of :func:`roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
+
+    Each tap adds (g * w) / count to the cell it read, through a sort and a segmented sum (no scatter, no
+    atomics): bit-identical across runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                 np.array([[0, 0.0, 0.0, 1.0, 1.0]]), 1, aligned=True)
+    >>> g.ravel().tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    op = "roi_align_backward"
+    args = _args(output_size, spatial_scale, sampling_ratio, aligned)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, args, grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args)
+    if not dtype.startswith(("float", "bfloat")):
+        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
+    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return _dask_map(x, rc, args, p, grad_output)
+    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
+    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
+    """One task per channel block (an roi reads anywhere in its image, so images stay whole); the boxes, small,
+    as NumPy in every task."""
+    import dask.array as da
+
+    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
+    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
+    chans = x.chunks[1]
+    x = x.rechunk(((x.shape[0],), chans, (x.shape[2],), (x.shape[3],)))
+    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
+    if grad is None:
+        return da.map_blocks(lambda xb: roi_align(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
+                             chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
+    grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
+    return da.map_blocks(lambda gb, xb: roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
+                         meta=meta, chunks=x.chunks)
+
