@@ -92,7 +92,7 @@ def refuses(rois: np.ndarray, scale, pooled, ratio: int, aligned: bool, dt) -> b
 
 def forward(x: np.ndarray, rois: np.ndarray, scale, pooled, ratio, aligned) -> np.ndarray:
     dt = x.dtype.type
-    K, (N, C, H, W) = rois.shape[0], x.shape
+    K, (_, C, H, W) = rois.shape[0], x.shape
     out = np.zeros((K, C) + tuple(pooled), dtype=x.dtype)
     for k in range(K):
         b = int(rois[k, 0])
@@ -208,11 +208,13 @@ def run(count: int, seed: int = 2029) -> dict:
         stats["worst_forward_ulps"] = max(stats["worst_forward_ulps"], fw)
         stats["worst_backward_ulps"] = max(stats["worst_backward_ulps"], bw)
         stats["differing_beyond_4_ulps"] += int(not max(fw, bw) <= 4)
-        key = f"{np.dtype(dtype).name} {'list' if as_list else 'tensor'} sampling_ratio={'adaptive' if ratio <= 0 else 'fixed'} aligned={aligned}"
+        form, grid = "list" if as_list else "tensor", "adaptive" if ratio <= 0 else "fixed"
+        key = f"{np.dtype(dtype).name} {form} sampling_ratio={grid} aligned={aligned}"
         kinds[key] = kinds.get(key, 0) + 1
     stats["rois"] = "K in {0, 1, 2, 3, 5, 8}; boxes inside, on integer/half corners, partly and wholly outside, "\
                     "degenerate, negative, larger than the image"
-    stats["reference"] = f"torch {torch.__version__.split('+')[0]} + torchvision {torchvision.__version__.split('+')[0]} CPU"
+    versions = torch.__version__.split("+")[0], torchvision.__version__.split("+")[0]
+    stats["reference"] = f"torch {versions[0]} + torchvision {versions[1]} CPU"
     return stats
 
 

@@ -24,7 +24,9 @@ HALF = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
 def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
     t = torch.from_numpy(a.copy())
-    return t.to(torch.bfloat16).to(torch.float32) if dtype == "bfloat16" else t.to(torch.float32) if dtype == "float16" else t
+    if dtype == "bfloat16":
+        return t.to(torch.bfloat16).to(torch.float32)
+    return t.to(torch.float32) if dtype == "float16" else t
 
 
 def _round(t: torch.Tensor, dtype: str) -> np.ndarray:

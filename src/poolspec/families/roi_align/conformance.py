@@ -95,12 +95,13 @@ def _roi_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndar
 
 def _roi_errors() -> list[GoldenCase]:
     base = dict(output_size=2, spatial_scale=1.0, sampling_ratio=-1, aligned=False)
-    e = [("boxes shape", (1, 2, 4, 4), (3, 4), {}, "ValueError"),
+    e: list[tuple[str, tuple[int, ...], tuple[int, ...], dict[str, object], str]] = [
+        ("boxes shape", (1, 2, 4, 4), (3, 4), {}, "ValueError"),
          ("input rank", (2, 4, 4), (1, 5), {}, "ValueError"),
          ("negative output size", (1, 2, 4, 4), (1, 5), dict(output_size=(-1, 2)), "ValueError"),
          ("float sampling ratio", (1, 2, 4, 4), (1, 5), dict(sampling_ratio=2.0), "TypeError"),
          ("empty spatial", (1, 2, 0, 4), (1, 5), {}, "ValueError")]
-    return [GoldenCase(f"roi_align-e{i:03d}", "roi_align", x, base | args, (flag.replace(" ", "_"),), "float64",
+    return [GoldenCase(f"roi_align-e{i:03d}", "roi_align", x, {**base, **args}, (flag.replace(" ", "_"),), "float64",
                        error=error, ports={"boxes": boxes}) for i, (flag, x, boxes, args, error) in enumerate(e)]
 
 

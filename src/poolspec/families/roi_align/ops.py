@@ -46,6 +46,15 @@ def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: An
     return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio, aligned=aligned)
 
 
+def _node_args(args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a capture node carries: spatial_scale as its exact ratio of two ints (Dynamo cannot write a
+    float into the node's argument string; capture.py divides them back, exactly)."""
+    scale = args["spatial_scale"]
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+        return dict(args, spatial_scale=float(scale).as_integer_ratio())
+    return args
+
+
 def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
     """The card's checks, then the boxes' values where a trace has them, and the plan."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
@@ -90,7 +99,7 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
     rois = _rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, args, x, rois)
+        return graph_node(op, _node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
         return _dask_map(x, rc, args, p)
@@ -118,7 +127,7 @@ def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: in
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
     rois = _rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, args, grad_output, x, rois)
+        return graph_node(op, _node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if not dtype.startswith(("float", "bfloat")):
