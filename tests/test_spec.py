@@ -25,11 +25,11 @@ N123 = (1, 2, 3)
 EXPECTED_OPS = (
     {f"avg_pool{n}d" for n in N123} | {f"adaptive_avg_pool{n}d" for n in N123} | {f"max_pool{n}d" for n in N123}
     | {f"adaptive_max_pool{n}d" for n in N123} | {f"max_unpool{n}d" for n in N123} | {f"lp_pool{n}d" for n in N123}
-    | {"interpolate", "grid_sample", "affine_grid"} | {f"fractional_max_pool{n}d" for n in (2, 3)}
+    | {"interpolate", "grid_sample", "affine_grid", "roi_align"} | {f"fractional_max_pool{n}d" for n in (2, 3)}
 )
 # ops whose card has the pooling/interpolate shape (one array operand x, spatial sizes that a sample call
 # fixes); the sampling ops (two array ports) have their own tests below and in test_grid_sample.py
-SAMPLING = {"grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d"}
+SAMPLING = {"grid_sample", "affine_grid", "roi_align", "fractional_max_pool2d", "fractional_max_pool3d"}
 POOLING_STYLE = sorted(EXPECTED_OPS - SAMPLING)
 AVG_FAMILY = tuple(f"{kind}_pool{n}d" for kind in ("avg", "adaptive_avg") for n in N123)
 IMPLEMENTED = tuple(c.name for c in spec.cards() if c.status == "implemented")
