@@ -215,7 +215,17 @@ def run(count: int, seed: int = 2029) -> dict:
                     "degenerate, negative, larger than the image"
     versions = torch.__version__.split("+")[0], torchvision.__version__.split("+")[0]
     stats["reference"] = f"torch {versions[0]} + torchvision {versions[1]} CPU"
+    stats["signature"] = signature()
     return stats
+
+
+def signature() -> list[list[object]]:
+    """torchvision.ops.roi_align's parameters as [name, default] (default "<required>" where it has none): the
+    reference for the card's arguments (tests/test_spec.py)."""
+    import inspect
+
+    return [[p.name, "<required>" if p.default is inspect.Parameter.empty else p.default]
+            for p in inspect.signature(roi_align).parameters.values()]
 
 
 def main() -> None:

@@ -30,6 +30,19 @@ def test_forward_and_backward_match_torchvision(backend, case):
     np.testing.assert_array_equal(backend.to_numpy(x), a["input"])  # inputs are never modified
 
 
+def test_channels_last_layout_matches_torchvision(backend):
+    """layout="channels_last": x (N, H, W, C) and the result (K, PH, PW, C), torchvision's values permuted."""
+    case = next(c for c in CASES if "many_rois" in c.flags)
+    a = case.arrays()
+    last = np.ascontiguousarray(np.moveaxis(a["input"], 1, -1))
+    x, boxes = backend.asarray(last), backend.asarray(a["boxes"])
+    out = poolspec.roi_align(x, boxes, **_call_args(case), layout="channels_last")
+    np.testing.assert_allclose(backend.to_numpy(out), np.moveaxis(a["output"], 1, -1), rtol=1e-12, atol=1e-12)
+    g = backend.asarray(np.ascontiguousarray(np.moveaxis(a["grad_output"], 1, -1)))
+    gx = poolspec.roi_align_backward(g, x, boxes, **_call_args(case), layout="channels_last")
+    np.testing.assert_allclose(backend.to_numpy(gx), np.moveaxis(a["grad_input"], 1, -1), rtol=1e-12, atol=1e-12)
+
+
 def test_gradient_is_bit_identical_over_repeats(backend):
     case = next(c for c in CASES if "many_rois" in c.flags)
     a = case.arrays()

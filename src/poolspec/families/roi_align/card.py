@@ -112,7 +112,6 @@ def _card() -> Card:
         torch_reference="torchvision.ops.roi_align",
         notes=_NOTES,
         _resolve=_resolve_roi_align,
-        image=False,
         outputs=(Port("output", "array", "(K, C, PH, PW)", "each roi's bins, x's dtype"),),
         examples=(Example(("N", 256, 50, 68), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625,
                                                    sampling_ratio=2, aligned=True)),

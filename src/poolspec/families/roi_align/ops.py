@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._calls import check_cotangent, check_like, resolve
+from ..._calls import channels_last, check_cotangent, check_layout, check_like, resolve
 from ..._compat import (
     dtype_name,
     is_dask_array,
@@ -80,13 +80,48 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
 
 
 def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
-              sampling_ratio: int = -1, aligned: bool = False) -> Array:
+              sampling_ratio: int = -1, aligned: bool = False, *, layout: str = "channels_first") -> Array:
     """Bilinear averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_align``.
 
-    ``boxes`` is a (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; both of
-    x's library, dtype and device. Returns (K, C, PH, PW). ``sampling_ratio <= 0`` reads each roi's sample grid
-    from the boxes (on the host); under a trace without box values, pass a positive one. The input gradient is a
-    sort and a segmented sum, not a scatter (bit-identical across runs); boxes get no gradient.
+    Each roi is split into an output_size grid of bins; each bin is the mean of a grid of bilinear samples
+    (torchvision's rules: the half-pixel shift with ``aligned``, the roi size clamped to at least 1 without it,
+    points more than one cell outside the image read 0). The input gradient is a sort and a segmented sum, not a
+    scatter (bit-identical across runs); boxes get no gradient, as in torchvision.
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W); float16, bfloat16 (computed in float32, rounded once), float32 or float64, any
+        array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays (x1, y1, x2, y2), one per image;
+        x's library, dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells (1 / the feature stride).
+    sampling_ratio : int, default -1
+        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes' values on the
+        host (under a trace without box values pass a positive one).
+    aligned : bool, default False
+        True: pixel centres at +0.5 (boxes shifted by -0.5), the roi size not clamped.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C), read through a permuted
+        view (nothing is copied to change layout).
+
+    Returns
+    -------
+    array
+        (K, C, PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, boxes are not (K, 5) or (L, 4) arrays, a batch index is not an image of x, output_size or
+        spatial_scale is not positive, or sampling_ratio <= 0 under a trace without the boxes' values.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, the dtype is not floating, or an
+        argument has a wrong type.
 
     Examples
     --------
@@ -95,6 +130,8 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
     >>> poolspec.roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True).ravel().tolist()
     [2.5]
     """
+    if check_layout("roi_align", layout):
+        return channels_last(roi_align, locals(), 2, ("x",))
     op = "roi_align"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
     rois = _rois(op, x, boxes)
@@ -109,20 +146,57 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
 
 
 def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
-                       spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Array:
+                       spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False, *,
+                       layout: str = "channels_first") -> Array:
     """The gradient of :func:`roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
 
     Each tap adds (g * w) / count to the cell it read, through a sort and a segmented sum (no scatter, no
     atomics): bit-identical across runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
 
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output (K, C, PH, PW); x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+    aligned : bool, default False
+        The forward's aligned.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C); the gradient then (N, H, W,
+        C).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`roi_align`), grad_output is not shaped like the
+        forward's output, or the arrays are on different devices.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
     Examples
     --------
     >>> import numpy as np, poolspec
     >>> g = poolspec.roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
-    ...                                 np.array([[0, 0.0, 0.0, 1.0, 1.0]]), 1, aligned=True)
+    ...                                 np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True)
     >>> g.ravel().tolist()
     [0.25, 0.25, 0.25, 0.25]
     """
+    if check_layout("roi_align_backward", layout):
+        return channels_last(roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_align_backward"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
     rois = _rois(op, x, boxes)
