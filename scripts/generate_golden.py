@@ -80,8 +80,9 @@ def _storage(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _dilated(case: GoldenCase, args: dict[str, Any]) -> bool:
-    """An avg_pool call with poolspec's dilation extension (torch's avg_pool has none: its conv is the reference)."""
-    return case.op.startswith("avg_pool") and args.get("dilation", 1) not in (1, (1,) * _rank(case))
+    """A call with poolspec's dilation extension of the average pools (torch's avg_pool has none: its conv is the
+    reference); the max pools' dilation is torch's own."""
+    return "dilation" in args and record(case.op).kind == "linear" and args["dilation"] not in (1, (1,) * _rank(case))
 
 
 def _call(case: GoldenCase, args: dict[str, Any], x: torch.Tensor, idx: torch.Tensor | None) -> Any:

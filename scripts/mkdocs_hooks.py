@@ -34,7 +34,25 @@ def _slugify(value: str, separator: str) -> str:
 
 def on_config(config: Any) -> Any:
     config.mdx_configs.setdefault("toc", {})["slugify"] = _slugify
+    _op_pages(config["nav"])
     return config
+
+
+def _op_pages(nav: list[Any]) -> None:
+    """The op reference lists one page per card, in catalogue order, after its first entry and before the entries
+    that are not op pages: a new family's pages join the site with no edit to mkdocs.yml."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "src"))  # the checkout's package, as the pages were generated from it
+    try:
+        from poolspec import spec
+    finally:
+        sys.path.pop(0)
+    for section in nav:
+        if isinstance(section, dict) and "Op reference" in section:
+            entries = section["Op reference"]
+            cards = [{c.name: f"ops/{c.name}.md"} for c in spec.cards()]
+            section["Op reference"] = entries[:1] + cards + entries[1:]
 
 
 def on_files(files: Files, config: Any) -> Files:

@@ -43,7 +43,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def test_the_site_builds_strict_with_every_function_documented(built: tuple[Path, str]) -> None:
     site, log = built
     assert "WARNING" not in log, log
-    nav = _nav_pages(yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)["nav"])
+    from mkdocs_hooks import _op_pages  # scripts/: the op pages the hook adds, one per card
+
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=yaml.BaseLoader)["nav"]
+    _op_pages(config)
+    nav = _nav_pages(config)
+    assert {f"ops/{c.name}.md" for c in poolspec.spec.cards()} <= set(nav)
+    assert all((site / "ops" / c.name / "index.html").is_file() for c in poolspec.spec.cards())
     docs = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
     assert docs <= set(nav), f"pages missing from the nav: {sorted(docs - set(nav))}"
     for page in nav:
