@@ -167,3 +167,51 @@ def test_jax_jit_grad_vmap():
     np.testing.assert_allclose(np.asarray(traced), np.asarray(poolspec.roi_align(x, b, **fixed)), rtol=1e-13)
     with pytest.raises(ValueError, match="sampling_ratio"):
         jax.jit(lambda t, bb: poolspec.roi_align(t, bb, **kw))(x, b)
+
+
+def test_torch_func_and_forward_mode():
+    """torch.func's grad, jacrev, jacfwd, jvp and forward-mode AD: the gradient is torchvision's, and the
+    tangents are the op on the tangent (roi_align is linear in x)."""
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as fwAD
+
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b, g = (torch.from_numpy(a[k]) for k in ("input", "boxes", "grad_output"))
+    gx = torch.func.grad(lambda t: (poolspec.roi_align(t, b, **kw) * g).sum())(x)
+    np.testing.assert_allclose(gx.numpy(), a["grad_input"], rtol=1e-12, atol=1e-12)
+    v = torch.randn(x.shape, dtype=x.dtype, generator=torch.Generator().manual_seed(1))
+    want = poolspec.roi_align(v, b, **kw)
+    _, tangent = torch.func.jvp(lambda t: poolspec.roi_align(t, b, **kw), (x,), (v,))
+    torch.testing.assert_close(tangent, want, rtol=1e-12, atol=1e-12)
+    with fwAD.dual_level():
+        dual = poolspec.roi_align(fwAD.make_dual(x, v), b, **kw)
+        torch.testing.assert_close(fwAD.unpack_dual(dual).tangent, want, rtol=1e-12, atol=1e-12)
+    small = x[:1, :2, :6, :6].clone()
+    boxes = torch.tensor([[0, 0.5, 1.0, 4.5, 5.0]], dtype=x.dtype)
+    jr = torch.func.jacrev(lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=-1))(small)
+    jf = torch.func.jacfwd(lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=-1))(small)
+    torch.testing.assert_close(jr, jf, rtol=1e-12, atol=1e-12)
+
+
+def test_jax_forward_mode_and_higher_orders():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b = jnp.asarray(a["input"]), jnp.asarray(a["boxes"])
+    v = jnp.asarray(np.random.default_rng(1).standard_normal(a["input"].shape))
+    want = np.asarray(poolspec.roi_align(v, b, **kw))
+    _, tangent = jax.jvp(lambda t: poolspec.roi_align(t, b, **kw), (x,), (v,))
+    np.testing.assert_allclose(np.asarray(tangent), want, rtol=1e-12, atol=1e-12)
+    _, linear = jax.linearize(lambda t: poolspec.roi_align(t, b, **kw), x)
+    np.testing.assert_allclose(np.asarray(linear(v)), want, rtol=1e-12, atol=1e-12)
+    small, boxes = x[:1, :2, :6, :6], jnp.asarray([[0, 0.5, 1.0, 4.5, 5.0]])
+    fn = lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=2)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(fn)(small)), np.asarray(jax.jacrev(fn)(small)), rtol=1e-12,
+                               atol=1e-12)
+    hess = jax.hessian(lambda t: jnp.sum(fn(t) ** 2))(small)
+    jac = np.asarray(jax.jacrev(fn)(small)).reshape(-1, small.size)
+    np.testing.assert_allclose(np.asarray(hess).reshape(small.size, small.size), 2 * jac.T @ jac, rtol=1e-10,
+                               atol=1e-12)

@@ -135,7 +135,11 @@ def to_host(a: Any) -> np.ndarray:
     """A small device array's values as NumPy (a host sync: for data-dependent sizes of a kernel's
     schedule only)."""
     if is_torch_array(a):
-        return a.detach().cpu().numpy()
+        t = a.detach().cpu()
+        try:
+            return t.numpy()
+        except RuntimeError:  # inside a torch.func transform no tensor's storage may be read, its values may
+            return np.array(t.tolist(), dtype=np.dtype(str(t.dtype).removeprefix("torch.")))
     if _aac.is_cupy_array(a):
         return a.get()
     if _aac.is_array_api_strict_namespace(namespace(a)):
