@@ -133,3 +133,13 @@ def adaptive_random(count: int, seed: int = 1, kind: str = "avg") -> list[Case]:
 def _adaptive_flags(case: Case) -> tuple[str, ...]:
     empty = len(case.shape) == _rank(case.op) + 2 and case.shape[1] == 0
     return ("adaptive_pool3d_empty_channels",) if empty else ()
+
+
+def window_draw(rng: random.Random) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """A random pool's rank, spatial sizes, kernel and stride, drawn in this order (the seeded configurations of
+    the windowed families depend on it)."""
+    n = rng.choice((1, 2, 3))
+    spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
+    k = tuple(rng.randint(1, 4) for _ in range(n))
+    s = tuple(rng.randint(1, 4) for _ in range(n))
+    return n, spatial, k, s

@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from ...conformance.cases import Case, GoldenCase, _lead, _ops, _plain_inputs, _rank
+from ...conformance.cases import Case, GoldenCase, _lead, _ops, _plain_inputs, _rank, window_draw
 from ...conformance.families import HALF_FLAGS, Family, _backward_default, _call_default
 
 
@@ -146,10 +146,7 @@ def avg_random(count: int, seed: int = 0) -> list[Case]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        n = rng.choice((1, 2, 3))
-        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
-        k = tuple(rng.randint(1, 4) for _ in range(n))
-        s = tuple(rng.randint(1, 4) for _ in range(n))
+        n, spatial, k, s = window_draw(rng)
         p = tuple(rng.randint(0, max(0, kk // 2 + (1 if rng.random() < 0.1 else 0))) for kk in k)
         batched = rng.random() < 0.8
         lead = _lead(n, batched, rng.choice((1, 2)), rng.choice((1, 3)))

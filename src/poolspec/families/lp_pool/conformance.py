@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 
-from ...conformance.cases import Case, GoldenCase, _as, _lead, _ops, _rank
+from ...conformance.cases import Case, GoldenCase, _as, _lead, _ops, _rank, window_draw
 from ...conformance.families import Family
 
 
@@ -38,10 +38,7 @@ def lp_random(count: int, seed: int = 4) -> list[Case]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        n = rng.choice((1, 2, 3))
-        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
-        k = tuple(rng.randint(1, 4) for _ in range(n))
-        s = tuple(rng.randint(1, 4) for _ in range(n))
+        n, spatial, k, s = window_draw(rng)
         p = rng.choice((1.0, 2.0, 3.0, 4.0, 0.5, 1.5, 2.5, -1.0, -2.0, float("inf"), float("-inf")))
         lead = _lead(n, rng.random() < 0.8, rng.choice((1, 2)), rng.choice((1, 3)))
         args = dict(norm_type=p, kernel_size=k, stride=None if rng.random() < 0.2 else s,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ...conformance.cases import Case, GoldenCase, _lead, _max_inputs, _ops, _rank
+from ...conformance.cases import Case, GoldenCase, _lead, _max_inputs, _ops, _rank, window_draw
 from ...conformance.families import HALF_FLAGS, Family
 
 
@@ -47,10 +47,7 @@ def max_random(count: int, seed: int = 2) -> list[Case]:
     rng = random.Random(seed)
     out = []
     for _ in range(count):
-        n = rng.choice((1, 2, 3))
-        spatial = tuple(rng.randint(1, 9 if n < 3 else 6) for _ in range(n))
-        k = tuple(rng.randint(1, 4) for _ in range(n))
-        s = tuple(rng.randint(1, 4) for _ in range(n))
+        n, spatial, k, s = window_draw(rng)
         d = tuple(rng.choice((1, 1, 2, 3)) for _ in range(n))
         p = tuple(rng.randint(0, max(0, kk // 2 + (1 if rng.random() < 0.1 else 0))) for kk in k)
         lead = _lead(n, rng.random() < 0.8, rng.choice((1, 2)), rng.choice((1, 3)))
