@@ -42,6 +42,8 @@ def _drops(case: golden.Golden) -> bool:
     """Whether torch drops the last ceil-mode window of this avg_pool1d case because it starts in the right
     padding."""
     a = case.arguments
+    if "dilation" in a:  # poolspec's extension: inexpressible for a module without it (skipped, not failed)
+        return False
 
     def first(v: int | tuple[int, ...]) -> int:
         return v[0] if isinstance(v, tuple) else v

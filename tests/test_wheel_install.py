@@ -73,9 +73,10 @@ def _planted() -> set[str]:
 
     failing = set()
     for c in golden.cases(["avg_pool2d"]):
-        if c.dtype == "bfloat16" or c.error is not None or not c.arguments.get("ceil_mode"):
-            continue
+        # a module without poolspec's dilation extension cannot express the dilated cases (skipped, not failed)
         a = c.arguments
+        if c.dtype == "bfloat16" or c.error is not None or not a.get("ceil_mode") or "dilation" in a:
+            continue
         k, p = pairs(a["kernel_size"]), pairs(a.get("padding", 0))
         s = pairs(a["stride"]) if a.get("stride") not in (None, ()) else k
         size = c.arrays()["input"].shape[-2:]
