@@ -29,7 +29,7 @@ from .bench_cases import BenchCase
 # The budgets the ops are to meet (array operations, views included): ops whose taps come from plans, and ops that
 # sample at data-dependent positions.
 BUDGETS = {"plans": (16, 48), "sampled": (60, 160)}
-_SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d")
+_SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d", "roi_align")
 
 
 def budget(case: BenchCase) -> tuple[int, int]:
@@ -81,6 +81,8 @@ CASES = [
     _c("affine_grid 2-d", "affine_grid", (8, 2, 3), size=(8, 64, 56, 56)),
     _c("fractional_max_pool2d k3 -> 20", "fractional_max_pool2d", _2D, kernel_size=3, output_size=20),
     _c("fractional_max_pool3d k2 -> 10", "fractional_max_pool3d", _3D, kernel_size=2, output_size=10),
+    _c("roi_align 64 boxes 7x7 s2 aligned", "roi_align", (2, 64, 50, 76), boxes=64, output_size=7,
+       spatial_scale=1.0, sampling_ratio=2, aligned=True),
 ]
 
 
@@ -104,53 +106,40 @@ def count_torch(fn: Callable[[], Any], warm: bool = False) -> tuple[int, int]:
     return Counter.calls, Counter.views
 
 
-def _grid_sample(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
-    out = a.pop("out")
-    grid = torch.rand((case.shape[0], *out, len(out)), generator=gen) * 2.4 - 1.2
-    return [x, grid], dict(a, align_corners=False), 2
-
-
-def _affine_grid(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
-    return [x], {"size": a["size"], "align_corners": False}, 1
-
-
-def _max_unpool(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
-    rank = len(case.shape) - 2
-    y, idx = getattr(torch.nn.functional, f"max_pool{rank}d")(x, a["kernel_size"], return_indices=True)
-    return [y, idx], dict(a, output_size=case.shape[-rank:]), 1
-
-
-def _fractional(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: Any) -> tuple[list[Any], dict, int]:
-    samples = torch.rand((case.shape[0], case.shape[1], len(case.shape) - 2), generator=gen)
-    return [x], dict(a, _random_samples=samples), 1
-
-
-# the arrays and keywords of a family's call beyond (x, the case's arguments), by the registry's family:
-# (positional arrays, keywords, how many leading arrays are differentiated)
-_INPUTS: dict[str, Callable[..., tuple[list[Any], dict, int]]] = {
-    "grid_sample": _grid_sample, "affine_grid": _affine_grid, "max_unpool": _max_unpool,
-    "fractional_max_pool": _fractional}
-
-
 def _inputs(torch: Any, case: BenchCase) -> tuple[list[Any], dict[str, Any], int, Any]:
-    """(arrays, keywords, differentiated arrays, cotangent) of a case's call, made from a fixed seed."""
-    from poolspec import registry
+    """(arrays, keywords, differentiated arrays, cotangent) of a case's call, made from a fixed seed (the arrays
+    beyond x by the family's ``count_inputs``, in its folder's bench.py)."""
+    import poolspec
 
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(case.shape, generator=gen)
-    prepare = _INPUTS.get(registry.op(case.op).family)
+    prepare = _peers(case).count_inputs
     arrays, kwargs, ndiff = ([x], dict(case.args), 1) if prepare is None else \
         prepare(torch, case, x, dict(case.args), gen)
     with torch.no_grad():
-        cotangent = torch.randn(getattr(torch.nn.functional, case.op)(*arrays, **kwargs).shape, generator=gen)
+        cotangent = torch.randn(getattr(poolspec, case.op)(*arrays, **kwargs).shape, generator=gen)
     return arrays, kwargs, ndiff, cotangent
+
+
+def _peers(case: BenchCase) -> Any:
+    from .bench_runners import peers
+    from .registry import op
+
+    return peers(op(case.op).family)
+
+
+def _native(torch: Any, case: BenchCase) -> Callable[..., Any] | None:
+    """torch's own op of a case (None where torch has none)."""
+    find = _peers(case).native
+    return getattr(torch.nn.functional, case.op) if find is None else find(torch, case.op)
 
 
 def _calls(torch: Any, case: BenchCase, native: bool) -> tuple[Callable[[], Any], Callable[[], Any]]:
     """(forward, forward + backward) of one case, inputs and cotangents made beforehand (not counted)."""
     import poolspec
 
-    fn = getattr(torch.nn.functional if native else poolspec, case.op)
+    fn = _native(torch, case) if native else getattr(poolspec, case.op)
+    assert fn is not None
     arrays, kwargs, ndiff, cotangent = _inputs(torch, case)
 
     def forward() -> Any:
@@ -197,6 +186,9 @@ def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
     for case in cases or CASES:
         row: dict[str, Any] = {"case": case.key, "op": case.op, "budget": list(budget(case))}
         for who, native in (("poolspec", False), ("torch", True)):
+            if native and _native(torch, case) is None:  # torch has no such op (roi_align: torchvision's)
+                row.update(torch_forward=None, torch_forward_views=None, torch_both=None, torch_both_views=None)
+                continue
             forward, both = _calls(torch, case, native)
             (row[f"{who}_forward"], row[f"{who}_forward_views"]), (row[f"{who}_both"], row[f"{who}_both_views"]) = \
                 count_torch(forward, warm=True), count_torch(both, warm=True)
@@ -211,14 +203,18 @@ def run(cases: list[BenchCase] | None = None) -> list[dict[str, Any]]:
     return rows
 
 
+def _n(v: int | None) -> str:
+    return "-" if v is None else str(v)  # torch has no such op
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     lines = ["| call | forward: GPU paths (views) / CPU paths / namespace / torch "
              "| forward+backward: GPU paths (views) / CPU paths / namespace / torch | budget |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['case']} | {r['gpu_forward']} ({r['gpu_forward_views']}) / {r['poolspec_forward']} / "
-                     f"{r['namespace_forward']} / {r['torch_forward']} | {r['gpu_both']} ({r['gpu_both_views']}) / "
-                     f"{r['poolspec_both']} / {r['namespace_both']} / {r['torch_both']} | "
+                     f"{r['namespace_forward']} / {_n(r['torch_forward'])} | {r['gpu_both']} ({r['gpu_both_views']}) / "
+                     f"{r['poolspec_both']} / {r['namespace_both']} / {_n(r['torch_both'])} | "
                      f"{r['budget'][0]} / {r['budget'][1]}{'' if r['within_budget'] else ' (over)'} |")
     within = sum(r["within_budget"] for r in rows)
     lines.append(f"\n{within} of {len(rows)} calls within the budgets on the paths a GPU takes.")

@@ -116,6 +116,12 @@ class Peers:
     onnx: tuple[str, bool] | None = None
     global_mean: bool = False  # a mean over the whole plane at output size 1 (GlobalAveragePool, block_reduce)
     block_mean: bool = False  # block_reduce(np.mean) where the windows tile the plane
+    # the op-count call's arrays beyond x (``bench_counts``): (torch, case, x, arguments, generator) -> (positional
+    # arrays, keywords, how many leading arrays are differentiated); None: x alone
+    count_inputs: Callable[..., tuple[list[Any], dict[str, Any], int]] | None = None
+    # the native op the counts compare with, from torch: None where torch has none (torch.nn.functional.<op> when
+    # the family does not say)
+    native: Callable[[Any, str], Callable[..., Any] | None] | None = None
 
 
 @functools.cache

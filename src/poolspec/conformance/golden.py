@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 # the arrays a case may hold, in the order they are stored (families.py names the ports)
-ARRAYS = ("input", "indices", "grid", "samples", "output", "output_indices", "grad_output", "grad_input",
+ARRAYS = ("input", "indices", "grid", "samples", "boxes", "output", "output_indices", "grad_output", "grad_input",
           "grad_grid", "grad_input_cotangent", "grad_grid_cotangent", "grad_grad_output", "grad_grad_input",
           "grad_grad_grid")
 MANIFEST = "manifest.json"

@@ -1,0 +1,126 @@
+"""The card of roi_align (torchvision.ops.roi_align): its rules were read from torchvision 0.29.1's CPU kernel and
+checked against live torchvision (torch 2.14.1) on random configurations by ``scripts/check_roi_rules.py``, whose
+stored counts are ``scripts/roi_rules_counts.json`` (the last note says what they were)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
+from ...spec._pools import FLOATS, JAX_TRANSFORMS, TORCH_TRANSFORMS
+from ...spec._rules import check_bool, check_dtype, checked_shape, fail, int_tuple, is_int
+from .. import Family
+
+_NOTES = (
+    "per roi (batch index b, x1, y1, x2, y2): b is truncated to an int (torchvision's cast) and must lie in "
+    "[0, N); offset = 0.5 if aligned else 0; start = coordinate * spatial_scale - offset (in x's dtype, "
+    "spatial_scale rounded to it first); roi size = end - start, clamped to >= 1 per axis when not aligned "
+    "(an aligned roi may be empty or negative)",
+    "bin size = roi size / output size per axis; sample grid per axis = sampling_ratio if > 0, else "
+    "ceil(roi size / output size) (data-dependent: read from the boxes on the host); count = max(grid_h * "
+    "grid_w, 1); a non-positive grid on either axis samples nothing (the bin is 0); a grid negative on exactly "
+    "one axis (an aligned roi negative by at least one bin's size, sampling_ratio <= 0) is refused, as "
+    "torchvision refuses it (its vector of samples would have a negative size): ValueError naming boxes",
+    "sample (iy, ix) of bin (ph, pw): y = (start_h + ph * bin_h) + ((iy + 0.5) * bin_h) / grid_h, x likewise, "
+    "evaluated in that order in x's dtype",
+    "bilinear read: a sample with y < -1 or y > H (or x < -1 or x > W) reads 0; otherwise y <= 0 becomes 0, "
+    "y_low = floor(y), and where y_low >= H - 1 both taps are H - 1 (y = H - 1), else y_high = y_low + 1; "
+    "ly = y - y_low, hy = 1 - ly; weights hy*hx, hy*lx, ly*hx, ly*lx (likewise for x)",
+    "output = (sum over the samples, in (iy, ix) order, of w1*v1 + w2*v2 + w3*v3 + w4*v4) / count; the input "
+    "gradient adds (g * w) / count per tap (torchvision divides by grid_h * grid_w there, equal to count "
+    "wherever a sample exists)",
+    "boxes: a (K, 5) array (batch index first) or a list of (L, 4) arrays, one per image in batch order (the "
+    "list's position is the batch index, as torchvision's convert_boxes_to_roi_format); x's dtype and device",
+    "boxes are not differentiated (torchvision gives them no gradient); boxes with NaN or infinite coordinates "
+    "and inputs x with NaN or infinite values are outside this card (torchvision reads cell 0 with weight 0 "
+    "for a sample outside the image, so a non-finite value there spreads; here such a sample reads nothing)",
+    "float16/bfloat16: coordinates, weights and sums in float32, rounded once (torchvision computes float16 "
+    "in float16 arithmetic on the CPU and refuses bfloat16)",
+    "checked by scripts/check_roi_rules.py (torch 2.14.1 + torchvision 0.29.1, CPU): 3000 random "
+    "configurations (float64 and float32, sampling_ratio -1/0/1..4, aligned both ways, K in {0, 1, 2, 3, 5, 8}, "
+    "boxes inside, on integer and half-integer corners, partly and wholly outside, degenerate, negative, larger "
+    "than the image, as a (K, 5) tensor and as a list of (L, 4) tensors): a NumPy restatement of these rules "
+    "gave torchvision's forward and input gradient bit for bit in all 2973 it computed, and predicted its 27 "
+    "refusals exactly (counts in scripts/roi_rules_counts.json)",
+)
+
+
+def _resolve_roi_align(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    op = card.name
+    shape = checked_shape(op, "x", shape, (4,))
+    for i in (2, 3):
+        if isinstance(shape[i], str):
+            fail(op, "x", shape, f"spatial dimension {i} must be an integer, not a symbol", TypeError)
+        if shape[i] == 0:
+            fail(op, "x", shape, f"spatial dimension {i} is empty; roi_align reads a non-empty image")
+    size = int_tuple(op, "output_size", a["output_size"], 2)
+    if min(size) < 0:
+        fail(op, "output_size", a["output_size"], "every entry must be >= 0")
+    scale = a["spatial_scale"]
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) and not hasattr(scale, "__float__"):
+        fail(op, "spatial_scale", scale, "must be a real number", TypeError)
+    scale = float(scale)
+    if scale != scale or scale in (float("inf"), float("-inf")):
+        fail(op, "spatial_scale", scale, "must be finite")
+    ratio = a["sampling_ratio"]
+    if not is_int(ratio):
+        fail(op, "sampling_ratio", ratio, f"must be an int (<= 0: adaptive), not {type(ratio).__name__}", TypeError)
+    aligned = check_bool(op, "aligned", a["aligned"])
+    boxes = a["boxes"]
+    if not isinstance(boxes, (tuple, list)):
+        fail(op, "boxes", boxes, "must be given as the boxes' shape (a tuple)", TypeError)
+    boxes = checked_shape(op, "boxes.shape", boxes, (2,))
+    if boxes[1] != 5:
+        fail(op, "boxes.shape", boxes, "must be (K, 5): batch index, x1, y1, x2, y2 per roi")
+    check_dtype(op, dtype, card.dtypes)
+    out = (boxes[0], shape[1]) + size
+    params = dict(output_size=size, spatial_scale=scale, sampling_ratio=int(ratio), aligned=aligned,
+                  boxes=tuple(boxes), in_spatial=(int(shape[2]), int(shape[3])))
+    return Resolved(op, shape, out, params, True)
+
+
+def _card() -> Card:
+    arguments = (
+        Argument("x", "array", constraints=("(N, C, H, W)", "H, W > 0"), description="the images"),
+        Argument("boxes", "array | list[array]",
+                 constraints=("(K, 5) (batch index, x1, y1, x2, y2) or a list of (L, 4), one per image",
+                              "batch indices in [0, N)", "finite", "x's dtype and device"),
+                 description="the regions, in input coordinates before spatial_scale", like="x"),
+        Argument("output_size", "int | tuple[int x 2]", REQUIRED, ("entries >= 0",),
+                 "the bins per roi (PH, PW)"),
+        Argument("spatial_scale", "float", 1.0, ("finite",), "box coordinates times this are x's pixels"),
+        Argument("sampling_ratio", "int", -1, ("<= 0: adaptive, ceil(roi size / output size) per axis",),
+                 "samples per bin and axis"),
+        Argument("aligned", "bool", False, ("True: pixel centres at +0.5 (boxes shifted by -0.5)",),
+                 "torchvision's half-pixel correction"),
+    )
+    return Card(
+        name="roi_align", version=1, category="sampling",
+        summary="Bilinear averages over regions of interest (Mask R-CNN's RoIAlign), as torchvision.ops.roi_align.",
+        spatial_dims=(2,), input_ranks=(4,), dtypes=FLOATS, arguments=arguments,
+        shape_relation="x (N, C, H, W) and boxes (K, 5) give (K, C, PH, PW); per bin grid_h * grid_w samples of "
+                       "4 taps",
+        determinism="the forward gathers; the input gradient is the transpose of that gather, a sort of the tap "
+                    "cells and a segmented sum (no scatter, no atomics): bit-identical across runs on every "
+                    "backend. Rois are grouped by their sample grid (read from the boxes on the host when "
+                    "sampling_ratio <= 0) and sampled about 16 MiB of taps at a time (chunks fixed by the shapes "
+                    "and grids), so memory stays O(input + output + one chunk)",
+        gradient=Gradient("roi_align_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
+                          "w.r.t. x, to any order (linear in x; the backward's transpose is the forward's "
+                          "gather); boxes get none, as in torchvision. Under a trace whose boxes are not "
+                          "concrete (jax.jit with traced boxes) only sampling_ratio > 0 works", wrt=("x",)),
+        torch_reference="torchvision.ops.roi_align",
+        notes=_NOTES,
+        _resolve=_resolve_roi_align,
+        outputs=(Port("output", "array", "(K, C, PH, PW)", "each roi's bins, x's dtype"),),
+        examples=(Example(("N", 256, 50, 68), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625,
+                                                   sampling_ratio=2, aligned=True)),
+                  Example((2, 3, 16, 16), dict(boxes=(5, 5), output_size=(3, 2)))),
+        torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic; torchvision falls back "
+                          "to a Python implementation under use_deterministic_algorithms); its CPU backward is "
+                          "serial",
+        shaped_ports=("boxes",),
+    )
+
+
+FAMILY = Family("roi_align", "sampled", 25, lambda: [_card()])

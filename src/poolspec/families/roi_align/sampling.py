@@ -1,0 +1,334 @@
+"""roi_align's sampling, written once against the array API: the plan of a call (rois grouped by their sample
+grid, which is read from the boxes on the host when sampling_ratio <= 0), torchvision's coordinate and tap rules
+(the card's notes) as array arithmetic on the device, and chunks of samples bounded by memory.
+
+The image is read as planes (C, N * H * W): one flat cell index per tap (batch, row, column), shared by every
+channel; an index N * H * W reads outside (0). The reads are ``kernels.cells.Cells`` through
+``autodiff.max_select`` and the input gradient its transpose ``autodiff.max_backward`` (a sort and a segmented sum,
+no scatter): the op is linear in x, so torch and JAX differentiate it natively through those two bindings, to any
+order and without a scatter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._compat import device, index_dtype, is_jax_array, namespace, to_host
+from ...autodiff import anchor, max_backward, max_select, untracked
+from ...kernels.cells import Cells
+from ...spec._rules import fail
+
+# Bytes a chunk of taps may take (indices, weights, the reads and their products per channel): samples are read a
+# chunk at a time, so the memory stays O(input + output + one chunk) whatever the boxes.
+_CHUNK_BYTES = 1 << 24
+_TAP_BYTES, _TAP_CHANNEL_BYTES = 48, 24
+# The most samples one call may take (torchvision would loop over them all; a box of 1e9 pixels is a mistake)
+_MOST_SAMPLES = 1 << 36
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Rois sharing one sample grid (gh, gw): their positions in the boxes (None: all of them, in order)."""
+
+    gh: int
+    gw: int
+    rois: tuple[int, ...] | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything static about one call (hashable: it keys the jitted programs on JAX)."""
+
+    N: int
+    C: int
+    H: int
+    W: int
+    K: int
+    pooled: tuple[int, int]
+    scale: float
+    aligned: bool
+    groups: tuple[_Group, ...]
+    # the roi order of the groups' concatenated outputs back to the boxes' order (None: already in order)
+    order: tuple[int, ...] | None
+
+    @property
+    def cells(self) -> int:
+        return self.N * self.H * self.W
+
+
+def _np_dtype(name: str) -> Any:
+    return np.float32 if name in ("float16", "bfloat16", "float32") else np.float64
+
+
+def host_grids(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, aligned: bool,
+               ratio: int, N: int) -> tuple[np.ndarray, np.ndarray]:
+    """Checks of the boxes' values (finite, batch index in [0, N), torchvision's refusal) and, for
+    sampling_ratio <= 0, each roi's sample grid (gh, gw) in torchvision's arithmetic (``host``'s dtype)."""
+    dt = host.dtype.type
+    if host.shape[0] == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if not np.isfinite(host).all():
+        fail(op, "boxes", "...", "must be finite (a NaN or infinite coordinate is outside the card)")
+    batch = np.trunc(host[:, 0])
+    if batch.min() < 0 or batch.max() >= N:
+        fail(op, "boxes", f"batch indices in [{batch.min():g}, {batch.max():g}]",
+             f"the batch index (column 0, truncated) must lie in [0, {N})")
+    if ratio > 0:
+        g = np.full(host.shape[0], ratio, np.int64)
+        return g, g
+    off, sc = dt(0.5 if aligned else 0.0), dt(scale)
+    start, end = host[:, 1:3] * sc - off, host[:, 3:5] * sc - off  # (x, y)
+    size = end - start
+    if not aligned:
+        size = np.maximum(size, dt(1))
+    per_bin = size[:, ::-1] / np.array(pooled, dtype=dt)  # (h, w)
+    grids = np.ceil(per_bin)
+    if np.abs(grids).max() * (1 + max(pooled)) ** 2 > _MOST_SAMPLES:
+        fail(op, "boxes", "...", f"ask for more than {_MOST_SAMPLES} samples (a box far larger than the image)")
+    gh, gw = grids[:, 0].astype(np.int64), grids[:, 1].astype(np.int64)
+    if ((gh * gw) * (pooled[0] * pooled[1]) < 0).any():
+        k = int(np.argmax((gh * gw) * (pooled[0] * pooled[1]) < 0))
+        fail(op, "boxes", host[k].tolist(), f"roi {k}: its sample grid is negative on exactly one axis "
+             f"({gh[k]}, {gw[k]}): an aligned roi negative by a bin or more, which torchvision refuses")
+    return gh, gw
+
+
+def plan(N: int, C: int, H: int, W: int, K: int, pooled: tuple[int, int], scale: float, aligned: bool,
+         gh: np.ndarray | None, gw: np.ndarray | None, ratio: int) -> _Plan:
+    """The groups of a call: one for sampling_ratio > 0 (no box values needed), else one per distinct grid."""
+    if gh is None or gw is None:
+        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(ratio, ratio, None),), None)
+    grids = np.maximum(np.stack([gh, gw], 1), 0)
+    grids[(grids == 0).any(1)] = 0  # no samples on either axis: the bin is 0
+    keys = sorted({(int(a), int(b)) for a, b in grids})
+    if len(keys) <= 1:
+        a, b = keys[0] if keys else (0, 0)
+        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(a, b, None),), None)
+    groups, position = [], []
+    for a, b in keys:
+        members = np.flatnonzero((grids[:, 0] == a) & (grids[:, 1] == b))
+        groups.append(_Group(a, b, tuple(int(v) for v in members)))
+        position += members.tolist()
+    order = np.empty(K, np.int64)
+    order[np.array(position, dtype=np.int64)] = np.arange(K)
+    return _Plan(N, C, H, W, K, pooled, scale, aligned, tuple(groups), tuple(int(v) for v in order))
+
+
+def boxes_on_host(rois: Any) -> np.ndarray | None:
+    """The boxes' values on the host, or None where a trace has none."""
+    from ..._compat import is_dask_array, readable
+
+    if is_dask_array(rois):
+        return np.asarray(rois.compute())
+    return to_host(rois) if readable(rois) else None
+
+
+# --- torchvision's rules as array arithmetic (the card's notes) --------------------------------------------
+
+def _product(a: Any) -> Any:
+    """A product kept apart from the sum that follows it: XLA's compiler may fuse a * b + c into one fused
+    multiply-add (one rounding, not two), which moves samples that land exactly on a pixel (y = 3.0 computed as
+    2.9999...) to the other side of floor(); torchvision rounds the product first."""
+    if is_jax_array(a):
+        import jax
+
+        return jax.lax.optimization_barrier(a)
+    return a
+
+
+def _divide(xp: Any, a: Any, d: float) -> Any:
+    """``a / d`` rounded as a division: XLA turns a division by a constant into a product with its reciprocal
+    (h / 3 then differs from torchvision's by an ulp, and ties move), so on JAX the divisor is hidden from it."""
+    if is_jax_array(a):
+        import jax
+
+        return a / jax.lax.optimization_barrier(xp.asarray(d, dtype=a.dtype))
+    return a / d
+
+
+def _axis(xp: Any, start: Any, size: Any, grid: int, p: Any, i: Any, L: int) -> tuple[Any, Any, Any, Any, Any]:
+    """One axis of samples (k, P, G): low and high taps (float), their weights, and whether the sample is read."""
+    c = (start + _product(p * size)) + _divide(xp, _product(i * size), float(grid))
+    valid = (c >= -1.0) & (c <= float(L))  # y < -1 or y > H reads 0
+    c = xp.where(c <= 0, xp.zeros_like(c), c)
+    low = xp.floor(c)
+    top = low >= L - 1
+    low = xp.where(top, xp.full_like(low, L - 1), low)
+    c = xp.where(top, low, c)
+    high = xp.where(top, low, low + 1)
+    lw = c - low
+    return low, high, 1 - lw, lw, valid
+
+
+def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], iy: tuple[int, int]) -> tuple[Any, Any]:
+    """The flat cells (1, m) and weights (k, p, PW, s, 4) of rois (k, 5) at bin rows ``ph`` and sample rows ``iy``
+    (ranges), taps in torchvision's order: bin row, bin column, sample row, sample column, tap."""
+    H, W = plan.H, plan.W
+    PW, gh, gw = plan.pooled[1], group.gh, group.gw
+    dt, dev = rois.dtype, device(rois)
+    off = 0.5 if plan.aligned else 0.0
+    scale = xp.asarray(plan.scale, dtype=dt, device=dev)  # torchvision's spatial_scale is of x's dtype
+    r = [xp.reshape(rois[:, j], (-1, 1, 1)) for j in range(5)]
+    sx, sy = _product(r[1] * scale) - off, _product(r[2] * scale) - off
+    w, h = (_product(r[3] * scale) - off) - sx, (_product(r[4] * scale) - off) - sy
+    if not plan.aligned:
+        w, h = xp.maximum(w, xp.ones_like(w)), xp.maximum(h, xp.ones_like(h))
+    bh, bw = _divide(xp, h, float(plan.pooled[0])), _divide(xp, w, float(PW))
+
+    def ar(a: int, b: int, shift: float, at: int) -> Any:
+        shape = [1, 1, 1]
+        shape[at] = b - a
+        return xp.reshape(xp.arange(a, b, dtype=dt, device=dev) + shift, tuple(shape))
+
+    yl, yh, hy, ly, vy = _axis(xp, sy, bh, gh, ar(*ph, 0.0, 1), ar(*iy, 0.5, 2), H)
+    xl, xh, hx, lx, vx = _axis(xp, sx, bw, gw, ar(0, PW, 0.0, 1), ar(0, gw, 0.5, 2), W)
+    k, p, s = yl.shape[0], yl.shape[1], yl.shape[2]
+
+    def Y(a: Any) -> Any:  # (k, p, 1, s, 1, 1)
+        return xp.reshape(a, (k, p, 1, s, 1, 1))
+
+    def X(a: Any) -> Any:  # (k, 1, PW, 1, gw, 1)
+        return xp.reshape(a, (k, 1, PW, 1, gw, 1))
+
+    itype = index_dtype(xp, rois)
+    batch = xp.astype(r[0], itype)  # truncation, as torchvision's int cast
+    inside = Y(vy) & X(vx) & xp.reshape((batch >= 0) & (batch < plan.N), (k, 1, 1, 1, 1, 1))
+    rows = xp.concat([Y(yl), Y(yl), Y(yh), Y(yh)], axis=-1)  # the taps' rows and columns, torchvision's order
+    cols = xp.concat([X(xl), X(xh), X(xl), X(xh)], axis=-1)
+    weights = xp.concat([Y(hy) * X(hx), Y(hy) * X(lx), Y(ly) * X(hx), Y(ly) * X(lx)], axis=-1)
+    cells = xp.reshape(batch, (k, 1, 1, 1, 1, 1)) * (H * W) + xp.astype(rows, itype) * W + xp.astype(cols, itype)
+    cells = xp.where(inside, cells, xp.full_like(cells, plan.cells))  # outside: reads 0, routes nowhere
+    return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4))
+
+
+def _chunks(plan: _Plan, group: _Group, k: int) -> list[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]]:
+    """The chunks (rois, bin rows, sample rows) of a group of ``k`` rois, each about ``_CHUNK_BYTES`` of taps: whole
+    rois where one fits, else rows of bins, else rows of samples of one bin row (a function of the shapes and
+    grids alone, so every call of one plan sums in the same order)."""
+    PH, PW, gh, gw = plan.pooled[0], plan.pooled[1], group.gh, group.gw
+    per_tap = _TAP_BYTES + _TAP_CHANNEL_BYTES * max(plan.C, 1)
+    per_row = max(1, PW * gw * 4 * per_tap)  # one sample row of one bin row
+    budget = max(1, _CHUNK_BYTES // per_row)  # sample rows per chunk
+    out = []
+    if budget >= PH * gh:
+        step = budget // (PH * gh)
+        return [((a, min(a + step, k)), (0, PH), (0, gh)) for a in range(0, k, step)]
+    for r in range(k):
+        if budget >= gh:
+            step = budget // gh
+            out += [((r, r + 1), (a, min(a + step, PH)), (0, gh)) for a in range(0, PH, step)]
+        else:
+            out += [((r, r + 1), (p, p + 1), (a, min(a + budget, gh))) for p in range(PH) for a in range(0, gh, budget)]
+    return out
+
+
+def _group_rois(xp: Any, rois: Any, group: _Group) -> Any:
+    if group.rois is None:
+        return rois
+    return xp.take(rois, xp.asarray(np.array(group.rois, dtype=np.int64), device=device(rois)), axis=0)
+
+
+def _planes(xp: Any, x: Any) -> Any:
+    """x (N, C, H, W) as planes (C, N * H * W)."""
+    N, C, H, W = x.shape
+    return xp.reshape(xp.permute_dims(x, (1, 0, 2, 3)), (C, N * H * W))
+
+
+def _reorder(xp: Any, out: Any, plan: _Plan) -> Any:
+    """The groups' outputs (C, PH, PW, K in group order) back in the boxes' order: a gather (its transpose, for the
+    gradient, is the route of a permutation: a gather too)."""
+    if plan.order is None:
+        return out
+    C, PH, PW, K = out.shape
+    idx = xp.asarray(np.array(plan.order, dtype=np.int64), device=device(out))
+    idx = xp.astype(idx, index_dtype(xp, out))
+    return xp.reshape(max_select(Cells(K, K), xp.reshape(out, (C * PH * PW, K)), xp.reshape(idx, (1, K))),
+                      (C, PH, PW, K))
+
+
+def forward(plan: _Plan, x: Any, rois: Any) -> Any:
+    """roi_align's output (K, C, PH, PW) in x's (compute) dtype."""
+    xp = namespace(x)
+    PH, PW = plan.pooled
+    C = plan.C
+    planes = _planes(xp, x)
+    parts = []
+    for group in plan.groups:
+        gr = _group_rois(xp, rois, group)
+        k = gr.shape[0]
+        if group.gh * group.gw == 0 or k == 0 or PH * PW == 0:
+            parts.append(xp.zeros((C, k, PH, PW), dtype=x.dtype, device=device(x)))
+            continue
+        count = float(group.gh * group.gw)
+        pieces, acc = [], None
+        for ks, ps, iys in _chunks(plan, group, k):
+            cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
+            vals = max_select(Cells(plan.cells, cells.shape[1]), planes, cells)
+            part = xp.sum(xp.reshape(vals, (C,) + tuple(w.shape)) * w, axis=-1)  # (C, k, p, PW)
+            if iys != (0, group.gh) or acc is not None:  # a bin row's samples in several chunks: their sums added
+                acc = part if acc is None else acc + part
+                if iys[1] < group.gh:
+                    continue
+                part, acc = acc, None
+            pieces.append(part)
+        rows = pieces[0] if len(pieces) == 1 else _join(xp, pieces, plan, group, k)
+        parts.append(_divide(xp, rows, count))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)  # (C, K, PH, PW)
+    if all(g.gh * g.gw == 0 for g in plan.groups) or PH * PW == 0 or plan.K == 0:
+        out = anchor(out, x)  # nothing sampled: zeros, still a function of x for autodiff
+    if plan.order is not None:
+        out = xp.permute_dims(_reorder(xp, xp.permute_dims(out, (0, 2, 3, 1)), plan), (0, 3, 1, 2))
+    return xp.permute_dims(out, (1, 0, 2, 3))
+
+
+def _join(xp: Any, pieces: list[Any], plan: _Plan, group: _Group, k: int) -> Any:
+    """A group's chunk results (C, k', p', PW) in order: whole rois concatenated, or one roi's bin rows."""
+    if pieces[0].shape[2] == plan.pooled[0]:  # whole rois
+        return xp.concat(pieces, axis=1)
+    rois, per = [], []
+    for piece in pieces:
+        per.append(piece)
+        if sum(p.shape[2] for p in per) == plan.pooled[0]:
+            rois.append(xp.concat(per, axis=2))
+            per = []
+    return xp.concat(rois, axis=1)
+
+
+def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
+    """The input gradient (N, C, H, W) for the cotangent g (K, C, PH, PW): per chunk (g * w) / count routed to the
+    cells the taps read (a sort and a segmented sum), the chunks added in order."""
+    xp = namespace(x)
+    N, C, H, W = plan.N, plan.C, plan.H, plan.W
+    PH, PW = plan.pooled
+    gc = xp.permute_dims(g, (1, 0, 2, 3))  # (C, K, PH, PW)
+    into = xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)) if untracked(g, x) else None
+    total = into
+    for group in plan.groups:
+        if group.gh * group.gw == 0 or PH * PW == 0:
+            continue
+        gr = _group_rois(xp, rois, group)
+        gg = gc if group.rois is None else xp.take(
+            gc, xp.asarray(np.array(group.rois, dtype=np.int64), device=device(g)), axis=1)
+        count = float(group.gh * group.gw)
+        for ks, ps, iys in _chunks(plan, group, gr.shape[0]):
+            cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
+            gk = gg[:, ks[0]:ks[1], ps[0]:ps[1], :]
+            # torchvision's (g * w) / count per tap
+            spread = xp.reshape(_divide(xp, xp.expand_dims(gk, axis=-1) * w, count), (C, -1))
+            routes = Cells(plan.cells, cells.shape[1])
+            if into is not None:
+                routes.route(spread, cells, into=into)
+            else:
+                part = max_backward(routes, spread, cells, primal=x)
+                total = part if total is None else total + part
+    if total is None:  # nothing sampled: zeros, still a function of g (and x) for autodiff
+        total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
+    out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
+    if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
+        out = out.contiguous()
+    elif isinstance(out, np.ndarray):
+        out = np.ascontiguousarray(out)
+    return out

@@ -1,0 +1,217 @@
+"""roi_align against torchvision 0.29.1's stored values (the golden store, written by
+scripts/generate_golden_roi_align.py in the torchvision environment) on every installed backend: forward and input
+gradient, bit-identical repeats, the card's refusals, torch.compile / torch.export / vmap and JAX's transforms."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import poolspec
+from poolspec.conformance import golden
+
+CASES = [c for c in golden.cases(["roi_align"]) if c.dtype == "float64" and c.error is None]
+PICK = [c for i, c in enumerate(CASES) if i % 4 == 0 or "no_rois" in c.flags or "many_rois" in c.flags]
+
+
+def _call_args(case):
+    return dict(case.arguments)
+
+
+@pytest.mark.parametrize("case", PICK, ids=[c.name for c in PICK])
+def test_forward_and_backward_match_torchvision(backend, case):
+    a = case.arrays()
+    x, boxes = backend.asarray(a["input"]), backend.asarray(a["boxes"])
+    out = poolspec.roi_align(x, boxes, **_call_args(case))
+    np.testing.assert_allclose(backend.to_numpy(out), a["output"], rtol=1e-12, atol=1e-12)
+    g = backend.asarray(a["grad_output"])
+    gx = poolspec.roi_align_backward(g, x, boxes, **_call_args(case))
+    np.testing.assert_allclose(backend.to_numpy(gx), a["grad_input"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(backend.to_numpy(x), a["input"])  # inputs are never modified
+
+
+def test_channels_last_layout_matches_torchvision(backend):
+    """layout="channels_last": x (N, H, W, C) and the result (K, PH, PW, C), torchvision's values permuted."""
+    case = next(c for c in CASES if "many_rois" in c.flags)
+    a = case.arrays()
+    last = np.ascontiguousarray(np.moveaxis(a["input"], 1, -1))
+    x, boxes = backend.asarray(last), backend.asarray(a["boxes"])
+    out = poolspec.roi_align(x, boxes, **_call_args(case), layout="channels_last")
+    np.testing.assert_allclose(backend.to_numpy(out), np.moveaxis(a["output"], 1, -1), rtol=1e-12, atol=1e-12)
+    g = backend.asarray(np.ascontiguousarray(np.moveaxis(a["grad_output"], 1, -1)))
+    gx = poolspec.roi_align_backward(g, x, boxes, **_call_args(case), layout="channels_last")
+    np.testing.assert_allclose(backend.to_numpy(gx), np.moveaxis(a["grad_input"], 1, -1), rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_is_bit_identical_over_repeats(backend):
+    case = next(c for c in CASES if "many_rois" in c.flags)
+    a = case.arrays()
+    x, boxes, g = (backend.asarray(a[k]) for k in ("input", "boxes", "grad_output"))
+    runs = [backend.to_numpy(poolspec.roi_align_backward(g, x, boxes, **_call_args(case))).tobytes()
+            for _ in range(5)]
+    assert len(set(runs)) == 1
+
+
+def test_list_of_boxes_is_the_same_rois():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 6, 5))
+    per = [np.array([[0.5, 1.0, 3.5, 4.25], [0.0, 0.0, 5.0, 6.0]]), np.array([[1.0, 1.5, 2.0, 4.0]])]
+    rois = np.concatenate([np.concatenate([np.full((len(b), 1), float(i)), b], 1) for i, b in enumerate(per)])
+    np.testing.assert_array_equal(poolspec.roi_align(x, per, 2, aligned=True),
+                                  poolspec.roi_align(x, rois, 2, aligned=True))
+    assert poolspec.roi_align(x, [np.zeros((0, 4)), np.zeros((0, 4))], 3).shape == (0, 3, 3, 3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x, b: poolspec.roi_align(x, b[:, :4], 2), ValueError, "boxes.shape"),
+    (lambda x, b: poolspec.roi_align(x[0], b, 2), ValueError, "x="),
+    (lambda x, b: poolspec.roi_align(x, b, (2, -1)), ValueError, "output_size"),
+    (lambda x, b: poolspec.roi_align(x, b, 2, sampling_ratio=1.5), TypeError, "sampling_ratio"),
+    (lambda x, b: poolspec.roi_align(x, b, 2, aligned=1), TypeError, "aligned"),
+    (lambda x, b: poolspec.roi_align(x, b, 2, spatial_scale=float("nan")), ValueError, "spatial_scale"),
+    (lambda x, b: poolspec.roi_align(x, b.astype(np.float32), 2), TypeError, "boxes.dtype"),
+    (lambda x, b: poolspec.roi_align(x, b + np.array([2.0, 0, 0, 0, 0]), 2), ValueError, "batch index"),
+    (lambda x, b: poolspec.roi_align(x, b * np.array([1, np.nan, 1, 1, 1]), 2), ValueError, "finite"),
+    (lambda x, b: poolspec.roi_align(x, [b[:, 1:3]], 2), ValueError, r"boxes\[0\].shape"),
+    # torchvision refuses a grid negative on exactly one axis (an aligned roi negative by a bin or more)
+    (lambda x, b: poolspec.roi_align(x, np.array([[0, 4.0, 0.0, 0.0, 3.0]]), 2, aligned=True), ValueError, "negative"),
+    (lambda x, b: poolspec.roi_align_backward(np.ones((1, 2, 3, 3)), x, b, 2), ValueError, "grad_output"),
+])
+def test_refusals_name_the_argument(call, error, match):
+    x = np.zeros((2, 2, 5, 5))
+    b = np.array([[1.0, 0.0, 0.0, 3.0, 3.0]])
+    with pytest.raises(error, match=match):
+        call(x, b)
+
+
+def test_half_precision_is_float32_rounded_once():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float16)
+    b = np.array([[0, 0.5, 1.0, 4.5, 5.0]], dtype=np.float16)
+    want = poolspec.roi_align(x.astype(np.float32), b.astype(np.float32), 3).astype(np.float16)
+    out = poolspec.roi_align(x, b, 3)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, want)
+
+
+def test_large_calls_are_chunked_with_the_same_values(monkeypatch):
+    from poolspec.families.roi_align import sampling
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3, 20, 17))
+    b = np.array([[0, -2.0, 1.0, 19.0, 16.5], [1, 3.0, 2.0, 9.5, 7.0], [0, 0.0, 0.0, 30.0, 30.0]])
+    g = rng.standard_normal((3, 3, 3, 2))
+    whole, whole_g = poolspec.roi_align(x, b, (3, 2)), poolspec.roi_align_backward(g, x, b, (3, 2))
+    for budget in (1, 4000, 40000):  # sample rows, bin rows and rois per chunk
+        monkeypatch.setattr(sampling, "_CHUNK_BYTES", budget)
+        np.testing.assert_allclose(poolspec.roi_align(x, b, (3, 2)), whole, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(poolspec.roi_align_backward(g, x, b, (3, 2)), whole_g, rtol=1e-13, atol=1e-14)
+
+
+def _torch_case():
+    case = next(c for c in CASES if "many_rois" in c.flags and c.arguments["sampling_ratio"] <= 0)
+    return case, case.arrays()
+
+
+def test_torch_autograd_any_order_compile_export_vmap():
+    torch = pytest.importorskip("torch")
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b = torch.from_numpy(a["input"]).requires_grad_(True), torch.from_numpy(a["boxes"])
+    g, v = torch.from_numpy(a["grad_output"]).requires_grad_(True), torch.from_numpy(a["grad_input_cotangent"])
+    out = poolspec.roi_align(x, b, **kw)
+    (gx,) = torch.autograd.grad(out, x, g, create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), a["grad_input"], rtol=1e-12, atol=1e-12)
+    (ggo,) = torch.autograd.grad((gx * v).sum(), g)  # the backward's transpose: the op itself
+    np.testing.assert_allclose(ggo.numpy(), a["grad_grad_output"], rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda t: poolspec.roi_align(t, b[:3], **kw), (x.detach()[:, :1].clone()
+                                                                                    .requires_grad_(True),))
+    compiled = torch.compile(lambda t, bb: poolspec.roi_align(t, bb, **kw), fullgraph=True, backend="aot_eager",
+                             dynamic=True)
+    xs = x.detach().clone().requires_grad_(True)
+    y = compiled(xs, b)
+    np.testing.assert_allclose(y.detach().numpy(), a["output"], rtol=1e-12, atol=1e-12)
+    y.backward(g.detach())
+    np.testing.assert_allclose(xs.grad.numpy(), a["grad_input"], rtol=1e-12, atol=1e-12)
+
+    class M(torch.nn.Module):
+        def forward(self, t, bb):
+            return poolspec.roi_align(t, bb, **kw)
+
+    program = torch.export.export(M(), (x.detach(), b))
+    assert "poolspec.roi_align.default" in {str(n.target) for n in program.graph.nodes}
+    np.testing.assert_allclose(program.module()(x.detach(), b).numpy(), a["output"], rtol=1e-12, atol=1e-12)
+    batch = torch.stack([x.detach(), 2 * x.detach()])
+    want = torch.stack([poolspec.roi_align(t, b, **kw) for t in batch])
+    torch.testing.assert_close(torch.func.vmap(lambda t: poolspec.roi_align(t, b, **kw))(batch), want)
+    vc = torch.compile(torch.func.vmap(lambda t: poolspec.roi_align(t, b, **kw)), fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(vc(batch), want)
+
+
+def test_jax_jit_grad_vmap():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b, g = (jnp.asarray(a[k]) for k in ("input", "boxes", "grad_output"))
+    f = jax.jit(lambda t: poolspec.roi_align(t, b, **kw))  # concrete boxes: the adaptive grid is read once
+    np.testing.assert_allclose(np.asarray(f(x)), a["output"], rtol=1e-12, atol=1e-12)
+    gx = jax.grad(lambda t: jnp.vdot(poolspec.roi_align(t, b, **kw), g))(x)
+    np.testing.assert_allclose(np.asarray(gx), a["grad_input"], rtol=1e-12, atol=1e-12)
+    batch = jnp.stack([x, 2 * x])
+    np.testing.assert_allclose(np.asarray(jax.vmap(lambda t: poolspec.roi_align(t, b, **kw))(batch)),
+                               np.stack([a["output"], 2 * a["output"]]), rtol=1e-12, atol=1e-12)
+    fixed = dict(kw, sampling_ratio=2)  # a positive ratio works with traced boxes too
+    traced = jax.jit(lambda t, bb: poolspec.roi_align(t, bb, **fixed))(x, b)
+    np.testing.assert_allclose(np.asarray(traced), np.asarray(poolspec.roi_align(x, b, **fixed)), rtol=1e-13)
+    with pytest.raises(ValueError, match="sampling_ratio"):
+        jax.jit(lambda t, bb: poolspec.roi_align(t, bb, **kw))(x, b)
+
+
+def test_torch_func_and_forward_mode():
+    """torch.func's grad, jacrev, jacfwd, jvp and forward-mode AD: the gradient is torchvision's, and the
+    tangents are the op on the tangent (roi_align is linear in x)."""
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as fwAD
+
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b, g = (torch.from_numpy(a[k]) for k in ("input", "boxes", "grad_output"))
+    gx = torch.func.grad(lambda t: (poolspec.roi_align(t, b, **kw) * g).sum())(x)
+    np.testing.assert_allclose(gx.numpy(), a["grad_input"], rtol=1e-12, atol=1e-12)
+    v = torch.randn(x.shape, dtype=x.dtype, generator=torch.Generator().manual_seed(1))
+    want = poolspec.roi_align(v, b, **kw)
+    _, tangent = torch.func.jvp(lambda t: poolspec.roi_align(t, b, **kw), (x,), (v,))
+    torch.testing.assert_close(tangent, want, rtol=1e-12, atol=1e-12)
+    with fwAD.dual_level():
+        dual = poolspec.roi_align(fwAD.make_dual(x, v), b, **kw)
+        torch.testing.assert_close(fwAD.unpack_dual(dual).tangent, want, rtol=1e-12, atol=1e-12)
+    small = x[:1, :2, :6, :6].clone()
+    boxes = torch.tensor([[0, 0.5, 1.0, 4.5, 5.0]], dtype=x.dtype)
+    jr = torch.func.jacrev(lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=-1))(small)
+    jf = torch.func.jacfwd(lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=-1))(small)
+    torch.testing.assert_close(jr, jf, rtol=1e-12, atol=1e-12)
+
+
+def test_jax_forward_mode_and_higher_orders():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    jax.config.update("jax_enable_x64", True)
+    case, a = _torch_case()
+    kw = _call_args(case)
+    x, b = jnp.asarray(a["input"]), jnp.asarray(a["boxes"])
+    v = jnp.asarray(np.random.default_rng(1).standard_normal(a["input"].shape))
+    want = np.asarray(poolspec.roi_align(v, b, **kw))
+    _, tangent = jax.jvp(lambda t: poolspec.roi_align(t, b, **kw), (x,), (v,))
+    np.testing.assert_allclose(np.asarray(tangent), want, rtol=1e-12, atol=1e-12)
+    _, linear = jax.linearize(lambda t: poolspec.roi_align(t, b, **kw), x)
+    np.testing.assert_allclose(np.asarray(linear(v)), want, rtol=1e-12, atol=1e-12)
+    small, boxes = x[:1, :2, :6, :6], jnp.asarray([[0, 0.5, 1.0, 4.5, 5.0]])
+    fn = lambda t: poolspec.roi_align(t, boxes, 2, sampling_ratio=2)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(fn)(small)), np.asarray(jax.jacrev(fn)(small)), rtol=1e-12,
+                               atol=1e-12)
+    hess = jax.hessian(lambda t: jnp.sum(fn(t) ** 2))(small)
+    jac = np.asarray(jax.jacrev(fn)(small)).reshape(-1, small.size)
+    np.testing.assert_allclose(np.asarray(hess).reshape(small.size, small.size), 2 * jac.T @ jac, rtol=1e-10,
+                               atol=1e-12)
