@@ -204,14 +204,20 @@ def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], i
     return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4))
 
 
+def _budget(plan: _Plan) -> int:
+    """Bytes a chunk may take: ``_CHUNK_BYTES``, or the ports' size (x and the output, at 8 bytes a value) where
+    that is larger, so that a large call takes few chunks and its peak stays a small multiple of its ports."""
+    return max(_CHUNK_BYTES, 8 * plan.C * (plan.cells + plan.K * plan.pooled[0] * plan.pooled[1]))
+
+
 def _chunks(plan: _Plan, group: _Group, k: int) -> list[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]]:
-    """The chunks (rois, bin rows, sample rows) of a group of ``k`` rois, each about ``_CHUNK_BYTES`` of taps: whole
+    """The chunks (rois, bin rows, sample rows) of a group of ``k`` rois, each about a budget of taps: whole
     rois where one fits, else rows of bins, else rows of samples of one bin row (a function of the shapes and
-    grids alone, so every call of one plan sums in the same order)."""
+    grids alone, so every call of one plan sums in the same order). The channels are split apart
+    (:func:`_channel_ranges`)."""
     PH, PW, gh, gw = plan.pooled[0], plan.pooled[1], group.gh, group.gw
-    per_tap = _TAP_BYTES + _TAP_CHANNEL_BYTES * max(plan.C, 1)
-    per_row = max(1, PW * gw * 4 * per_tap)  # one sample row of one bin row
-    budget = max(1, _CHUNK_BYTES // per_row)  # sample rows per chunk
+    per_row = max(1, PW * gw * 4 * _TAP_BYTES)  # one sample row of one bin row
+    budget = max(1, _budget(plan) // per_row)  # sample rows per chunk
     out = []
     if budget >= PH * gh:
         step = budget // (PH * gh)
@@ -223,6 +229,18 @@ def _chunks(plan: _Plan, group: _Group, k: int) -> list[tuple[tuple[int, int], t
         else:
             out += [((r, r + 1), (p, p + 1), (a, min(a + budget, gh))) for p in range(PH) for a in range(0, gh, budget)]
     return out
+
+
+def _channel_ranges(plan: _Plan, taps: int) -> list[tuple[int, int]]:
+    """The channels of one chunk of ``taps`` taps, in ranges whose reads and products fit the budget (all of
+    them at once where they fit: the usual call is one chunk of taps and one range of channels)."""
+    step = max(1, _budget(plan) // max(1, taps * _TAP_CHANNEL_BYTES))
+    return [(c, min(c + step, plan.C)) for c in range(0, plan.C, step)] or [(0, 0)]
+
+
+def _concat(xp: Any, parts: list[Any]) -> Any:
+    """Channel ranges' results, in order, along the first axis."""
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
 def _group_rois(xp: Any, rois: Any, group: _Group) -> Any:
@@ -266,8 +284,10 @@ def forward(plan: _Plan, x: Any, rois: Any) -> Any:
         pieces, acc = [], None
         for ks, ps, iys in _chunks(plan, group, k):
             cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
-            vals = max_select(Cells(plan.cells, cells.shape[1]), planes, cells)
-            part = xp.sum(xp.reshape(vals, (C,) + tuple(w.shape)) * w, axis=-1)  # (C, k, p, PW)
+            reads = Cells(plan.cells, cells.shape[1])
+            part = _concat(xp, [xp.sum(xp.reshape(max_select(reads, planes[c0:c1, :], cells), (c1 - c0,)
+                                                  + tuple(w.shape)) * w, axis=-1)  # (c, k, p, PW)
+                                for c0, c1 in _channel_ranges(plan, cells.shape[1])])
             if iys != (0, group.gh) or acc is not None:  # a bin row's samples in several chunks: their sums added
                 acc = part if acc is None else acc + part
                 if iys[1] < group.gh:
@@ -316,13 +336,17 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
         for ks, ps, iys in _chunks(plan, group, gr.shape[0]):
             cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
             gk = gg[:, ks[0]:ks[1], ps[0]:ps[1], :]
-            # torchvision's (g * w) / count per tap
-            spread = xp.reshape(_divide(xp, xp.expand_dims(gk, axis=-1) * w, count), (C, -1))
             routes = Cells(plan.cells, cells.shape[1])
-            if into is not None:
-                routes.route(spread, cells, into=into)
-            else:
-                part = max_backward(routes, spread, cells, primal=x)
+            parts = []
+            for c0, c1 in _channel_ranges(plan, cells.shape[1]):
+                # torchvision's (g * w) / count per tap
+                spread = xp.reshape(_divide(xp, xp.expand_dims(gk[c0:c1, ...], axis=-1) * w, count), (c1 - c0, -1))
+                if into is not None:
+                    routes.route(spread, cells, into=into[c0:c1, :])
+                else:
+                    parts.append(max_backward(routes, spread, cells, primal=x))
+            if into is None:
+                part = _concat(xp, parts)
                 total = part if total is None else total + part
     if total is None:  # nothing sampled: zeros, still a function of g (and x) for autodiff
         total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
