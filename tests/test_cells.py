@@ -191,3 +191,26 @@ def test_torch_meta_tensors_take_the_scan() -> None:
     g = torch.empty(2, 3, 500, device="meta")
     idx = torch.empty(2, 1, 500, dtype=torch.int64, device="meta")
     assert Cells(40, 500).route(g, idx).shape == (2, 3, 40)
+
+
+@pytest.mark.parametrize("name", ["numpy", "torch"])
+@pytest.mark.parametrize("P,K", [(3000, 2000), (400, 2000)], ids=["runs", "cells"])
+def test_scanning_only_the_busy_cells_reads_gives_the_same_bits(name: str, P: int, K: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few cells read far more than _RANKS times among many read a few times (one index row shared by the
+    planes, as roi_align's taps): the scan over those cells' reads alone gives the bits of the scan over all."""
+    backend = _backend(name)
+    rng = np.random.default_rng(11)
+    idx = np.where(rng.random((1, 1, K)) < 0.15, rng.integers(0, 3, (1, 1, K)), rng.integers(0, P + 1, (1, 1, K)))
+    g = rng.standard_normal((2, 4, K))
+    counts = np.bincount(idx.ravel(), minlength=P + 1)[:P]
+    assert counts.max() > cells_mod._RANKS and counts[counts > cells_mod._RANKS].sum() < K / 2
+    calls = []
+    real = cells_mod._only_many
+    monkeypatch.setattr(cells_mod, "_only_many", lambda *a: calls.append(1) or real(*a))
+    few = _run(backend, P, K, g, idx)
+    assert calls
+    monkeypatch.setattr(cells_mod, "_only_many", lambda *a: None)
+    every = _run(backend, P, K, g, idx)
+    assert few.tobytes() == every.tobytes()
+    np.testing.assert_allclose(few, reference(g, idx, P), rtol=1e-12, atol=1e-12)

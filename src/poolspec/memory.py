@@ -50,6 +50,7 @@ class MemoryCase:
     args: dict[str, Any] = field(hash=False)
     ports: dict[str, tuple[int, ...]] = field(default_factory=dict, hash=False)  # other array inputs' shapes
     dtype: str = "float32"
+    flags: tuple[str, ...] = ()  # the catalogue's flags that steer a family's input synthesis (roi_align's boxes)
 
 
 def _maxpool(key: str, n: int, shape: tuple[int, ...], **args: Any) -> MemoryCase:
@@ -142,6 +143,20 @@ CASES = [
                dict(kernel_size=100, output_size=300), {"samples": (1, 1, 2)}),
     MemoryCase("fractional_max_pool3d k16 -> 40^3", "fractional_max_pool3d", (1, 1, 100, 100, 100),
                dict(kernel_size=16, output_size=40), {"samples": (1, 1, 3)}),
+    # a detector's many boxes on a large map, and boxes past the whole map with adaptive sampling (thousands of
+    # samples per bin: fewer boxes and channels, the same chunks)
+    MemoryCase("roi_align 256x400^2, 1000 boxes -> 7x7 s2", "roi_align", (1, 256, 400, 400),
+               dict(output_size=7, spatial_scale=1.0, sampling_ratio=2, aligned=True), {"boxes": (1000, 5)},
+               flags=("boxes_mixed", "aligned")),
+    MemoryCase("roi_align 256x400^2, 1000 boxes -> 14x14 s2", "roi_align", (1, 256, 400, 400),
+               dict(output_size=14, spatial_scale=1.0, sampling_ratio=2, aligned=False), {"boxes": (1000, 5)},
+               flags=("boxes_mixed",)),
+    MemoryCase("roi_align 16x400^2, whole-map boxes -> 7x7 adaptive", "roi_align", (1, 16, 400, 400),
+               dict(output_size=7, spatial_scale=1.0, sampling_ratio=0, aligned=False), {"boxes": (8, 5)},
+               flags=("boxes_large",)),
+    MemoryCase("roi_align 16x400^2, whole-map boxes -> 14x14 adaptive", "roi_align", (1, 16, 400, 400),
+               dict(output_size=14, spatial_scale=1.0, sampling_ratio=0, aligned=True), {"boxes": (8, 5)},
+               flags=("boxes_large", "aligned")),
 ]
 
 BY_KEY = {c.key: c for c in CASES}
@@ -150,7 +165,7 @@ BY_KEY = {c.key: c for c in CASES}
 def _golden(case: MemoryCase) -> Any:
     from .conformance.catalogue import GoldenCase
 
-    return GoldenCase(f"memory-{case.op}", case.op, case.shape, case.args, ("memory",), case.dtype,
+    return GoldenCase(f"memory-{case.op}", case.op, case.shape, case.args, ("memory",) + case.flags, case.dtype,
                       ports=case.ports)
 
 

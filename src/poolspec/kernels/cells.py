@@ -250,13 +250,18 @@ class Cells:
         out = _gather(xp, x, safe, lead)
         return xp.where(inside, out, xp.zeros((), dtype=out.dtype, **on(out)))
 
-    def route(self, g: Any, idx: Any, into: Any = None) -> Any:
+    def sort(self, idx: Any) -> tuple[Any, Any]:
+        """The sorted reads of ``idx`` (each row's keys and order), for a caller that routes several ``g`` read
+        at the same ``idx`` (``route(..., presorted=)``): one sort for all of them."""
+        return _sort_rows(namespace(idx), xp_reshape(idx, self.taps), 0, self.cells)
+
+    def route(self, g: Any, idx: Any, into: Any = None, presorted: tuple[Any, Any] | None = None) -> Any:
         """The transpose of :meth:`select`: (..., K) -> (..., P), each cell the sum of what read it. ``into``
         (NumPy, CuPy or torch outside autograd; the result's shape): each cell's sum is added to it in place
         and it is returned, so a caller routing its reads a chunk at a time touches only the cells a chunk
-        reads."""
+        reads. ``presorted``: :meth:`sort` of this ``idx``."""
         if into is not None:
-            return self._route_into(g, idx, into)
+            return self._route_into(g, idx, into, presorted)
         xp = namespace(g)
         P, K = self.cells, self.taps
         lead = _lead(g.shape[:-1], idx.shape[:-1])
@@ -268,7 +273,7 @@ class Cells:
             cell = xp.reshape(xp.arange(P, dtype=idx.dtype, device=device(idx)), (P, 1))
             hit = idx[..., None, :] == cell  # (..., P, K)
             return xp.sum(xp.where(hit, g[..., None, :], xp.zeros((), dtype=g.dtype, **on(g))), axis=-1)
-        keys, order = _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
+        keys, order = presorted if presorted is not None else _sort_rows(xp, xp.reshape(idx, (rows, K)), 0, P)
         symbolic = is_symbolic(idx) or is_symbolic(g)
         if symbolic or _SCAN_ALL(g):
             # no values to branch on; or each operation a launch: the doubling scan for every cell (log2 of the
@@ -293,7 +298,7 @@ class Cells:
                          lead, rows_shape)
 
 
-    def _route_into(self, g: Any, idx: Any, into: Any) -> Any:
+    def _route_into(self, g: Any, idx: Any, into: Any, presorted: tuple[Any, Any] | None) -> Any:
         xp = namespace(g)
         P, K = self.cells, self.taps
         lead = _lead(g.shape[:-1], idx.shape[:-1])
@@ -301,9 +306,10 @@ class Cells:
         if K == 0 or P == 0 or math.prod(lead) == 0:
             return into
         if P * K <= _MATCH or K >= _RUNS * P or is_symbolic(idx) or is_symbolic(g):
-            into += self.route(g, idx)
+            into += self.route(g, idx, presorted=presorted)
             return into
-        keys, order = _sort_rows(xp, xp.reshape(idx, (math.prod(rows_shape), K)), 0, P)
+        keys, order = presorted if presorted is not None else \
+            _sort_rows(xp, xp.reshape(idx, (math.prod(rows_shape), K)), 0, P)
         ukeys, start, count, inside = _runs(xp, keys, P)
         if ukeys.shape[-1]:
             sums = _sum_runs(xp, g, keys, order, start, count, inside, lead, rows_shape)
@@ -312,6 +318,11 @@ class Cells:
             at = at[ok]
             flat[at] = flat[at] + xp.reshape(sums, (-1,))[ok]  # each cell once: a gather, an add, a write
         return into
+
+
+def xp_reshape(idx: Any, taps: int) -> Any:
+    """``idx`` (..., K) as rows (R, K)."""
+    return namespace(idx).reshape(idx, (-1, taps))
 
 
 def _flat_cells(xp: Any, ukeys: Any, P: int, lead: tuple[int, ...], rows_shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -332,8 +343,12 @@ def _sum_runs(xp: Any, g: Any, keys: Any, order: Any, start: Any, count: Any, in
         return xp.zeros(lead + (W,), dtype=g.dtype, device=device(g))
     out = many = None
     if longest > _RANKS:  # cells read often: the scan (only they take its values)
-        out = _scan(xp, g, keys, order, start + count, count, longest, lead, rows_shape)
         many = count > _RANKS
+        few = _only_many(xp, keys, order, start, count, many)
+        if few is None:
+            out = _scan(xp, g, keys, order, start + count, count, longest, lead, rows_shape)
+        else:
+            out = _scan(xp, g, few[0], few[1], few[2], few[3], longest, lead, rows_shape)
         count = xp.where(many, xp.zeros((), dtype=count.dtype, **on(count)), count)
         longest = int(xp.max(count))
         if longest == 0:
@@ -342,6 +357,29 @@ def _sum_runs(xp: Any, g: Any, keys: Any, order: Any, start: Any, count: Any, in
     if out is None:
         return ranked
     return xp.where(xp.reshape(many, rows_shape + (W,)), out, ranked)
+
+
+def _only_many(xp: Any, keys: Any, order: Any, start: Any, count: Any, many: Any) -> tuple[Any, Any, Any, Any] | None:
+    """The sorted reads of the runs in ``many`` alone, for one row of reads: (keys, order, each run's end among
+    them, its count: 0 for the others), so that the scan passes over those reads only; None for several rows,
+    or where they are most of the reads (the scan over all of them is then as cheap). A run's reads keep their
+    order and their places relative to each other, so the scan gives each the same bits."""
+    R, K = keys.shape
+    if R != 1:
+        return None
+    itype, dev = keys.dtype, device(keys)
+    kept = xp.where(many, count, xp.zeros((), dtype=count.dtype, **on(count)))
+    if 2 * int(xp.sum(kept)) > K:
+        return None
+    pos = xp.reshape(xp.arange(K, dtype=itype, device=dev), (1, K))
+    run = _search_rows(xp, start, pos + 1) - 1  # the last run starting at or before each read
+    run = xp.maximum(run, xp.zeros((), dtype=itype, **on(run)))
+    member = _gather(xp, xp.astype(many, xp.int8), run, (1,)) == 1
+    member = member & (pos < _gather(xp, start + count, run, (1,)))
+    (at,) = xp.nonzero(member[0, ...])
+    at = xp.reshape(xp.astype(at, itype), (1, -1))
+    end = xp.cumulative_sum(kept, axis=-1)
+    return _gather(xp, keys, at, (1,)), _gather(xp, order, at, (1,)), end, kept
 
 
 def _runs(xp: Any, keys: Any, P: int) -> tuple[Any, Any, Any, int]:
