@@ -215,3 +215,70 @@ def test_jax_forward_mode_and_higher_orders():
     jac = np.asarray(jax.jacrev(fn)(small)).reshape(-1, small.size)
     np.testing.assert_allclose(np.asarray(hess).reshape(small.size, small.size), 2 * jac.T @ jac, rtol=1e-10,
                                atol=1e-12)
+
+
+def _box_configs(n: int, seed: int):
+    """Random calls with boxes of every kind off the quarter grid (away from the rules' steps), aligned both ways,
+    adaptive and fixed sampling ratios."""
+    from poolspec.families.roi_align.conformance import _KINDS, _boxes
+
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < n:
+        N, C, H, W = (int(rng.integers(a, b)) for a, b in ((1, 3), (1, 4), (2, 10), (2, 10)))
+        K, size = int(rng.integers(1, 5)), (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        aligned, scale = bool(rng.random() < 0.5), float(rng.choice([1.0, 0.5]))
+        kw = dict(spatial_scale=scale, sampling_ratio=int(rng.choice([-1, 0, 1, 2])), aligned=aligned)
+        boxes = _boxes(rng, tuple(k for k in _KINDS if k != "negative"), K, N, H, W, scale, aligned)
+        boxes[:, 1:] += rng.uniform(-0.1, 0.1, (K, 4))
+        out.append((rng.standard_normal((N, C, H, W)), boxes, rng.standard_normal((K, C) + size), size, kw))
+    return out
+
+
+def test_boxes_gradient_matches_finite_differences(backend):
+    """roi_align_boxes_backward against central differences of the forward (torchvision's numbers, checked
+    above): the derivative of what torchvision computes, which torchvision itself does not give."""
+    for x, boxes, g, size, kw in _box_configs(6 if backend.name in ("numpy", "torch") else 2, 3):
+        got = backend.to_numpy(poolspec.roi_align_boxes_backward(backend.asarray(g), backend.asarray(x),
+                                                                backend.asarray(boxes), size, **kw))
+        want = np.zeros_like(boxes)
+        for k, j in np.ndindex(boxes.shape[0], 4):
+            e = np.zeros_like(boxes)
+            e[k, j + 1] = 1e-7
+            want[k, j + 1] = float(np.sum((poolspec.roi_align(x, boxes + e, size, **kw)
+                                           - poolspec.roi_align(x, boxes - e, size, **kw)) * g)) / 2e-7
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert got.dtype == boxes.dtype and not got[:, 0].any()
+
+
+def test_boxes_gradient_is_torchs_and_jaxs_autodiff():
+    """torch autograd (eager and under torch.compile, whose node calls the explicit backward) and jax.grad give
+    roi_align_boxes_backward's values; repeated calls give its bits; a list of boxes gets a list back."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    for x, boxes, g, size, kw in _box_configs(12, 4):
+        want = poolspec.roi_align_boxes_backward(g, x, boxes, size, **kw)
+        assert len({poolspec.roi_align_boxes_backward(g, x, boxes, size, **kw).tobytes() for _ in range(5)}) == 1
+        b = torch.tensor(boxes, requires_grad=True)
+
+        def f(b, x=x, size=size, kw=kw):
+            return poolspec.roi_align(torch.tensor(x), b, size, **kw)
+
+        y = f(b)
+        got = torch.autograd.grad(y, b, torch.tensor(g))[0] if y.requires_grad else torch.zeros_like(b)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
+        if kw["sampling_ratio"] > 0:
+            jg = jax.grad(lambda b, x=x, g=g, size=size, kw=kw: (poolspec.roi_align(jax.numpy.asarray(x), b, size, **kw)
+                                                                  * g).sum())(jax.numpy.asarray(boxes))
+            np.testing.assert_allclose(np.asarray(jg), want, rtol=1e-10, atol=1e-12)
+    x, boxes, g, size, kw = _box_configs(1, 5)[0]
+    b = torch.tensor(boxes, requires_grad=True)
+    compiled = torch.compile(lambda b: poolspec.roi_align(torch.tensor(x), b, size, **kw), fullgraph=True,
+                             backend="aot_eager")
+    y = compiled(b)
+    np.testing.assert_allclose(torch.autograd.grad(y, b, torch.tensor(g))[0].numpy(),
+                               poolspec.roi_align_boxes_backward(g, x, boxes, size, **kw), rtol=1e-12, atol=1e-12)
+    per = [boxes[boxes[:, 0] == i, 1:] for i in range(x.shape[0])]
+    listed = poolspec.roi_align_boxes_backward(g[np.argsort(boxes[:, 0], kind="stable")], x, per, size, **kw)
+    assert isinstance(listed, list) and [p.shape for p in listed] == [p.shape for p in per]

@@ -48,7 +48,7 @@ def resolve(op: str, x: Any, ports: Mapping[str, Any] | None = None, **arguments
     if hit is not None:
         return hit
     given = {k: v for k, v in (ports or {}).items() if v is not None}
-    c = card(op.removesuffix("_backward"))
+    c = _card_of(op)
     xp = namespace(x, *given.values(), names=("x", *given), op=op)
     dtype = dtype_name(xp, x.dtype)
     shapes = {a.name: tuple(given[a.name].shape) if a.name in given else None for a in c.arguments if a.like}
@@ -59,6 +59,16 @@ def resolve(op: str, x: Any, ports: Mapping[str, Any] | None = None, **arguments
     if key is not None and len(_RESOLVED) < _RESOLVED_MAX:
         _RESOLVED[key] = out
     return out
+
+
+def _card_of(op: str) -> Any:
+    """The card of a public function: its own, or its forward's (``max_pool2d_backward``: the longest card name
+    the function's name starts with, as ``roi_align_boxes_backward``)."""
+    from .spec import cards
+
+    name = op.removesuffix("_backward")
+    names = [c.name for c in cards() if name == c.name or name.startswith(c.name + "_")]
+    return card(max(names, key=len) if names else name)
 
 
 def check_like(op: str, xp: Any, name: str, a: Any, like_name: str, like: Any) -> None:

@@ -56,10 +56,12 @@ class Gradient:
     notes: str = ""
     # the array arguments the backward differentiates, in the order it returns their gradients (empty: the first)
     wrt: tuple[str, ...] = ()
+    # further explicit VJPs, w.r.t. ports the backward does not differentiate (roi_align's boxes)
+    others: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"backward": self.backward, "torch": list(self.torch), "jax": list(self.jax),
-                "notes": self.notes, "wrt": list(self.wrt)}
+                "notes": self.notes, "wrt": list(self.wrt), "others": list(self.others)}
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,8 @@ def page(card: Card, deviations: list[dict[str, Any]]) -> str:
               f"::: poolspec.{card.name}", ""]
     if g.backward:
         lines += [f"::: poolspec.{g.backward}", ""]
+    for other in g.others:
+        lines += [f"::: poolspec.{other}", ""]
     return "\n".join(lines)
 
 

@@ -41,6 +41,14 @@ def roi_align_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.
     return g.fresh(out.contiguous(), grad_output, x, boxes)
 
 
+@torch.library.custom_op("poolspec::roi_align_boxes_backward", mutates_args=())
+def roi_align_boxes_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+                             sizes: list[int]) -> torch.Tensor:
+    """``poolspec.roi_align_boxes_backward(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."""
+    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **_arguments(spec, sizes))
+    return g.fresh(out.contiguous(), grad_output, x, boxes)
+
+
 def _resolved(x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any], op: str) -> tuple[Any, ...]:
     """The output shape by the card, K and x's batch and channels kept symbolic; the eager checks of dtype and
     device."""
@@ -63,8 +71,17 @@ def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-# derivatives: the op's is its explicit backward (a node); the backward's, w.r.t. grad_output, is the op (it is
-# linear in grad_output and its transpose is the forward's gather); w.r.t. x it is zero; boxes get none
+@roi_align_boxes_backward.register_fake
+def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+    op = "roi_align_boxes_backward"
+    g.check_grad(op, grad_output, _resolved(x, boxes, _arguments(spec, sizes), op), like=x)
+    return torch.empty_like(boxes, memory_format=torch.contiguous_format)
+
+
+# derivatives: the op's are its explicit backwards (nodes: w.r.t. x, and w.r.t. the boxes where they require it);
+# the input backward's, w.r.t. grad_output, is the op (it is linear in grad_output and its transpose is the
+# forward's gather); w.r.t. x it is zero; the boxes' gradient is not differentiated again (its node has no
+# derivative: torch says so if asked)
 
 def _context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     x, boxes, ctx.spec, ctx.sizes = inputs
@@ -73,7 +90,9 @@ def _context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
 
 def _vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     x, boxes = ctx.saved_tensors
-    return roi_align_backward(grad, x, boxes, ctx.spec, ctx.sizes), None, None, None
+    gx = roi_align_backward(grad, x, boxes, ctx.spec, ctx.sizes) if ctx.needs_input_grad[0] else None
+    gb = roi_align_boxes_backward(grad, x, boxes, ctx.spec, ctx.sizes) if ctx.needs_input_grad[1] else None
+    return gx, gb, None, None
 
 
 def _backward_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:

@@ -20,9 +20,9 @@ from ..._compat import (
 from ..._types import Array
 from ...autodiff import compose, graph_node, in_graph
 from ...spec._rules import fail
-from .sampling import _Plan, backward, boxes_on_host, forward, host_grids, plan
+from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
-__all__ = ["roi_align", "roi_align_backward"]
+__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward"]
 
 
 def _rois(op: str, x: Any, boxes: Any) -> Any:
@@ -215,6 +215,83 @@ def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: in
     gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
     out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                             spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False) -> Any:
+    """The gradient of :func:`roi_align` w.r.t. ``boxes`` for the cotangent ``grad_output`` (torchvision has none).
+
+    Each sample sits at start + (bin + (i + 0.5) / grid) * size / output_size, so it moves linearly with both ends
+    of its roi, and each tap weight linearly with the sample: the gradient sums, per tap, the cotangent times the
+    value read times the weight's derivative, over count. Where a rule holds a sample still (a sample at y <= 0
+    or y >= H - 1, or read as 0 outside the image; a roi size clamped to 1 without ``aligned``: its end), it
+    contributes nothing; the sample grid and count are constants (their steps, like the floor of a tap, have no
+    derivative); the batch index gets 0. torch and JAX give the same through autodiff of :func:`roi_align`.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent (K, C, PH, PW); x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W).
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+    aligned : bool, default False
+        The forward's aligned.
+
+    Returns
+    -------
+    array or list of array
+        The gradient in the boxes' form: (K, 5) with 0 for the batch index, or a list of (L, 4) arrays.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`roi_align`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If the dtypes or libraries of the arrays differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)  # x[y, x] = 4 y + x
+    >>> g = poolspec.roi_align_boxes_backward(np.ones((1, 1, 1, 1)), x, np.array([[0, 0.5, 0.5, 2.5, 2.5]]), 1,
+    ...                                       sampling_ratio=1)
+    >>> g.ravel().tolist()  # the sample moves half as far as either end: 1/2 and 4/2 per unit
+    [0.0, 0.5, 2.0, 0.5, 2.0]
+    """
+    op = "roi_align_boxes_backward"
+    args = _args(output_size, spatial_scale, sampling_ratio, aligned)
+    rois = _rois(op, x, boxes)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args)
+    if not dtype.startswith(("float", "bfloat")):
+        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
+    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):  # a sum over every channel and cell: one task, lazily
+        import dask
+        import dask.array as da
+
+        task = dask.delayed(lambda gv, xv, bv: roi_align_boxes_backward(gv, xv, bv, **args))(grad_output, x, rc)
+        out = da.from_delayed(task, shape=(p.K, 5), dtype=rc.dtype, meta=np.empty((0, 0), dtype=rc.dtype))
+    else:
+        gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
+        out = boxes_backward(p, gc, xc, rc)
+        out = out if out.dtype == rois.dtype else xp.astype(out, rois.dtype)
+    if not isinstance(boxes, (list, tuple)):
+        return out
+    parts, at = [], 0
+    for b in boxes:
+        parts.append(out[at:at + b.shape[0], 1:])
+        at += b.shape[0]
+    return parts
 
 
 def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:

@@ -149,10 +149,12 @@ def _divide(xp: Any, a: Any, d: float) -> Any:
     return a / d
 
 
-def _axis(xp: Any, start: Any, size: Any, grid: int, p: Any, i: Any, L: int) -> tuple[Any, Any, Any, Any, Any]:
-    """One axis of samples (k, P, G): low and high taps (float), their weights, and whether the sample is read."""
+def _axis(xp: Any, start: Any, size: Any, grid: int, p: Any, i: Any, L: int) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """One axis of samples (k, P, G): low and high taps (float), their weights, whether the sample is read, and
+    whether it moves with the roi (read, and held by neither clamp: y <= 0 and y >= H - 1 pin it)."""
     c = (start + _product(p * size)) + _divide(xp, _product(i * size), float(grid))
     valid = (c >= -1.0) & (c <= float(L))  # y < -1 or y > H reads 0
+    free = valid & (c > 0)
     c = xp.where(c <= 0, xp.zeros_like(c), c)
     low = xp.floor(c)
     top = low >= L - 1
@@ -160,12 +162,25 @@ def _axis(xp: Any, start: Any, size: Any, grid: int, p: Any, i: Any, L: int) -> 
     c = xp.where(top, low, c)
     high = xp.where(top, low, low + 1)
     lw = c - low
-    return low, high, 1 - lw, lw, valid
+    return low, high, 1 - lw, lw, valid, free & ~top
 
 
-def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], iy: tuple[int, int]) -> tuple[Any, Any]:
+def _moves(xp: Any, free: Any, p: Any, i: Any, grid: int, pooled: int, scale: float, clamped: Any) -> tuple[Any, Any]:
+    """How far a sample moves per unit of the roi's start and end coordinate (k, P, G): its place is start +
+    (p + i / grid) * size / pooled with size = end - start, unless the size is clamped to 1 (then it moves with
+    the start alone), and 0 where a clamp holds it."""
+    t = (p + i / float(grid)) / float(pooled)
+    zero = xp.zeros_like(t)
+    d_end = xp.where(clamped, zero, t * scale)
+    d_start = xp.where(clamped, zero + scale, (1 - t) * scale)
+    return xp.where(free, d_start, zero), xp.where(free, d_end, zero)
+
+
+def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], iy: tuple[int, int],
+          derivatives: bool = False) -> Any:
     """The flat cells (1, m) and weights (k, p, PW, s, 4) of rois (k, 5) at bin rows ``ph`` and sample rows ``iy``
-    (ranges), taps in torchvision's order: bin row, bin column, sample row, sample column, tap."""
+    (ranges), taps in torchvision's order: bin row, bin column, sample row, sample column, tap; with
+    ``derivatives``, also each weight's derivative w.r.t. x1, y1, x2, y2 (a list of four)."""
     H, W = plan.H, plan.W
     PW, gh, gw = plan.pooled[1], group.gh, group.gw
     dt, dev = rois.dtype, device(rois)
@@ -174,6 +189,7 @@ def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], i
     r = [xp.reshape(rois[:, j], (-1, 1, 1)) for j in range(5)]
     sx, sy = _product(r[1] * scale) - off, _product(r[2] * scale) - off
     w, h = (_product(r[3] * scale) - off) - sx, (_product(r[4] * scale) - off) - sy
+    raw_w, raw_h = w, h
     if not plan.aligned:
         w, h = xp.maximum(w, xp.ones_like(w)), xp.maximum(h, xp.ones_like(h))
     bh, bw = _divide(xp, h, float(plan.pooled[0])), _divide(xp, w, float(PW))
@@ -183,8 +199,9 @@ def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], i
         shape[at] = b - a
         return xp.reshape(xp.arange(a, b, dtype=dt, device=dev) + shift, tuple(shape))
 
-    yl, yh, hy, ly, vy = _axis(xp, sy, bh, gh, ar(*ph, 0.0, 1), ar(*iy, 0.5, 2), H)
-    xl, xh, hx, lx, vx = _axis(xp, sx, bw, gw, ar(0, PW, 0.0, 1), ar(0, gw, 0.5, 2), W)
+    py, iy_, px, ix = ar(*ph, 0.0, 1), ar(*iy, 0.5, 2), ar(0, PW, 0.0, 1), ar(0, gw, 0.5, 2)
+    yl, yh, hy, ly, vy, fy = _axis(xp, sy, bh, gh, py, iy_, H)
+    xl, xh, hx, lx, vx, fx = _axis(xp, sx, bw, gw, px, ix, W)
     k, p, s = yl.shape[0], yl.shape[1], yl.shape[2]
 
     def Y(a: Any) -> Any:  # (k, p, 1, s, 1, 1)
@@ -201,7 +218,20 @@ def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], i
     weights = xp.concat([Y(hy) * X(hx), Y(hy) * X(lx), Y(ly) * X(hx), Y(ly) * X(lx)], axis=-1)
     cells = xp.reshape(batch, (k, 1, 1, 1, 1, 1)) * (H * W) + xp.astype(rows, itype) * W + xp.astype(cols, itype)
     cells = xp.where(inside, cells, xp.full_like(cells, plan.cells))  # outside: reads 0, routes nowhere
-    return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4))
+    if not derivatives:
+        return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4))
+    # each tap's weight per unit of x1, y1, x2, y2: d(w)/d(y) = -hx, -lx, hx, lx; d(w)/d(x) = -hy, hy, -ly, ly
+    if plan.aligned:
+        cw = ch = xp.zeros(w.shape, dtype=xp.bool, device=dev)
+    else:
+        cw, ch = raw_w < 1, raw_h < 1
+    y1, y2 = _moves(xp, fy, py, iy_, gh, plan.pooled[0], plan.scale, ch)
+    x1, x2 = _moves(xp, fx, px, ix, gw, PW, plan.scale, cw)
+    dy = xp.concat([-X(hx), -X(lx), X(hx), X(lx)], axis=-1)
+    dx = xp.concat([-Y(hy), Y(hy), -Y(ly), Y(ly)], axis=-1)
+    moves = [dx * X(x1), dy * Y(y1), dx * X(x2), dy * Y(y2)]
+    moves = [xp.reshape(xp.where(inside, m, xp.zeros_like(m)), (k, p, PW, s * gw * 4)) for m in moves]
+    return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4)), moves
 
 
 def _budget(plan: _Plan) -> int:
@@ -357,3 +387,47 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     elif isinstance(out, np.ndarray):
         out = np.ascontiguousarray(out)
     return out
+
+
+def boxes_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
+    """The gradient w.r.t. the boxes (K, 5) for the cotangent g (K, C, PH, PW): per tap, the cotangent times the
+    value read, summed over channels, times the tap weight's derivative w.r.t. each coordinate, over count; the
+    batch index gets 0. The sample grids and counts are constants (their steps have no derivative)."""
+    xp = namespace(x)
+    PH, PW = plan.pooled
+    planes = _planes(xp, x)
+    gc = xp.permute_dims(g, (1, 0, 2, 3))  # (C, K, PH, PW)
+    parts = []
+    for group in plan.groups:
+        gr = _group_rois(xp, rois, group)
+        k = gr.shape[0]
+        if group.gh * group.gw == 0 or k == 0 or PH * PW == 0:
+            parts.append(xp.zeros((k, 4), dtype=x.dtype, device=device(x)))
+            continue
+        gg = gc if group.rois is None else xp.take(
+            gc, xp.asarray(np.array(group.rois, dtype=np.int64), device=device(g)), axis=1)
+        count = float(group.gh * group.gw)
+        sums: dict[tuple[int, int], Any] = {}
+        for ks, ps, iys in _chunks(plan, group, k):
+            cells, w, moves = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys, derivatives=True)
+            reads = Cells(plan.cells, cells.shape[1])
+            gk = gg[:, ks[0]:ks[1], ps[0]:ps[1], :]
+            pull = None  # per tap, sum over channels of cotangent x value read: (k, p, PW, T)
+            for c0, c1 in _channel_ranges(plan, cells.shape[1]):
+                v = xp.reshape(untracked_select(reads, planes[c0:c1, :], cells), (c1 - c0,) + tuple(w.shape))
+                part = xp.sum(v * xp.expand_dims(gk[c0:c1, ...], axis=-1), axis=0)
+                pull = part if pull is None else pull + part
+            per = xp.stack([xp.sum(xp.reshape(pull * m, (m.shape[0], -1)), axis=-1) for m in moves], axis=-1)
+            sums[ks] = per if ks not in sums else sums[ks] + per
+        rows = xp.concat([sums[ks] for ks in sorted(sums)], axis=0) if len(sums) > 1 else next(iter(sums.values()))
+        parts.append(_divide(xp, rows, count))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)  # (K, 4) in group order
+    if plan.order is not None:
+        idx = xp.asarray(np.array(plan.order, dtype=np.int64), device=device(out))
+        out = xp.take(out, idx, axis=0)
+    return xp.concat([xp.zeros((plan.K, 1), dtype=out.dtype, device=device(out)), out], axis=1)
+
+
+def untracked_select(reads: Cells, planes: Any, cells: Any) -> Any:
+    """The values read (no autodiff binding: the box gradient is a value, not differentiated again)."""
+    return reads.select(planes, cells)
