@@ -112,18 +112,17 @@ def jax_roi_align(x: Any, boxes: Any, P: int, spatial_scale: float, sampling_rat
 
     yl, yh, hy, ly, vy = axis(ys, H)
     xl, xh, hx, lx, vx = axis(xs, W)
-    img = x[b]  # (K, C, H, W): each roi's image (a gather of whole planes, as such ports do)
+    xt = jnp.transpose(x, (0, 2, 3, 1))  # (N, H, W, C): a tap reads a row of channels
 
-    def tap(yi: Any, xi: Any) -> Any:  # (K, C, P * s, P * s)
-        return jnp.take_along_axis(jnp.take_along_axis(img, yi[:, None, :, None], axis=2),
-                                   xi[:, None, None, :], axis=3)
+    def tap(yi: Any, xi: Any) -> Any:  # (K, P * s, P * s, C)
+        return xt[b[:, None, None], yi[:, :, None], xi[:, None, :]]
 
-    wy = lambda a: (a * vy)[:, None, :, None]  # noqa: E731
-    wx = lambda a: (a * vx)[:, None, None, :]  # noqa: E731
+    wy = lambda a: (a * vy)[:, :, None, None]  # noqa: E731
+    wx = lambda a: (a * vx)[:, None, :, None]  # noqa: E731
     val = (wy(hy) * wx(hx) * tap(yl, xl) + wy(hy) * wx(lx) * tap(yl, xh) + wy(ly) * wx(hx) * tap(yh, xl)
            + wy(ly) * wx(lx) * tap(yh, xh))
     K = boxes.shape[0]
-    return val.reshape(K, C, P, s, P, s).mean(axis=(3, 5))
+    return jnp.transpose(val.reshape(K, P, s, P, s, C).mean(axis=(2, 4)), (0, 3, 1, 2))
 
 
 def jax_rows(x: np.ndarray, boxes: np.ndarray, sizes: tuple[int, ...], kw: dict[str, Any],
@@ -138,8 +137,13 @@ def jax_rows(x: np.ndarray, boxes: np.ndarray, sizes: tuple[int, ...], kw: dict[
         mine_f = jax.jit(lambda x, b, P=P: poolspec.roi_align(x, b, P, **kw))
         diff = float(jnp.abs(peer_f(xj, bj) - mine_f(xj, bj)).max())
         gy = jnp.ones(peer_f(xj, bj).shape, xj.dtype)
-        peer_b = jax.jit(lambda x, b, f=peer_f, gy=gy: jax.vjp(lambda t: f(t, b), x)[1](gy))
-        mine_b = jax.jit(lambda x, b, f=mine_f, gy=gy: jax.vjp(lambda t: f(t, b), x)[1](gy))
+        def both(f: Any, gy: Any = gy) -> Any:  # the output and the gradient: XLA may not drop the forward
+            def run(x: Any, b: Any) -> Any:
+                y, vjp = jax.vjp(lambda t: f(t, b), x)
+                return y, vjp(gy)
+            return jax.jit(run)
+
+        peer_b, mine_b = both(peer_f), both(mine_f)
         for phase, pf, mf in (("forward", peer_f, mine_f), ("forward+backward", peer_b, mine_b)):
             peer, mine = _median_pair(lambda f=pf: jax.block_until_ready(f(xj, bj)),
                                       lambda f=mf: jax.block_until_ready(f(xj, bj)), repeat)

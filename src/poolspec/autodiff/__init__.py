@@ -54,6 +54,21 @@ def untracked(*arrays: Any) -> bool:
     return True
 
 
+def unrecorded(*arrays: Any) -> bool:
+    """Whether no autodiff system records operations on ``arrays`` now (NumPy, CuPy; torch where grad mode is off
+    or nothing requires grad, outside forward AD and torch.func transforms): a kernel may then build its result
+    with in-place writes into fresh buffers, though torch tensors may still require grad (a node's own call)."""
+    from .._compat import writable_module
+
+    if any(writable_module(a) is None for a in arrays):
+        return False
+    if any(is_torch_array(a) for a in arrays):
+        from .torch import recorded
+
+        return not any(recorded(a) for a in arrays)
+    return True
+
+
 def in_graph(x: Any) -> bool:
     """Whether torch.compile or torch.export is capturing the op on ``x`` into a graph: the op then enters it
     as one ``torch.library`` node (:mod:`.torch_graph`) instead of running its host-side plan code."""

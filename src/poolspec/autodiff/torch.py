@@ -31,6 +31,12 @@ def tracked(x: torch.Tensor) -> bool:
             or torch._C._functorch.is_functorch_wrapped_tensor(x))
 
 
+def recorded(x: torch.Tensor) -> bool:
+    """Whether autograd (grad mode on), forward AD or a torch.func transform records operations on ``x``."""
+    return ((x.requires_grad and torch.is_grad_enabled()) or forward_ad._current_level >= 0
+            or torch._C._functorch.is_functorch_wrapped_tensor(x))
+
+
 def _eager_twin(cls: Any) -> Any:
     """The same Function in the classic form (ctx in forward). torch.func needs the form with setup_context,
     whose apply costs about 7 us more per call in eager autograd; outside a torch.func transform the twin

@@ -13,6 +13,7 @@ from ..._compat import (
     dtype_name,
     is_dask_array,
     is_jax_array,
+    is_torch_array,
     namespace,
     on,
     to_compute,
@@ -40,6 +41,19 @@ def _rois(op: str, x: Any, boxes: Any) -> Any:
     if not parts:
         return xp.zeros((0, 5), dtype=x.dtype, **on(x))
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+
+
+def _autograd_on_cpu(x: Any, rois: Any) -> bool:
+    """Whether plain torch autograd follows x on the CPU, the boxes not differentiated: the op then runs as its
+    node (its backward the explicit one, whose windows beat routing each gather's cotangent); forward mode,
+    torch.func and box gradients take the gathers' bindings, which differentiate to any order."""
+    if not is_torch_array(x) or not x.requires_grad or x.device.type != "cpu" or getattr(rois, "requires_grad", False):
+        return False
+    import torch
+    from torch.autograd import forward_ad
+
+    return (torch.is_grad_enabled() and forward_ad._current_level < 0  # (the node's own call runs without grad)
+            and not torch._C._functorch.is_functorch_wrapped_tensor(x))
 
 
 def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: Any) -> dict[str, Any]:
@@ -140,6 +154,10 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
     rois = _rois(op, x, boxes)
     if in_graph(x):
         return graph_node(op, _node_args(args), x, rois)
+    if _autograd_on_cpu(x, rois):
+        from ...autodiff.torch_graph import sampling
+
+        return sampling(op, _node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
         return _dask_map(x, rc, args, p)

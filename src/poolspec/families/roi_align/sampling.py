@@ -17,9 +17,17 @@ from typing import Any
 import numpy as np
 
 from ..._compat import device, index_dtype, is_jax_array, namespace, to_host
-from ...autodiff import anchor, max_backward, max_select, untracked
+from ...autodiff import anchor, max_backward, max_select, unrecorded, untracked
+from ...kernels import paths
 from ...kernels.cells import Cells
 from ...spec._rules import fail
+
+# On the CPU (NumPy, torch outside autograd) a roi's bins are two small matrix products over the window of the
+# image its samples touch: the taps' weights are separable (a row weight times a column weight, the validity of
+# a sample a row test times a column test), so out_k = Ay_k @ x[b_k, :, rows, cols] @ Ax_k^T / count and its
+# transpose adds Ay_k^T @ g_k @ Ax_k / count into that window, roi after roi (no scatter).
+_WINDOWS = paths.writes("roi_align.windows", "rois read through their windows by two matrix products each (the "
+                        "separable taps), roi after roi", exact="tolerance", cpu=True)
 
 # Bytes a chunk of taps may take (indices, weights, the reads and their products per channel): samples are read a
 # chunk at a time, so the memory stays O(input + output + one chunk) whatever the boxes.
@@ -299,6 +307,9 @@ def _reorder(xp: Any, out: Any, plan: _Plan) -> Any:
 
 def forward(plan: _Plan, x: Any, rois: Any) -> Any:
     """roi_align's output (K, C, PH, PW) in x's (compute) dtype."""
+    mod = _WINDOWS(x) if unrecorded(x) else None
+    if mod is not None and windows_fit(plan):
+        return forward_windows(mod, plan, x, rois)
     xp = namespace(x)
     PH, PW = plan.pooled
     C = plan.C
@@ -350,6 +361,9 @@ def _join(xp: Any, pieces: list[Any], plan: _Plan, group: _Group, k: int) -> Any
 def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The input gradient (N, C, H, W) for the cotangent g (K, C, PH, PW): per chunk (g * w) / count routed to the
     cells the taps read (a sort and a segmented sum), the chunks added in order."""
+    mod = _WINDOWS(g) if unrecorded(g) else None  # (x is not read: only its shape)
+    if mod is not None and windows_fit(plan):
+        return backward_windows(mod, plan, g, x, rois)
     xp = namespace(x)
     N, C, H, W = plan.N, plan.C, plan.H, plan.W
     PH, PW = plan.pooled
@@ -431,3 +445,92 @@ def boxes_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
 def untracked_select(reads: Cells, planes: Any, cells: Any) -> Any:
     """The values read (no autodiff binding: the box gradient is a value, not differentiated again)."""
     return reads.select(planes, cells)
+
+
+def _axis_weights(xp: Any, plan: _Plan, rois: Any, group: _Group, vertical: bool) -> tuple[Any, Any, Any]:
+    """Per roi, one axis's weights as a dense (k, bins, window) matrix from the first cell its samples touch, that
+    cell (k,) and the window's length (k,) (0: no sample read); torchvision's sample arithmetic (``_axis``)."""
+    dt, dev = rois.dtype, device(rois)
+    off = 0.5 if plan.aligned else 0.0
+    scale = xp.asarray(plan.scale, dtype=dt, device=dev)
+    a, b = (2, 4) if vertical else (1, 3)
+    bins, grid, L = (plan.pooled[0], group.gh, plan.H) if vertical else (plan.pooled[1], group.gw, plan.W)
+    start = _product(xp.reshape(rois[:, a], (-1, 1, 1)) * scale) - off
+    size = (_product(xp.reshape(rois[:, b], (-1, 1, 1)) * scale) - off) - start
+    if not plan.aligned:
+        size = xp.maximum(size, xp.ones_like(size))
+    per = _divide(xp, size, float(bins))
+    p = xp.reshape(xp.arange(bins, dtype=dt, device=dev), (1, bins, 1))
+    i = xp.reshape(xp.arange(grid, dtype=dt, device=dev) + 0.5, (1, 1, grid))
+    low, high, hw, lw, valid, _ = _axis(xp, start, per, grid, p, i, L)
+    big = xp.full_like(low, float(L))
+    first = xp.min(xp.reshape(xp.where(valid, low, big), (low.shape[0], -1)), axis=-1)
+    last = xp.max(xp.reshape(xp.where(valid, high, -xp.ones_like(high)), (low.shape[0], -1)), axis=-1)
+    length = xp.where(last >= first, last - first + 1, xp.zeros_like(last))
+    span = int(to_host(xp.max(length))) if length.shape[0] else 0
+    at = xp.reshape(xp.arange(max(span, 1), dtype=dt, device=dev), (1, 1, 1, -1))
+    f = xp.reshape(first, (-1, 1, 1, 1))
+    zero = xp.zeros((), dtype=dt, device=dev)
+    w = (xp.where(xp.expand_dims(low, -1) - f == at, xp.expand_dims(xp.where(valid, hw, zero), -1), zero)
+         + xp.where(xp.expand_dims(high, -1) - f == at, xp.expand_dims(xp.where(valid, lw, zero), -1), zero))
+    return xp.sum(w, axis=2), first, length
+
+
+def _windows(xp: Any, plan: _Plan, rois: Any, group: _Group) -> tuple[Any, Any, list[tuple[int, int, int, int, int]]]:
+    """The rows' and columns' weights of a group's rois and each roi's (batch, first row, rows, first column,
+    columns) on the host."""
+    ay, y0, ny = _axis_weights(xp, plan, rois, group, True)
+    ax, x0, nx = _axis_weights(xp, plan, rois, group, False)
+    at = np.trunc(to_host(rois[:, 0])).astype(np.int64)
+    spans = [(int(b), int(r), int(h), int(c), int(w)) for b, r, h, c, w in
+             zip(at, to_host(y0), to_host(ny), to_host(x0), to_host(nx))]
+    return ay, ax, spans
+
+
+def windows_fit(plan: _Plan) -> bool:
+    """Whether the dense row and column weights of every group stay small (a grid of thousands of samples per bin
+    takes the taps instead)."""
+    most = max((g.gh * plan.pooled[0] * plan.H + g.gw * plan.pooled[1] * plan.W) * (len(g.rois) if g.rois is not None
+               else plan.K) for g in plan.groups)
+    return most * 8 <= _budget(plan)
+
+
+def forward_windows(mod: Any, plan: _Plan, x: Any, rois: Any) -> Any:
+    """roi_align's output (K, C, PH, PW) by the windows (NumPy, torch on the CPU)."""
+    xp = namespace(x)
+    PH, PW = plan.pooled
+    out = xp.zeros((plan.K, plan.C, PH, PW), dtype=x.dtype, device=device(x))
+    for group in plan.groups:
+        gr = _group_rois(xp, rois, group)
+        if group.gh * group.gw == 0 or gr.shape[0] == 0 or PH * PW == 0:
+            continue
+        ay, ax, spans = _windows(xp, plan, gr, group)
+        ay, axt = xp.astype(ay, x.dtype), xp.permute_dims(xp.astype(ax, x.dtype), (0, 2, 1))
+        count = float(group.gh * group.gw)
+        members = range(gr.shape[0]) if group.rois is None else group.rois
+        for j, (k, (b, r, h, c, w)) in enumerate(zip(members, spans)):
+            if h and w:
+                out[k] = _divide(xp, mod.matmul(mod.matmul(ay[j, :, :h], x[b, :, r:r + h, c:c + w]),
+                                                axt[j, :w, :]), count)
+    return out
+
+
+def backward_windows(mod: Any, plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
+    """The input gradient (N, C, H, W) by the windows: each roi's Ay^T @ g_k @ Ax / count added into its window,
+    roi after roi in the boxes' order within each group, the groups in order."""
+    xp = namespace(x)
+    PH, PW = plan.pooled
+    out = xp.zeros((plan.N, plan.C, plan.H, plan.W), dtype=g.dtype, device=device(g))
+    for group in plan.groups:
+        gr = _group_rois(xp, rois, group)
+        if group.gh * group.gw == 0 or gr.shape[0] == 0 or PH * PW == 0:
+            continue
+        ay, ax, spans = _windows(xp, plan, gr, group)
+        ayt, ax = xp.permute_dims(xp.astype(ay, g.dtype), (0, 2, 1)), xp.astype(ax, g.dtype)
+        count = float(group.gh * group.gw)
+        members = range(gr.shape[0]) if group.rois is None else group.rois
+        for j, (k, (b, r, h, c, w)) in enumerate(zip(members, spans)):
+            if h and w:
+                out[b, :, r:r + h, c:c + w] += _divide(xp, mod.matmul(mod.matmul(ayt[j, :h, :], g[k]), ax[j, :, :w]),
+                                                       count)
+    return out
