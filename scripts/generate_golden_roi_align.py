@@ -102,8 +102,9 @@ def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
     kept = [e for e in manifest["cases"] if e["op"] != OP]
     merged = sorted(kept + entries, key=lambda e: order.get(e["id"], len(order)))
     head = {k: v for k, v in manifest.items() if k != "cases"}
-    head["references"] = {**manifest.get("references", {}), OP: f"torch {versions['torch']} + torchvision {versions['torchvision']} CPU "
-                              "(scripts/generate_golden_roi_align.py" + ("" if OP == "roi_align" else f" --op {OP}") + ")"}
+    how = "scripts/generate_golden_roi_align.py" + ("" if OP == "roi_align" else f" --op {OP}")
+    reference = f"torch {versions['torch']} + torchvision {versions['torchvision']} CPU ({how})"
+    head["references"] = {**manifest.get("references", {}), OP: reference}
     text = json.dumps(head)[:-1]
     lines = ",\n".join(json.dumps(e) for e in merged)
     path.write_text(f'{text}, "cases": [\n{lines}\n]}}\n', encoding="utf-8")

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
 from ...spec._pools import FLOATS, JAX_TRANSFORMS, TORCH_TRANSFORMS
-from ...spec._rules import checked_shape, check_dtype, fail, int_tuple
+from ...spec._rules import check_dtype, checked_shape, fail, int_tuple
 from .. import Family
 
 _NOTES = (
