@@ -31,7 +31,9 @@ from poolspec.conformance.catalogue import golden_cases, inputs  # noqa: E402
 from poolspec.conformance.families import family  # noqa: E402
 from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
 
-OPS = ("roi_align", "roi_pool")
+OPS = ("roi_align", "roi_pool")  # the first is the default
+# the half dtypes torchvision's CPU kernel computes itself, by op (the others: in float32, rounded once)
+NATIVE_HALF = {"roi_pool": ("float16",)}
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
 
 
@@ -78,8 +80,7 @@ def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
         if case.error is None:
             for key in ("output", "grad_input", "grad_grad_output"):
                 arrays[key] = computed[f"{case.name}/{key}"]
-            # roi_pool's float16 is torchvision's own (its CPU kernel has float16 and no bfloat16)
-            native = ("float16",) if OP == "roi_pool" else ()
+            native = NATIVE_HALF.get(OP, ())
             kind = "torchvision-float32-rounded" if case.dtype in ("float16", "bfloat16") and case.dtype not in \
                 native else "torchvision"
         else:
@@ -102,7 +103,7 @@ def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
     kept = [e for e in manifest["cases"] if e["op"] != OP]
     merged = sorted(kept + entries, key=lambda e: order.get(e["id"], len(order)))
     head = {k: v for k, v in manifest.items() if k != "cases"}
-    how = "scripts/generate_golden_roi_align.py" + ("" if OP == "roi_align" else f" --op {OP}")
+    how = "scripts/generate_golden_roi_align.py" + ("" if OP == OPS[0] else f" --op {OP}")
     reference = f"torch {versions['torch']} + torchvision {versions['torchvision']} CPU ({how})"
     head["references"] = {**manifest.get("references", {}), OP: reference}
     text = json.dumps(head)[:-1]

@@ -57,11 +57,18 @@ def _round(t: torch.Tensor, dtype: str) -> np.ndarray:
     return t.numpy().copy()
 
 
+def _linear(v: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, args: dict) -> torch.Tensor:
+    """roi_align is linear in x: d<grad_input, v>/d(grad_output) is roi_align(v)."""
+    return roi_align(v, boxes, **args)
+
+
+# per op: torchvision's function, whether its CPU kernel computes float16 itself, and the second order
+OPS = {"roi_align": (roi_align, False, _linear), "roi_pool": (roi_pool, True, _selected)}
+
+
 def main() -> None:
     request, spec, result = sys.argv[1:4]
-    op = sys.argv[4] if len(sys.argv) > 4 else "roi_align"
-    fn = roi_pool if op == "roi_pool" else roi_align
-    native = op == "roi_pool"  # roi_pool's CPU kernel has float16
+    fn, native, second_order = OPS[sys.argv[4] if len(sys.argv) > 4 else "roi_align"]
     arrays = dict(np.load(request))
     cases = json.loads(open(spec, encoding="utf-8").read())
     torch.set_num_threads(1)
@@ -89,8 +96,7 @@ def main() -> None:
         (gi,) = torch.autograd.grad(y, x, g) if y.numel() else (torch.zeros_like(x),)
         out[f"{name}/grad_input"] = _round(gi, dtype)
         v = _tensor(arrays[f"{name}/grad_input_cotangent"], dtype, native)
-        second = _selected(v, x, boxes, args) if op == "roi_pool" else roi_align(v, boxes, **args)
-        out[f"{name}/grad_grad_output"] = _round(second, dtype)
+        out[f"{name}/grad_grad_output"] = _round(second_order(v, x, boxes, args), dtype)
     np.savez(result, **out)
     versions = {"torch": torch.__version__.split("+")[0], "torchvision": torchvision.__version__.split("+")[0]}
     with open(result + ".json", "w", encoding="utf-8") as f:
