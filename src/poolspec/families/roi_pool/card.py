@@ -38,7 +38,8 @@ _NOTES = (
     "(about 16 MiB of window cells) at a time, so memory stays O(input + output + one chunk)",
     "float16: the box arithmetic in float16, as torchvision's CPU kernel; bfloat16 (which torchvision refuses): "
     "the box arithmetic in float32 and T(-FLT_MAX) rounded to bfloat16 (-inf); the values are selected, never "
-    "rounded, in every dtype",
+    "rounded, in every dtype; a half-precision input gradient is summed in float32 and rounded once (torchvision "
+    "rounds every float16 addition: an ulp or two apart where a cell wins several bins)",
     "checked by scripts/check_roi_pool_rules.py (torch 2.14.1 + torchvision 0.29.1, CPU): 3000 random "
     "configurations (float64, float32 and float16; K in {0, 1, 2, 3, 5, 8}; boxes inside, on integer and "
     "half-integer corners (rounding ties, negative ones included), partly and wholly outside, degenerate, "
