@@ -154,6 +154,16 @@ def test_large_calls_are_chunked_with_the_same_values(monkeypatch):
         monkeypatch.setattr(search, "_CHUNK_BYTES", budget)
         np.testing.assert_array_equal(poolspec.roi_pool(x, b, (3, 2)), whole)
         np.testing.assert_array_equal(poolspec.roi_pool_backward(g, x, b, (3, 2)), whole_g)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    # JAX: the chunks in one lax.map (traced boxes, the 20 x 17 frame: 2 of the 27 bins a chunk, the last padded)
+    monkeypatch.setattr(search, "_CHUNK_BYTES", 70000)
+    want = poolspec.roi_pool(x, b, (3, 3))
+    traced = jax.jit(lambda t, bb: poolspec.roi_pool(t, bb, (3, 3)))(jax.numpy.asarray(x), jax.numpy.asarray(b))
+    np.testing.assert_array_equal(np.asarray(traced), want)
+    g3 = rng.standard_normal(want.shape)
+    got = poolspec.roi_pool_backward(jax.numpy.asarray(g3), jax.numpy.asarray(x), jax.numpy.asarray(b), (3, 3))
+    np.testing.assert_array_equal(np.asarray(got), poolspec.roi_pool_backward(g3, x, b, (3, 3)))
 
 
 def _torch_case():

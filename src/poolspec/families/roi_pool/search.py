@@ -165,24 +165,25 @@ def search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
     hs, he = xp.reshape(hs, (-1,)), xp.reshape(he, (-1,))  # (K * PH)
     ws, we = xp.reshape(ws, (-1,)), xp.reshape(we, (-1,))  # (K * PW)
     thr = -float("inf") if plan.half else -FLT_MAX  # T(-FLT_MAX): -inf in float16
-    winners, filled = [], []
     oy = xp.reshape(xp.arange(KH, dtype=itype, device=dev), (1, KH, 1))
     ox = xp.reshape(xp.arange(KW, dtype=itype, device=dev), (1, 1, KW))
     pos = xp.reshape(xp.arange(KH * KW, dtype=itype, device=dev), (1, 1, KH * KW))
-    for a, b in _chunks(plan):
-        flat = np.arange(a, b, dtype=np.int64)
-        k, ph, pw = flat // (PH * PW), (flat // PW) % PH, flat % PW
 
-        def at(v: Any, i: np.ndarray) -> Any:
-            return xp.reshape(xp.take(v, xp.asarray(i.astype(np.int64), device=dev), axis=0), (-1, 1, 1))
+    def chunk(bins: tuple[Any, Any, Any]) -> tuple[Any, Any]:
+        """The winners and fills (C, B) of the bins (roi k, bin row ph, bin column pw), each (B,)."""
+        k, ph, pw = bins
+        B = k.shape[0]
+
+        def at(v: Any, i: Any) -> Any:
+            return xp.reshape(xp.take(v, i, axis=0), (-1, 1, 1))
 
         r0, r1 = at(hs, k * PH + ph), at(he, k * PH + ph)
         c0, c1 = at(ws, k * PW + pw), at(we, k * PW + pw)
         rows, cols = r0 + oy, c0 + ox  # (B, KH, 1), (B, 1, KW)
         inside = (rows < r1) & (cols < c1)  # (B, KH, KW)
-        cell = at(batch, k) * (H * W) + rows * W + cols
+        base = at(batch, k) * (H * W)
+        cell = base + rows * W + cols
         cell = xp.where(inside, cell, xp.full_like(cell, plan.cells))
-        B = b - a
         vals = xp.reshape(Cells(plan.cells, B * KH * KW).select(planes, xp.reshape(cell, (1, -1))), (C, B, KH * KW))
         ok = xp.reshape(inside, (1, B, KH * KW)) & ~xp.isnan(vals)
         v = xp.where(ok, vals, xp.full_like(vals, -float("inf")))
@@ -190,12 +191,31 @@ def search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
         has = m > thr
         first = xp.min(xp.where(ok & (v == xp.expand_dims(m, axis=-1)), pos, xp.full_like(pos, KH * KW)), axis=-1)
         first = xp.where(has, first, xp.zeros_like(first))
-        row = xp.reshape(r0, (1, B)) + first // KW
-        col = xp.reshape(c0, (1, B)) + first % KW
-        win = xp.reshape(at(batch, k), (1, B)) * (H * W) + row * W + col
-        winners.append(xp.where(has, win, xp.full_like(win, plan.cells)))
+        win = xp.reshape(base + r0 * W + c0, (1, B)) + (first // KW) * W + first % KW
         nonempty = xp.reshape((r1 > r0) & (c1 > c0), (1, B))
-        filled.append(nonempty & ~has)
+        return xp.where(has, win, xp.full_like(win, plan.cells)), nonempty & ~has
+
+    def indices(flat: np.ndarray) -> tuple[Any, Any, Any]:
+        parts = (flat // (PH * PW), (flat // PW) % PH, flat % PW)
+        k, ph, pw = (xp.asarray(a.astype(np.int64), dtype=itype, device=dev) for a in parts)
+        return k, ph, pw
+
+    ranges = _chunks(plan)
+    if len(ranges) > 1 and is_jax_array(x):  # one loop in the program, not a copy of the body per chunk
+        import jax
+
+        step = ranges[0][1] - ranges[0][0]
+        n = len(ranges)
+        flat = np.arange(n * step, dtype=np.int64) % plan.bins  # the last chunk padded with bins read again
+        k, ph, pw = indices(flat)
+        w, f = jax.lax.map(chunk, tuple(xp.reshape(a, (n, step)) for a in (k, ph, pw)))  # (n, C, step)
+        w, f = (xp.reshape(xp.permute_dims(a, (1, 0, 2)), (C, n * step))[:, :plan.bins] for a in (w, f))
+        return w, f
+    winners, filled = [], []
+    for a, b in ranges:
+        w, f = chunk(indices(np.arange(a, b, dtype=np.int64)))
+        winners.append(w)
+        filled.append(f)
     if len(winners) == 1:
         return winners[0], filled[0]
     return xp.concat(winners, axis=1), xp.concat(filled, axis=1)
