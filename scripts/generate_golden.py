@@ -360,7 +360,8 @@ def generate(out_dir: Path, ops: list[str] | None = None) -> dict[str, Any]:
     entries = []
     stores: dict[str, dict[str, np.ndarray]] = {}
     # families whose reference is another library's (roi_align: torchvision, which torch 2.13 lacks) are written
-    # by their own generator (scripts/generate_golden_roi_align.py); their stored cases are kept as they are
+    # by their own generator (scripts/generate_golden_roi_align.py [--op roi_pool]); their stored cases are kept as
+    # they are
     stored = _stored_elsewhere()
     for case in golden_cases(ops):
         if case.name in stored:

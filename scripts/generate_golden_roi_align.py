@@ -1,13 +1,16 @@
-"""Generate roi_align's golden reference vectors from torchvision 0.29.1 (torch 2.14.1, CPU) into poolspec's store.
+"""Generate roi_align's (or roi_pool's) golden reference vectors from torchvision 0.29.1 (torch 2.14.1, CPU) into
+poolspec's store.
 
-    python scripts/generate_golden_roi_align.py [--torchvision-python /work/tvenv/bin/python] [--out DIR]
+    python scripts/generate_golden_roi_align.py [--op roi_align|roi_pool] [--torchvision-python /work/tvenv/bin/python]
+                                                [--out DIR]
 
 scripts/generate_golden.py writes every other family from torch 2.13, which has no torchvision (and keeps these
-vectors as they are). This one takes roi_align's cases and inputs from the catalogue (as that script does: the
+vectors as they are). This one takes the op's cases and inputs from the catalogue (as that script does: the
 drawn arrays, inputs and seeded cotangents, are made here with NumPy), has
 scripts/torchvision_roi_reference.py compute torchvision's values in the torchvision environment (numpy, torch and
-torchvision only: no value comes from poolspec), then writes ``roi_align.npz`` and merges the cases into the
-manifest at the catalogue's place, in the manifest's format. No other store changes.
+torchvision only: no value comes from poolspec), then writes ``<op>.npz`` and merges the cases into the manifest
+at the catalogue's place, in the manifest's format (the other ops' cases and references kept). No other store
+changes.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ from poolspec.conformance.catalogue import golden_cases, inputs  # noqa: E402
 from poolspec.conformance.families import family  # noqa: E402
 from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
 
-OP = "roi_align"
+OPS = ("roi_align", "roi_pool")  # the first is the default
+# the half dtypes torchvision's CPU kernel computes itself, by op (the others: in float32, rounded once)
+NATIVE_HALF = {"roi_pool": ("float16",)}
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
 
 
@@ -49,7 +54,7 @@ def _output_shape(case) -> tuple[int, ...]:
     return (case.ports["boxes"][0], case.shape[1], ph, pw)
 
 
-def generate(out_dir: Path, python: str) -> int:
+def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
     cases = golden_cases([OP])
     drawn: dict[str, dict[str, np.ndarray]] = {}
     for case in cases:
@@ -65,7 +70,7 @@ def generate(out_dir: Path, python: str) -> int:
         spec.write_text(json.dumps([{"name": c.name, "dtype": c.dtype, "error": c.error,
                                      "args": {k: encode(v) for k, v in c.args.items()}} for c in cases]))
         subprocess.run([python, str(ROOT / "scripts" / "torchvision_roi_reference.py"), str(request), str(spec),
-                        str(result)], check=True)
+                        str(result), OP], check=True)
         computed = dict(np.load(result))
         meta = json.loads(Path(str(result) + ".json").read_text())
     versions = meta["versions"]
@@ -75,7 +80,9 @@ def generate(out_dir: Path, python: str) -> int:
         if case.error is None:
             for key in ("output", "grad_input", "grad_grad_output"):
                 arrays[key] = computed[f"{case.name}/{key}"]
-            kind = "torchvision-float32-rounded" if case.dtype in ("float16", "bfloat16") else "torchvision"
+            native = NATIVE_HALF.get(OP, ())
+            kind = "torchvision-float32-rounded" if case.dtype in ("float16", "bfloat16") and case.dtype not in \
+                native else "torchvision"
         else:
             kind = "torchvision" if meta["refused"][case.name] else "card"  # card: a rule torchvision lacks
         rtol, atol = family(OP).tolerance.get(case.dtype, TOL.get(case.dtype, (1e-12, 1e-13)))
@@ -96,8 +103,9 @@ def generate(out_dir: Path, python: str) -> int:
     kept = [e for e in manifest["cases"] if e["op"] != OP]
     merged = sorted(kept + entries, key=lambda e: order.get(e["id"], len(order)))
     head = {k: v for k, v in manifest.items() if k != "cases"}
-    head["references"] = {OP: f"torch {versions['torch']} + torchvision {versions['torchvision']} CPU "
-                              "(scripts/generate_golden_roi_align.py)"}
+    how = "scripts/generate_golden_roi_align.py" + ("" if OP == OPS[0] else f" --op {OP}")
+    reference = f"torch {versions['torch']} + torchvision {versions['torchvision']} CPU ({how})"
+    head["references"] = {**manifest.get("references", {}), OP: reference}
     text = json.dumps(head)[:-1]
     lines = ",\n".join(json.dumps(e) for e in merged)
     path.write_text(f'{text}, "cases": [\n{lines}\n]}}\n', encoding="utf-8")
@@ -108,8 +116,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "src" / "poolspec" / "data" / "golden")
     parser.add_argument("--torchvision-python", default="/work/tvenv/bin/python")
+    parser.add_argument("--op", choices=OPS, default="roi_align")
     a = parser.parse_args()
-    print(f"{generate(a.out, a.torchvision_python)} roi_align cases written to {a.out}")
+    print(f"{generate(a.out, a.torchvision_python, a.op)} {a.op} cases written to {a.out}")
 
 
 if __name__ == "__main__":

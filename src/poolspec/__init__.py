@@ -29,6 +29,7 @@ from .families.lp_pool.ops import *  # noqa: F403
 from .families.max_pool.ops import *  # noqa: F403
 from .families.max_unpool.ops import *  # noqa: F403
 from .families.roi_align.ops import *  # noqa: F403
+from .families.roi_pool.ops import *  # noqa: F403
 from .spec import infer_arguments, output_shape
 
 # the public functions are what each family's ops.py declares in its __all__, star-imported above (a new

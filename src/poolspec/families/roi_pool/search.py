@@ -1,0 +1,266 @@
+"""roi_pool's windows and winners, written once against the array API: the plan of a call (the window frame, read
+from the boxes on the host where their values are concrete), torchvision's edge rules (the card's notes) as array
+arithmetic on the device, the search for each bin's winner a chunk of bins at a time, and the reads at the winners.
+
+The image is read as planes (C, N * H * W): one flat cell index per (channel, bin) winner; the index N * H * W
+marks a bin without a winner (it reads 0). The search is not differentiated; the values are
+``kernels.cells.Cells`` reads through ``autodiff.max_select`` and the input gradient its transpose
+``autodiff.max_backward`` (a sort and a segmented sum, no scatter), so torch and JAX differentiate the op natively
+through those two bindings, to any order.
+
+The edge arithmetic is one function, :func:`edges`, run on the device for the search and on the host (NumPy) for
+the frame, so the host's bound is exactly the device's largest window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..._compat import device, dtype_name, index_dtype, is_jax_array, namespace, stop_gradient
+from ...autodiff import anchor, max_backward, max_select
+from ...kernels.cells import Cells
+from ...spec._rules import fail
+
+# Bytes a chunk of window cells may take (the cell index, its validity, and per channel the value, its mask and
+# position): bins are searched a chunk at a time, so the memory stays O(input + output + one chunk).
+_CHUNK_BYTES = 1 << 24
+_CELL_BYTES, _CELL_CHANNEL_BYTES = 24, 24
+# torchvision's initial maximum, -FLT_MAX, of x's dtype
+FLT_MAX = float(np.finfo(np.float32).max)
+# |coordinate * spatial_scale| bound: edges then stay within int32 (torchvision's int overflows beyond 2^31)
+_MOST = float(1 << 29)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything static about one call (hashable: it keys the jitted programs on JAX). ``KH``, ``KW``: the window
+    frame (the largest bin extent, or H and W when the boxes' values are not known); ``half``: the box arithmetic
+    in float16 (x is float16)."""
+
+    N: int
+    C: int
+    H: int
+    W: int
+    K: int
+    pooled: tuple[int, int]
+    scale: float
+    KH: int
+    KW: int
+    half: bool
+
+    @property
+    def cells(self) -> int:
+        return self.N * self.H * self.W
+
+    @property
+    def bins(self) -> int:
+        return self.K * self.pooled[0] * self.pooled[1]
+
+
+def _kept(a: Any) -> Any:
+    """``a`` rounded as computed: XLA may keep half precision in float32 between operations (excess precision),
+    fuse a product into the next operation, or turn a division by a broadcast scalar into a product with its
+    reciprocal (measured on the CPU, jax 0.10: 3 / 5 gave 0.6000000000000001 even for a 0-d divisor behind a
+    barrier); torchvision rounds every operation in x's dtype. So the divisor is a full array behind the barrier."""
+    if is_jax_array(a):
+        import jax
+
+        return jax.lax.optimization_barrier(a)
+    return a
+
+
+def _round(xp: Any, v: Any) -> Any:
+    """std::round: half away from zero (the array API's round is half to even). v - trunc(v) is exact."""
+    t = xp.trunc(v)
+    frac = xp.abs(v - t)
+    step = xp.where(frac >= 0.5, xp.sign(v), xp.zeros_like(v))
+    return t + step
+
+
+def edges(xp: Any, rois: Any, pooled: tuple[int, int], scale: float, H: int, W: int,
+          itype: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """Per roi: its batch index (K,), its bins' rows [hs, he) (K, PH) and columns [ws, we) (K, PW), clamped to the
+    image, in torchvision's arithmetic (``rois``' dtype for the products and bin sizes, ``itype`` for the rest)."""
+    dt, dev = rois.dtype, device(rois)
+    sc = xp.asarray(scale, dtype=dt, device=dev)
+    wide = dtype_name(xp, dt) != "float16"  # float16's largest value, 65504, is within the bounds below
+
+    def corner(j: int) -> Any:
+        v = _kept(rois[:, j] * sc)
+        if wide:  # the card's bound
+            v = xp.minimum(xp.maximum(v, xp.full_like(v, -_MOST)), xp.full_like(v, _MOST))
+        return xp.astype(_round(xp, v), itype)
+
+    sw, sh, ew, eh = (corner(j) for j in (1, 2, 3, 4))
+    one = xp.ones_like(sw)
+    rw, rh = xp.maximum(ew - sw + 1, one), xp.maximum(eh - sh + 1, one)
+
+    def axis(size: Any, start: Any, P: int, L: int) -> tuple[Any, Any]:
+        b = xp.astype(size, dt)
+        b = _kept(b / _kept(xp.full_like(b, float(P)))) if is_jax_array(b) else b / float(P)
+        b = xp.reshape(b, (-1, 1))
+        lo = xp.floor(_kept(xp.reshape(xp.arange(0, P, dtype=dt, device=dev), (1, -1)) * b))
+        hi = xp.ceil(_kept(xp.reshape(xp.arange(1, P + 1, dtype=dt, device=dev), (1, -1)) * b))
+        if wide:  # 2^30: exact, a power of two; the clamp below decides anyway
+            cap = xp.asarray(2 * _MOST, dtype=dt, device=dev)
+            lo, hi = xp.minimum(lo, cap), xp.minimum(hi, cap)
+        lo, hi = xp.astype(lo, itype), xp.astype(hi, itype)
+        s = xp.reshape(start, (-1, 1))
+        zero, top = xp.zeros_like(lo), xp.full_like(lo, L)
+        return xp.minimum(xp.maximum(lo + s, zero), top), xp.minimum(xp.maximum(hi + s, zero), top)
+
+    hs, he = axis(rh, sh, pooled[0], H)
+    ws, we = axis(rw, sw, pooled[1], W)
+    return xp.astype(rois[:, 0], itype), hs, he, ws, we
+
+
+def frame(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, N: int, H: int, W: int) -> tuple[int, int]:
+    """Checks of the boxes' values (finite, within the card's bound, batch index in [0, N)) and the window frame:
+    the largest bin extent per axis (1 where no bin has a cell)."""
+    if host.shape[0] == 0 or pooled[0] * pooled[1] == 0:
+        return 1, 1
+    if not np.isfinite(host).all():
+        fail(op, "boxes", "...", "must be finite (a NaN or infinite coordinate is outside the card)")
+    batch = np.trunc(host[:, 0])
+    if batch.min() < 0 or batch.max() >= N:
+        fail(op, "boxes", f"batch indices in [{batch.min():g}, {batch.max():g}]",
+             f"the batch index (column 0, truncated) must lie in [0, {N})")
+    scaled = np.abs(host[:, 1:].astype(np.float64) * float(host.dtype.type(scale)))
+    if scaled.max() >= _MOST:
+        fail(op, "boxes", f"|coordinate * spatial_scale| up to {scaled.max():g}", "must stay below 2^29 (torchvision's "
+             "int conversion overflows beyond 2^31)")
+    with np.errstate(all="ignore"):
+        _, hs, he, ws, we = edges(namespace(host), host, pooled, scale, H, W, np.int64)
+    return max(int((he - hs).max()), 1), max(int((we - ws).max()), 1)
+
+
+def _chunks(plan: _Plan) -> list[tuple[int, int]]:
+    """Ranges of flat bins (roi, bin row, bin column) of about ``_CHUNK_BYTES`` of window cells each (a function of
+    the shapes and the frame alone)."""
+    per_bin = plan.KH * plan.KW * (_CELL_BYTES + _CELL_CHANNEL_BYTES * max(plan.C, 1))
+    step = max(1, _CHUNK_BYTES // max(per_bin, 1))
+    return [(a, min(a + step, plan.bins)) for a in range(0, plan.bins, step)]
+
+
+def _planes(xp: Any, x: Any) -> Any:
+    """x (N, C, H, W) as planes (C, N * H * W)."""
+    N, C, H, W = x.shape
+    return xp.reshape(xp.permute_dims(x, (1, 0, 2, 3)), (C, N * H * W))
+
+
+def search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
+    """Each (channel, bin)'s winner, a flat cell of the planes (C, K * PH * PW) (``plan.cells``: none), and whether
+    the bin is filled with T(-FLT_MAX) (a bin with cells but no winner), (C, K * PH * PW). Not differentiated."""
+    xp = namespace(x)
+    H, W, C = plan.H, plan.W, plan.C
+    PH, PW = plan.pooled
+    KH, KW = plan.KH, plan.KW
+    dev, itype = device(x), index_dtype(xp, x)
+    planes = _planes(xp, stop_gradient(x))
+    er = stop_gradient(rois)
+    batch, hs, he, ws, we = edges(xp, er, plan.pooled, plan.scale, H, W, itype)
+    hs, he = xp.reshape(hs, (-1,)), xp.reshape(he, (-1,))  # (K * PH)
+    ws, we = xp.reshape(ws, (-1,)), xp.reshape(we, (-1,))  # (K * PW)
+    thr = -float("inf") if plan.half else -FLT_MAX  # T(-FLT_MAX): -inf in float16
+    oy = xp.reshape(xp.arange(KH, dtype=itype, device=dev), (1, KH, 1))
+    ox = xp.reshape(xp.arange(KW, dtype=itype, device=dev), (1, 1, KW))
+    pos = xp.reshape(xp.arange(KH * KW, dtype=itype, device=dev), (1, 1, KH * KW))
+
+    def chunk(bins: tuple[Any, Any, Any]) -> tuple[Any, Any]:
+        """The winners and fills (C, B) of the bins (roi k, bin row ph, bin column pw), each (B,)."""
+        k, ph, pw = bins
+        B = k.shape[0]
+
+        def at(v: Any, i: Any) -> Any:
+            return xp.reshape(xp.take(v, i, axis=0), (-1, 1, 1))
+
+        r0, r1 = at(hs, k * PH + ph), at(he, k * PH + ph)
+        c0, c1 = at(ws, k * PW + pw), at(we, k * PW + pw)
+        rows, cols = r0 + oy, c0 + ox  # (B, KH, 1), (B, 1, KW)
+        inside = (rows < r1) & (cols < c1)  # (B, KH, KW)
+        base = at(batch, k) * (H * W)
+        cell = base + rows * W + cols
+        cell = xp.where(inside, cell, xp.full_like(cell, plan.cells))
+        vals = xp.reshape(Cells(plan.cells, B * KH * KW).select(planes, xp.reshape(cell, (1, -1))), (C, B, KH * KW))
+        ok = xp.reshape(inside, (1, B, KH * KW)) & ~xp.isnan(vals)
+        v = xp.where(ok, vals, xp.full_like(vals, -float("inf")))
+        m = xp.max(v, axis=-1)  # (C, B)
+        has = m > thr
+        first = xp.min(xp.where(ok & (v == xp.expand_dims(m, axis=-1)), pos, xp.full_like(pos, KH * KW)), axis=-1)
+        first = xp.where(has, first, xp.zeros_like(first))
+        win = xp.reshape(base + r0 * W + c0, (1, B)) + (first // KW) * W + first % KW
+        nonempty = xp.reshape((r1 > r0) & (c1 > c0), (1, B))
+        return xp.where(has, win, xp.full_like(win, plan.cells)), nonempty & ~has
+
+    def indices(flat: np.ndarray) -> tuple[Any, Any, Any]:
+        parts = (flat // (PH * PW), (flat // PW) % PH, flat % PW)
+        k, ph, pw = (xp.asarray(a.astype(np.int64), dtype=itype, device=dev) for a in parts)
+        return k, ph, pw
+
+    ranges = _chunks(plan)
+    if len(ranges) > 1 and is_jax_array(x):  # one loop in the program, not a copy of the body per chunk
+        import jax
+
+        step = ranges[0][1] - ranges[0][0]
+        n = len(ranges)
+        flat = np.arange(n * step, dtype=np.int64) % plan.bins  # the last chunk padded with bins read again
+        k, ph, pw = indices(flat)
+        w, f = jax.lax.map(chunk, tuple(xp.reshape(a, (n, step)) for a in (k, ph, pw)))  # (n, C, step)
+        w, f = (xp.reshape(xp.permute_dims(a, (1, 0, 2)), (C, n * step))[:, :plan.bins] for a in (w, f))
+        return w, f
+    winners, filled = [], []
+    for a, b in ranges:
+        w, f = chunk(indices(np.arange(a, b, dtype=np.int64)))
+        winners.append(w)
+        filled.append(f)
+    if len(winners) == 1:
+        return winners[0], filled[0]
+    return xp.concat(winners, axis=1), xp.concat(filled, axis=1)
+
+
+def forward(plan: _Plan, x: Any, rois: Any) -> Any:
+    """roi_pool's output (K, C, PH, PW) in x's (compute) dtype: x read at the winners, T(-FLT_MAX) where a bin has
+    cells but no winner."""
+    xp = namespace(x)
+    C, (PH, PW) = plan.C, plan.pooled
+    if plan.bins == 0:
+        return anchor(xp.zeros((plan.K, C, PH, PW), dtype=x.dtype, device=device(x)), x)
+    winners, filled = search(plan, x, rois)
+    vals = max_select(Cells(plan.cells, plan.bins), _planes(xp, x), winners)
+    thr = -float("inf") if plan.half else -FLT_MAX
+    vals = xp.where(filled, xp.full_like(vals, thr), vals)
+    return xp.permute_dims(xp.reshape(vals, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+
+
+def select(plan: _Plan, gg: Any, x: Any, rois: Any) -> Any:
+    """``gg`` (N, C, H, W) read at the winners of ``x`` (K, C, PH, PW), 0 for a bin without one: the transpose of
+    :func:`backward` (its derivative w.r.t. the cotangent)."""
+    xp = namespace(x)
+    C, (PH, PW) = plan.C, plan.pooled
+    if plan.bins == 0:
+        return anchor(anchor(xp.zeros((plan.K, C, PH, PW), dtype=gg.dtype, device=device(gg)), gg), x)
+    winners, _ = search(plan, x, rois)
+    vals = max_select(Cells(plan.cells, plan.bins), _planes(xp, gg), winners, primal=x)
+    return xp.permute_dims(xp.reshape(vals, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+
+
+def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
+    """The input gradient (N, C, H, W) for the cotangent g (K, C, PH, PW): g routed to the winners (a sort and a
+    segmented sum per plane, in (roi, bin) order)."""
+    xp = namespace(x)
+    N, C, H, W = plan.N, plan.C, plan.H, plan.W
+    if plan.bins == 0:
+        total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
+    else:
+        winners, _ = search(plan, x, rois)
+        gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
+        total = max_backward(Cells(plan.cells, plan.bins), gc, winners, primal=x)
+    out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
+    if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
+        out = out.contiguous()
+    elif isinstance(out, np.ndarray):
+        out = np.ascontiguousarray(out)
+    return out
