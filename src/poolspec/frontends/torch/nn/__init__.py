@@ -33,6 +33,7 @@ from typing import Any
 
 from ..._common import mirror as _mirror
 from . import functional
+from .modules import CLASSES as _CLASSES
 from .modules import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -60,7 +61,6 @@ from .modules import (
     UpsamplingNearest2d,
     torch_class,
 )
-from .modules import CLASSES as _CLASSES
 
 __all__ = ["functional", *_CLASSES]
 _PASS_ON, __dir__ = _mirror(__name__, "torch.nn", __all__)

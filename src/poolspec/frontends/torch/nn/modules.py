@@ -144,7 +144,7 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         if strict and (missing or unexpected):
-            msgs = []
+            msgs: list[str] = []
             if unexpected:
                 msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
             if missing:
