@@ -376,7 +376,15 @@ class _FractionalMaxPoolNd(Module):
             raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
         self.kernel_size = parse(kernel_size)
         self.return_indices = return_indices
-        self.register_buffer("_random_samples", _random_samples)
+        torch = _torch()
+        if (torch is not None and isinstance(self, torch.nn.Module) and _random_samples is not None
+                and not isinstance(_random_samples, torch.Tensor)):
+            # another library's array on a torch twin: torch's buffers hold tensors only, so the samples are a
+            # plain attribute (out of the state dict), the buffer None as torch registers it without samples
+            self.register_buffer("_random_samples", None)
+            self.__dict__["_random_samples"] = _random_samples
+        else:
+            self.register_buffer("_random_samples", _random_samples)
         self.output_size = parse(output_size) if output_size is not None else None
         self.output_ratio = parse(output_ratio) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
@@ -458,6 +466,15 @@ class LPPool3d(_LPPoolNd):
 # ---------------------------------------------------------------------------------------------------- adaptive
 
 
+def _sized(module: Any) -> None:
+    """torch's adaptive modules refuse output_size=None (a TypeError from its len(); poolspec's functions read it as
+    every axis kept): so do these."""
+    if module.output_size is None:
+        name = type(module).__name__
+        raise TypeError(f"{name}: output_size=None: must be an int or a tuple of ints (None entries keep that axis' "
+                        f"size), as torch.nn.{name} requires")
+
+
 class _AdaptiveMaxPoolNd(Module):
     __constants__ = ["output_size", "return_indices"]
     _fn: Any = None
@@ -471,6 +488,7 @@ class _AdaptiveMaxPoolNd(Module):
         return f"output_size={self.output_size}"
 
     def forward(self, input: Any) -> Any:
+        _sized(self)
         return self._fn(input, self.output_size, self.return_indices)
 
 
@@ -508,6 +526,7 @@ class _AdaptiveAvgPoolNd(Module):
         return f"output_size={self.output_size}"
 
     def forward(self, input: Any) -> Any:
+        _sized(self)
         return self._fn(input, self.output_size)
 
 
