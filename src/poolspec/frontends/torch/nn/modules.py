@@ -26,6 +26,7 @@ from ....families.interpolate.ops import interpolate
 from ....families.lp_pool.ops import lp_pool1d, lp_pool2d, lp_pool3d
 from ....families.max_pool.ops import max_pool1d, max_pool2d, max_pool3d
 from ....families.max_unpool.ops import max_unpool1d, max_unpool2d, max_unpool3d
+from ._docs import fill
 
 MODULE = "poolspec.frontends.torch.nn"
 
@@ -217,26 +218,20 @@ class _MaxPoolNd(Module):
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-_MAX_DOC = """Max pooling over the last {n} axes, as ``torch.nn.MaxPool{n}d``: ``forward(input)`` is
-    ``poolspec.max_pool{n}d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
-    return_indices=return_indices)`` (values, or (values, indices) with return_indices)."""
 
 
 @_plain
 class MaxPool1d(_MaxPoolNd):
-    __doc__ = _MAX_DOC.format(n=1)
     _fn = staticmethod(max_pool1d)
 
 
 @_plain
 class MaxPool2d(_MaxPoolNd):
-    __doc__ = _MAX_DOC.format(n=2)
     _fn = staticmethod(max_pool2d)
 
 
 @_plain
 class MaxPool3d(_MaxPoolNd):
-    __doc__ = _MAX_DOC.format(n=3)
     _fn = staticmethod(max_pool3d)
 
 
@@ -261,28 +256,22 @@ class _MaxUnpoolNd(Module):
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-_UNPOOL_DOC = """The partial inverse of MaxPool{n}d, as ``torch.nn.MaxUnpool{n}d``: ``forward(input, indices,
-    output_size=None)`` is ``poolspec.max_unpool{n}d(input, indices, kernel_size, stride, padding, output_size)``
-    (kernel_size, stride and padding stored as {n}-tuples)."""
 
 
 @_plain
 class MaxUnpool1d(_MaxUnpoolNd):
-    __doc__ = _UNPOOL_DOC.format(n=1)
     _fn = staticmethod(max_unpool1d)
     _tuple = staticmethod(_single)
 
 
 @_plain
 class MaxUnpool2d(_MaxUnpoolNd):
-    __doc__ = _UNPOOL_DOC.format(n=2)
     _fn = staticmethod(max_unpool2d)
     _tuple = staticmethod(_pair)
 
 
 @_plain
 class MaxUnpool3d(_MaxUnpoolNd):
-    __doc__ = _UNPOOL_DOC.format(n=3)
     _fn = staticmethod(max_unpool3d)
     _tuple = staticmethod(_triple)
 
@@ -299,10 +288,6 @@ class _AvgPoolNd(Module):
 
 @_plain
 class AvgPool1d(_AvgPoolNd):
-    """Average pooling over the last axis, as ``torch.nn.AvgPool1d``: ``forward(input)`` is
-    ``poolspec.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)`` (kernel_size, stride
-    and padding stored as 1-tuples)."""
-
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
@@ -335,20 +320,15 @@ class _AvgPoolWithDivisor(_AvgPoolNd):
                               self.count_include_pad, self.divisor_override)
 
 
-_AVG_DOC = """Average pooling over the last {n} axes, as ``torch.nn.AvgPool{n}d``: ``forward(input)`` is
-    ``poolspec.avg_pool{n}d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-    divisor_override)``."""
 
 
 @_plain
 class AvgPool2d(_AvgPoolWithDivisor):
-    __doc__ = _AVG_DOC.format(n=2)
     _fn = staticmethod(avg_pool2d)
 
 
 @_plain
 class AvgPool3d(_AvgPoolWithDivisor):
-    __doc__ = _AVG_DOC.format(n=3)
     _fn = staticmethod(avg_pool3d)
 
     def __setstate__(self, d: dict[str, Any]) -> None:  # torch's: modules pickled before these attributes existed
@@ -399,22 +379,16 @@ class _FractionalMaxPoolNd(Module):
                               _random_samples=self._random_samples)
 
 
-_FRACTIONAL_DOC = """Fractional max pooling over the last {n} axes, as ``torch.nn.FractionalMaxPool{n}d``:
-    ``forward(input)`` is ``poolspec.fractional_max_pool{n}d(input, kernel_size, output_size, output_ratio,
-    return_indices, _random_samples=_random_samples)`` (the samples a buffer, as torch's; without them the
-    windows are drawn by poolspec's generator, not torch's)."""
 
 
 @_plain
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    __doc__ = _FRACTIONAL_DOC.format(n=2)
     _n = 2
     _fn = staticmethod(fractional_max_pool2d)
 
 
 @_plain
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    __doc__ = _FRACTIONAL_DOC.format(n=3)
     _n = 3
     _fn = staticmethod(fractional_max_pool3d)
 
@@ -441,25 +415,20 @@ class _LPPoolNd(Module):
         return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-_LP_DOC = """Power-average pooling over the last {n} axes, as ``torch.nn.LPPool{n}d``: ``forward(input)`` is
-    ``poolspec.lp_pool{n}d(input, float(norm_type), kernel_size, stride, ceil_mode)``."""
 
 
 @_plain
 class LPPool1d(_LPPoolNd):
-    __doc__ = _LP_DOC.format(n=1)
     _fn = staticmethod(lp_pool1d)
 
 
 @_plain
 class LPPool2d(_LPPoolNd):
-    __doc__ = _LP_DOC.format(n=2)
     _fn = staticmethod(lp_pool2d)
 
 
 @_plain
 class LPPool3d(_LPPoolNd):
-    __doc__ = _LP_DOC.format(n=3)
     _fn = staticmethod(lp_pool3d)
 
 
@@ -492,25 +461,20 @@ class _AdaptiveMaxPoolNd(Module):
         return self._fn(input, self.output_size, self.return_indices)
 
 
-_ADAPTIVE_MAX_DOC = """Adaptive max pooling over the last {n} axes, as ``torch.nn.AdaptiveMaxPool{n}d``:
-    ``forward(input)`` is ``poolspec.adaptive_max_pool{n}d(input, output_size, return_indices)``."""
 
 
 @_plain
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    __doc__ = _ADAPTIVE_MAX_DOC.format(n=1)
     _fn = staticmethod(adaptive_max_pool1d)
 
 
 @_plain
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    __doc__ = _ADAPTIVE_MAX_DOC.format(n=2)
     _fn = staticmethod(adaptive_max_pool2d)
 
 
 @_plain
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    __doc__ = _ADAPTIVE_MAX_DOC.format(n=3)
     _fn = staticmethod(adaptive_max_pool3d)
 
 
@@ -530,25 +494,20 @@ class _AdaptiveAvgPoolNd(Module):
         return self._fn(input, self.output_size)
 
 
-_ADAPTIVE_AVG_DOC = """Adaptive average pooling over the last {n} axes, as ``torch.nn.AdaptiveAvgPool{n}d``:
-    ``forward(input)`` is ``poolspec.adaptive_avg_pool{n}d(input, output_size)``."""
 
 
 @_plain
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    __doc__ = _ADAPTIVE_AVG_DOC.format(n=1)
     _fn = staticmethod(adaptive_avg_pool1d)
 
 
 @_plain
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    __doc__ = _ADAPTIVE_AVG_DOC.format(n=2)
     _fn = staticmethod(adaptive_avg_pool2d)
 
 
 @_plain
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    __doc__ = _ADAPTIVE_AVG_DOC.format(n=3)
     _fn = staticmethod(adaptive_avg_pool3d)
 
 
@@ -557,11 +516,6 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
 
 @_plain
 class Upsample(Module):
-    """Upsampling (any interpolate mode), as ``torch.nn.Upsample``: ``forward(input)`` is
-    ``poolspec.interpolate(input, size, scale_factor, mode, align_corners,
-    recompute_scale_factor=recompute_scale_factor)``; scale_factor stored as torch stores it (float, a tuple of
-    floats, or None for a falsy value)."""
-
     __constants__ = ["size", "scale_factor", "mode", "align_corners", "name", "recompute_scale_factor"]
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -597,23 +551,19 @@ class Upsample(Module):
 
 @_plain
 class UpsamplingNearest2d(Upsample):
-    """Nearest-neighbour upsampling of 4-d inputs, as ``torch.nn.UpsamplingNearest2d``: ``Upsample(size,
-    scale_factor, mode="nearest")``."""
-
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 @_plain
 class UpsamplingBilinear2d(Upsample):
-    """Bilinear upsampling of 4-d inputs with corners aligned, as ``torch.nn.UpsamplingBilinear2d``:
-    ``Upsample(size, scale_factor, mode="bilinear", align_corners=True)``."""
-
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-CLASSES = ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+CLASSES: tuple[str, ...] = ("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
            "FractionalMaxPool3d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d")
+
+fill({name: globals()[name] for name in CLASSES})
