@@ -33,6 +33,7 @@ from typing import Any
 
 from ..._common import mirror as _mirror
 from . import functional
+from ._cards import CARDS
 from .modules import CLASSES as _CLASSES
 from .modules import (
     AdaptiveAvgPool1d,
@@ -63,6 +64,7 @@ from .modules import (
 )
 
 __all__ = ["functional", *_CLASSES]
+_ = CARDS  # the front-end cards (poolspec.spec.frontend_card("torch.nn.MaxPool2d"))
 _PASS_ON, __dir__ = _mirror(__name__, "torch.nn", __all__)
 _CLASS_SET = frozenset(_CLASSES)
 

@@ -57,7 +57,7 @@ TypeError
 
 _FAMILIES: dict[str, dict[str, Any]] = {
     "MaxPool": dict(
-        summary="Max pooling over the last {n} axes, as ``torch.nn.MaxPool{n}d``.",
+        summary="Max pooling over {axes}, as ``torch.nn.MaxPool{n}d``.",
         body="``forward(input)`` is ``poolspec.max_pool{n}d(input, kernel_size, stride, padding, dilation, "
              "ceil_mode=ceil_mode, return_indices=return_indices)``; the attributes are torch's (stride None becomes "
              "kernel_size).",
@@ -66,28 +66,28 @@ _FAMILIES: dict[str, dict[str, Any]] = {
                 "with return_indices, (values, int64 indices).",
         construct="none"),
     "AvgPool": dict(
-        summary="Average pooling over the last {n} axes, as ``torch.nn.AvgPool{n}d``.",
+        summary="Average pooling over {axes}, as ``torch.nn.AvgPool{n}d``.",
         body="``forward(input)`` is ``poolspec.avg_pool{n}d(input, kernel_size, stride, padding, ceil_mode, "
              "count_include_pad{divisor})``.",
         params=("kernel_size", "stride", "avg_padding", "ceil_mode", "count_include_pad", "divisor_override"),
         returns="``forward(input)``: input (N, C, {spatial}) or (C, {spatial}) pooled to each window's mean.",
         construct="none"),
     "AdaptiveAvgPool": dict(
-        summary="Adaptive average pooling over the last {n} axes, as ``torch.nn.AdaptiveAvgPool{n}d``.",
+        summary="Adaptive average pooling over {axes}, as ``torch.nn.AdaptiveAvgPool{n}d``.",
         body="``forward(input)`` is ``poolspec.adaptive_avg_pool{n}d(input, output_size)``.",
         params=("adaptive_output_size",),
         returns="``forward(input)``: input (N, C, {spatial}) or (C, {spatial}) averaged over the adaptive windows "
                 "of output_size.",
         construct="none"),
     "AdaptiveMaxPool": dict(
-        summary="Adaptive max pooling over the last {n} axes, as ``torch.nn.AdaptiveMaxPool{n}d``.",
+        summary="Adaptive max pooling over {axes}, as ``torch.nn.AdaptiveMaxPool{n}d``.",
         body="``forward(input)`` is ``poolspec.adaptive_max_pool{n}d(input, output_size, return_indices)``.",
         params=("adaptive_output_size", "return_indices"),
         returns="``forward(input)``: each adaptive window's maximum; with return_indices, (values, int64 "
                 "indices).",
         construct="none"),
     "LPPool": dict(
-        summary="Power-average pooling over the last {n} axes, as ``torch.nn.LPPool{n}d``.",
+        summary="Power-average pooling over {axes}, as ``torch.nn.LPPool{n}d``.",
         body="``forward(input)`` is ``poolspec.lp_pool{n}d(input, float(norm_type), kernel_size, stride, "
              "ceil_mode)``; LPPool1d takes a 1-tuple kernel_size too (torch 2.13's raises TypeError in its last "
              "step, a wrapper bug: the numbers are those of the int).",
@@ -106,7 +106,7 @@ _FAMILIES: dict[str, dict[str, Any]] = {
                 "the indices.",
         construct="none"),
     "FractionalMaxPool": dict(
-        summary="Fractional max pooling over the last {n} axes, as ``torch.nn.FractionalMaxPool{n}d``.",
+        summary="Fractional max pooling over {axes}, as ``torch.nn.FractionalMaxPool{n}d``.",
         body="``forward(input)`` is ``poolspec.fractional_max_pool{n}d(input, kernel_size, output_size, "
              "output_ratio, return_indices, _random_samples=_random_samples)``; the samples are a buffer, as "
              "torch's (in the state dict where given).",
@@ -180,6 +180,14 @@ def _param(key: str, n: int) -> str:
     return f"{name} : {kind}\n    {text.format(n=n)}"
 
 
+def summary(name: str) -> str:
+    """The first line of class ``name``'s docstring."""
+    if name in _UPSAMPLE:
+        return str(_UPSAMPLE[name]["summary"])
+    n = int(name[-2])
+    return str(_FAMILIES[name[:-2]]["summary"]).format(n=n, axes="the last axis" if n == 1 else f"the last {n} axes")
+
+
 def docstring(name: str) -> str:
     """The docstring of class ``name`` (``"MaxPool2d"``)."""
     if name in _UPSAMPLE:
@@ -197,7 +205,7 @@ def docstring(name: str) -> str:
     body = entry["body"].format(n=n, divisor="" if name == "AvgPool1d" else ", divisor_override")
     code, want = _EXAMPLES[name]
     return "\n".join([
-        entry["summary"].format(n=n), "", body, "", "Parameters", "----------",
+        summary(name), "", body, "", "Parameters", "----------",
         *[_param(p, n) for p in params], "", "Returns", "-------", "array or tuple of arrays", f"    {returns}", "",
         _RAISES.format(construct=construct), "", "Examples", "--------", ">>> import numpy as np",
         ">>> from poolspec.frontends.torch import nn", code, want, ""])
