@@ -157,7 +157,7 @@ _EXAMPLES = {
                              "[[[[0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0]]]]"),
 }
 
-_UPSAMPLE = {
+_UPSAMPLE: dict[str, dict[str, Any]] = {
     "Upsample": dict(
         summary="Upsampling of 3-d to 5-d inputs by any interpolate mode, as ``torch.nn.Upsample``.",
         body="``forward(input)`` is ``poolspec.interpolate(input, size, scale_factor, mode, align_corners, "
