@@ -556,3 +556,19 @@ def test_infinite_norm_lp_pool_is_a_max():
     x = torch.randn(1, 2, 6, 6, dtype=torch.float64)
     got = psnn.LPPool2d(math.inf, 2)(x)
     torch.testing.assert_close(got, torch.nn.functional.max_pool2d(x.abs(), 2), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name, args, kwargs, shape", [
+    ("MaxPool2d", (3, 2, 1), {"ceil_mode": True}, (2, 3, 7, 6)), ("AvgPool3d", (2,), {"padding": 1}, (1, 2, 3, 4, 5)),
+    ("AdaptiveMaxPool1d", (3,), {}, (2, 3, 8)), ("LPPool2d", (2.0, 2), {}, (1, 2, 5, 4)),
+    ("Upsample", (), {"scale_factor": 1.5, "mode": "bicubic", "align_corners": True}, (1, 2, 4, 5))])
+def test_torch_func_transforms(name, args, kwargs, shape):
+    """The transforms the cards claim, on modules: torch.func.grad, vmap, jvp and jacrev equal torch's own."""
+    ours, theirs = getattr(psnn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    x = torch.randn(shape, dtype=torch.float64)
+    stacked = torch.randn((3, *shape), dtype=torch.float64)  # vmap over a new leading axis: each call keeps x's rank
+    for transform, arg in ((lambda f: torch.func.grad(lambda t: f(t).square().sum()), x),
+                           (lambda f: torch.func.vmap(f), stacked),
+                           (lambda f: (lambda t: torch.func.jvp(f, (t,), (torch.ones_like(t),))[1]), x),
+                           (lambda f: torch.func.jacrev(f), x)):
+        torch.testing.assert_close(transform(ours)(arg), transform(theirs)(arg), rtol=RTOL, atol=ATOL)
