@@ -578,3 +578,21 @@ def test_torch_func_transforms(name, args, kwargs, shape):
                            (lambda f: (lambda t: torch.func.jvp(f, (t,), (torch.ones_like(t),))[1]), x),
                            (lambda f: torch.func.jacrev(f), x)):
         torch.testing.assert_close(transform(ours)(arg), transform(theirs)(arg), rtol=RTOL, atol=ATOL)
+
+
+def test_torch_imported_after_the_module():
+    """A class imported before torch is plain; instantiated after ``import torch`` it gives its torch twin (a
+    subclass of it); a module built before stays plain."""
+    code = ("import sys\n"
+            "from poolspec.frontends.torch import nn\n"
+            "from poolspec.frontends.torch.nn import MaxPool2d\n"
+            "before = MaxPool2d(2)\n"
+            "assert 'torch' not in sys.modules\n"
+            "import torch\n"
+            "after = MaxPool2d(2)\n"
+            "assert isinstance(after, torch.nn.Module) and isinstance(after, MaxPool2d)\n"
+            "assert not isinstance(before, torch.nn.Module) and issubclass(nn.MaxPool2d, torch.nn.Module)\n"
+            "assert type(after) is nn.MaxPool2d and repr(after) == repr(before) == repr(torch.nn.MaxPool2d(2))\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
