@@ -19,8 +19,24 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 FAMILIES = "poolspec.families."
 
 
+# the front-ends whose classes' docstrings are filled at import (torch.nn's modules: one template per family)
+CLASS_MODULES = ("poolspec.frontends.torch.nn.",)
+
+
 class RuntimeDocstrings(griffe.Extension):
-    """Give a public function that has no docstring in its source the one it has once imported."""
+    """Give a public function (or a torch.nn front-end class) that has no docstring in its source the one it has
+    once imported."""
+
+    def on_class_instance(self, *, node: Any, cls: griffe.Class, agent: Any, **kwargs: Any) -> None:
+        if cls.docstring is not None or cls.name.startswith("_") or not cls.path.startswith(CLASS_MODULES):
+            return
+        try:
+            runtime = griffe.dynamic_import(cls.path, import_paths=[SRC, *sys.path])
+        except ImportError:
+            return
+        text = inspect.getdoc(runtime)
+        if text:
+            cls.docstring = griffe.Docstring(text, parent=cls)
 
     def on_function_instance(self, *, node: Any, func: griffe.Function, agent: Any, **kwargs: Any) -> None:
         # the families' public functions only: the front-ends' modules import TensorFlow, Keras and Flax

@@ -21,7 +21,10 @@ def test_every_library_has_stored_cases_of_every_function():
 
     assert set(LIBRARIES) >= {"tensorflow", "keras", "jax", "flax", "onnx_reference"}
     stored = {c.function for c in conventions.cases()}
-    missing = sorted(c.name for c in frontend_cards() if c.name not in stored)
+    # torch.nn's module classes are checked against live torch (tests/test_frontend_torch_nn.py): torch is
+    # poolspec's reference and a test dependency, and their forward is poolspec's own torch-signature function,
+    # whose stored cases are the golden ones
+    missing = sorted(c.name for c in frontend_cards() if c.name not in stored and not c.name.startswith("torch.nn."))
     assert not missing, f"front-end functions without a stored case: {missing}"
 
 

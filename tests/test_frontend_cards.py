@@ -18,9 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _public(module: str) -> list[str]:
+    """The module's public functions, and the module classes its ``__all__`` lists (torch.nn's: a class with a
+    ``forward``; jax.image's ResizeMethod is an enum, not a function)."""
     mod = importlib.import_module(f"poolspec.frontends.{module}")
-    return [f"{module}.{name}" for name, fn in vars(mod).items()
-            if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == mod.__name__]
+    functions = [f"{module}.{name}" for name, fn in vars(mod).items()
+                 if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == mod.__name__]
+    return functions + [f"{module}.{name}" for name in getattr(mod, "__all__", ())
+                        if inspect.isclass(getattr(mod, name, None)) and hasattr(getattr(mod, name), "forward")]
 
 
 def test_every_public_function_has_a_card_and_every_card_a_function():

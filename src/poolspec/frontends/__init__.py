@@ -9,13 +9,19 @@ names and signatures, so that changing the import prefix is the whole port.
 ``poolspec.frontends.tf.nn``                  ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``max_pool_with_argmax``
 ``poolspec.frontends.tf.image``               ``resize``
 ``poolspec.frontends.onnx``                   one function per ONNX operator
+``poolspec.frontends.torch.nn``               ``MaxPool1d/2d/3d``, ``AvgPool*``, ``Adaptive*Pool*``, ``LPPool*``,
+                                              ``MaxUnpool*``, ``FractionalMaxPool2d/3d``, ``Upsample``,
+                                              ``UpsamplingNearest2d``, ``UpsamplingBilinear2d`` (module classes)
+``poolspec.frontends.torch.nn.functional``    torch.nn.functional's pools, ``interpolate``, ``grid_sample``, ...
 ============================================  =============================================================
 
 They take any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), not only the mirrored
 library's, and differentiate through poolspec's deterministic bindings on torch and JAX; TensorFlow tensors go
 through a host bridge (NumPy kernels in ``tf.numpy_function``, first-order gradients), Keras' symbolic tensors get
-symbolic results. Every other name of a mirrored module is the library's own (imported on first use). Each
-function has a card (``poolspec.spec.frontend_card``) stating the library's rules as established against it.
+symbolic results; torch.nn's module classes are ``torch.nn.Module`` subclasses where torch is imported and plain
+classes (never importing torch) elsewhere. Every other name of a mirrored module is the library's own (imported on
+first use). Each function (and module class) has a card (``poolspec.spec.frontend_card``) stating the library's
+rules as established against it.
 
 >>> import numpy as np
 >>> from poolspec.frontends.tf import nn

@@ -1,5 +1,6 @@
-"""Front-end cards: one per function of ``poolspec.frontends``, which mirror other libraries' module paths,
-names, signatures and rules (TensorFlow, Keras, JAX, Flax, ONNX) on poolspec's kernels.
+"""Front-end cards: one per function (or torch.nn module class) of ``poolspec.frontends``, which mirror other
+libraries' module paths, names, signatures and rules (TensorFlow, Keras, JAX, Flax, ONNX, torch.nn) on poolspec's
+kernels.
 
 A front-end card says what the mirrored function is, its arguments with the library's defaults, the core ops it
 calls, its layout and index convention, where the library's behaviour is a bug that poolspec does not copy, what
@@ -35,7 +36,7 @@ def gradient(notes: str, wrt: tuple[str, ...] = ()) -> Gradient:
 
 
 # the modules of poolspec.frontends that hold cards, in page order
-MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx")
+MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx", "torch.nn")
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ def index(cards: list[FrontendCard]) -> str:
              "from poolspec.frontends.jax import image        # in place of: from jax import image",
              "from poolspec.frontends.tf import nn            # in place of: from tensorflow import nn",
              "from poolspec.frontends import onnx             # one function per ONNX operator",
+             "from poolspec.frontends.torch import nn         # in place of: from torch import nn (modules)",
              "```", "",
              "| function | mirrors | library | summary |", "|---|---|---|---|"]
     for c in cards:
