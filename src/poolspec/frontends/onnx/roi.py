@@ -161,7 +161,8 @@ def _avg(xp: Any, X: Any, rois: Any, batch_indices: Any, grids: np.ndarray | Non
         # ONNX: a roi without samples on an axis (half_pixel, adaptive, a negative roi) pools to 0, which
         # torchvision refuses where exactly one axis is negative: such rois become (0, 0, 0, 0), grid 0, output 0
         keep = np.ones((grids.shape[0], 5), bool)
-        keep[:, 1:] = ~(grids <= 0).any(axis=1)[:, None]
+        empty = np.asarray(np.any(grids <= 0, axis=1), dtype=bool)
+        keep[:, 1:] = ~empty[:, None]
         boxes = xp.where(xp.asarray(keep, device=device(X)), boxes, xp.zeros_like(boxes))
     return roi_align(X, boxes, pooled, spatial_scale=scale, sampling_ratio=ratio, aligned=half)
 

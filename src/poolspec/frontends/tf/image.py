@@ -17,8 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from ..._compat import device, dtype_name, index_dtype, is_dask_array, is_jax_array, namespace, readable, to_host
-from ..._compat import to_namespace
+from ..._compat import (
+    device,
+    dtype_name,
+    index_dtype,
+    is_dask_array,
+    is_jax_array,
+    namespace,
+    readable,
+    to_host,
+    to_namespace,
+)
 from ..._types import Array
 from ...autodiff import max_select
 from ...kernels.cells import Cells
@@ -413,11 +422,11 @@ def crop_and_resize(image: Array, boxes: Array, box_indices: Array, crop_size: A
     """
     fn = "crop_and_resize"
     if is_tensorflow(image):
-        bx, bi = (np.asarray(a) for a in (boxes, box_indices))
+        tb, ti = (np.asarray(a) for a in (boxes, box_indices))
 
         def on_host(a: Any) -> Any:
             xp_a = namespace(a)
-            return crop_and_resize(a, to_namespace(bx, xp_a, a), to_namespace(bi, xp_a, a), crop_size, method,
+            return crop_and_resize(a, to_namespace(tb, xp_a, a), to_namespace(ti, xp_a, a), crop_size, method,
                                    extrapolation_value)
 
         return on_tensorflow("tf.image.crop_and_resize", on_host, image)
