@@ -232,4 +232,30 @@ CARDS += (FrontendCard(
     checked=_ROI_CHECKED,
 ),)
 
+CARDS += (FrontendCard(
+    name="onnx.MaxRoiPool", version=1, library="onnxruntime 1.32.0 (CPU)", mirrors="onnx MaxRoiPool (opset 22)",
+    summary="ONNX MaxRoiPool: the maximum over each bin of each roi's rounded window (torchvision's roi_pool rules)",
+    arguments=(
+        _X, Argument("rois", "array", description="(num_rois, 5): batch index, x1, y1, x2, y2; X's dtype; read on "
+                                                  "the host"),
+        Argument("pooled_shape", "list[int] | None", None, ("2 entries", "entries >= 1"), "(PH, PW); required"),
+        Argument("spatial_scale", "float", 1.0, (), "> 0, rounded to float32 (an ONNX float attribute)")),
+    outputs=(Port("Y", "array", "(num_rois, C, PH, PW)", "the bin maxima"),),
+    core=("autodiff.max_select (the windows' gather)",),
+    layout="channels first (N, C, H, W), as ONNX",
+    gradient=gradient("the backend's autodiff through the deterministic window gather (max_select) and the max "
+                      "reduction (torch and JAX split the cotangent among tied maxima; torchvision's roi_pool routes "
+                      "it to the first); rois get none; ONNX runtimes have no gradients"),
+    determinism=_DET,
+    notes=("the corners x1, y1, x2, y2 times spatial_scale in float32, rounded half away from zero (std::round); the "
+           "window is max(end - start + 1, 1) cells per axis; bin size = window / pooled in float32; bin p covers "
+           "[start + floor(p * bin), start + ceil((p + 1) * bin)), clipped to [0, H) / [0, W); an empty bin is 0",
+           "the batch index is column 0, truncated",
+           "the windows are read from the rois' values on the host (a trace needs concrete rois)"),
+    differences=("onnx's reference evaluator has no MaxRoiPool: established against onnxruntime alone",),
+    refuses=("a batch index outside [0, N)", "spatial_scale <= 0 or not finite", "non-finite rois"),
+    checked="seeded random configurations against onnxruntime's CPU kernel (tests/test_frontend_roi.py, float32: "
+            "exact), NumPy, torch, JAX, Dask and array-api-strict backends",
+),)
+
 CARD: dict[str, FrontendCard] = {c.name.rpartition(".")[2]: c for c in CARDS}

@@ -17,6 +17,7 @@ from ..._compat import device, dtype_name, index_dtype, is_dask_array, is_jax_ar
 from ..._types import Array
 from ...autodiff import max_select
 from ...kernels.cells import Cells
+from .._checks import entries
 from .._common import fail
 from ._args import checked, dtype_of, text
 
@@ -271,3 +272,122 @@ def _max(xp: Any, X: Any, rois: Any, batch_indices: Any, grids: np.ndarray | Non
     if is_jax_array(out) or low:
         out = xp.astype(out, X.dtype)
     return out
+
+
+def _roi_pool_windows(boxes: np.ndarray, pooled: tuple[int, int], scale: float, H: int, W: int) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """MaxRoiPool's windows in onnxruntime's float32 arithmetic: (row starts, row ends) (K, PH) and (column starts,
+    column ends) (K, PW), clipped to the image."""
+    F = np.float32
+    b = boxes.astype(F)
+    with np.errstate(invalid="ignore"):
+        corners = (b[:, 1:5] * F(scale)).astype(F)
+    # std::round: half away from zero
+    r = (np.sign(corners) * np.floor(np.abs(corners) + F(0.5))).astype(np.int64)
+    out = []
+    for start, end, n, L in ((r[:, 1], r[:, 3], pooled[0], H), (r[:, 0], r[:, 2], pooled[1], W)):
+        size = np.maximum(end - start + 1, 1)
+        bin_ = (size.astype(F) / F(n)).astype(F)[:, None]
+        p = np.arange(n, dtype=F)[None, :]
+        lo = np.floor((p * bin_).astype(F)).astype(np.int64) + start[:, None]
+        hi = np.ceil(((p + F(1)) * bin_).astype(F)).astype(np.int64) + start[:, None]
+        out += [np.clip(lo, 0, L), np.clip(hi, 0, L)]
+    return out[0], out[1], out[2], out[3]
+
+
+def MaxRoiPool(X: Array, rois: Array, *, pooled_shape: Any = None, spatial_scale: float = 1.0) -> Array:
+    """ONNX MaxRoiPool: the maximum of X over each bin of each roi's rounded integer window, as onnxruntime's CPU
+    kernel (opset 1 to 22; onnx's reference evaluator has no MaxRoiPool).
+
+    The roi's corners (times spatial_scale, in float32) are rounded half away from zero; the window is
+    max(end - start + 1, 1) cells per axis, bin p covers [floor(p * size / P), ceil((p + 1) * size / P)) of it
+    (float32), clipped to X; an empty bin is 0. Torchvision's roi_pool rules.
+
+    Parameters
+    ----------
+    X : array
+        (N, C, H, W) features; float16, bfloat16, float32 or float64.
+    rois : array
+        (num_rois, 5): batch index, x1, y1, x2, y2 (before spatial_scale); X's dtype; read on the host.
+    pooled_shape : sequence of 2 int
+        (PH, PW), both >= 1; required.
+    spatial_scale : float, default 1.0
+        The factor from roi coordinates to X's cells (> 0); rounded to float32, as an ONNX float attribute.
+
+    Returns
+    -------
+    array
+        (num_rois, C, PH, PW), X's namespace, dtype and device.
+
+    Raises
+    ------
+    ValueError
+        If a shape does not fit, pooled_shape is missing or not 2 positive ints, spatial_scale is not positive, a
+        batch index is outside [0, N) or rois are not finite.
+    TypeError
+        If X is not floating, rois' dtype is not X's, or an attribute has a wrong type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> MaxRoiPool(X, np.array([[0, 0.0, 0.0, 3.0, 3.0]]), pooled_shape=[2, 2])[0, 0].tolist()
+    [[5.0, 7.0], [13.0, 15.0]]
+    """
+    checked("MaxRoiPool", locals())
+    if pooled_shape is None:
+        fail("MaxRoiPool", "pooled_shape", pooled_shape, "is required")
+    pooled = tuple(int(v) for v in entries("MaxRoiPool", "pooled_shape", pooled_shape) or ())
+    if isinstance(spatial_scale, bool) or not isinstance(spatial_scale, (int, float, np.floating, np.integer)):
+        fail("MaxRoiPool", "spatial_scale", spatial_scale, "must be a float", TypeError)
+    scale = float(np.float32(spatial_scale))
+    if not (np.isfinite(scale) and scale > 0):
+        fail("MaxRoiPool", "spatial_scale", spatial_scale, "must be a finite float > 0")
+    xp = namespace(X, rois, names=("X", "rois"), op="onnx.MaxRoiPool")
+    dtype_of("MaxRoiPool", "X", X, "real floating", "must be float16, bfloat16, float32 or float64 (the operator's "
+             "type constraint T)", xp)
+    if X.ndim != 4 or any(int(v) == 0 for v in X.shape[1:]):
+        fail("MaxRoiPool", "X", tuple(X.shape), "must be (N, C, H, W) with non-empty C, H and W")
+    if rois.ndim != 2 or int(rois.shape[1]) != 5:
+        fail("MaxRoiPool", "rois", tuple(rois.shape), "must be (num_rois, 5): batch index, x1, y1, x2, y2")
+    if rois.dtype != X.dtype:
+        fail("MaxRoiPool", "rois", rois.dtype, f"must have X's dtype ({X.dtype})", TypeError)
+    host = _host(rois)
+    if host is None:
+        fail("MaxRoiPool", "rois", "traced", "must be concrete: the windows are read from their values")
+    assert host is not None
+    host = np.asarray(host, np.float64)
+    N, C, H, W = (int(v) for v in X.shape)
+    if not np.isfinite(host).all():
+        fail("MaxRoiPool", "rois", "...", "must be finite")
+    batch = np.trunc(host[:, 0]).astype(np.int64)
+    if batch.size and (batch.min() < 0 or batch.max() >= N):
+        fail("MaxRoiPool", "rois", f"batch indices in [{batch.min()}, {batch.max()}]", f"must lie in [0, {N})")
+    K, (PH, PW) = host.shape[0], pooled
+    hs, he, ws, we = _roi_pool_windows(host, (PH, PW), scale, H, W)
+    kh, kw = max(int((he - hs).max(initial=0)), 1), max(int((we - ws).max(initial=0)), 1)
+    rows = hs[:, :, None] + np.arange(kh)[None, None, :]  # (K, PH, kh)
+    cols = ws[:, :, None] + np.arange(kw)[None, None, :]  # (K, PW, kw)
+    inside = (rows < he[:, :, None])[:, :, None, :, None] & (cols < we[:, :, None])[:, None, :, None, :]
+    flat = (batch[:, None, None, None, None] * H + rows[:, :, None, :, None]) * W + cols[:, None, :, None, :]
+    cells = np.where(inside, flat, N * H * W).reshape(1, -1)  # (K, PH, PW, kh, kw)
+    if is_dask_array(X):
+        import dask.array as da
+
+        chans = X.chunks[1]
+        Xc = X.rechunk(((N,), chans, (H,), (W,)))
+        return da.map_blocks(lambda xb: np.asarray(MaxRoiPool(xb, host.astype(xb.dtype), pooled_shape=pooled,
+                                                              spatial_scale=spatial_scale)),
+                             Xc, dtype=X.dtype, meta=np.empty((0, 0, 0, 0), dtype=X.dtype),
+                             chunks=((K,), chans, (PH,), (PW,)))
+    planes = xp.reshape(xp.permute_dims(X, (1, 0, 2, 3)), (C, N * H * W))
+    idx = xp.asarray(cells.astype(np.int64), device=device(X))
+    idx = xp.astype(idx, index_dtype(xp, X))
+    vals = xp.reshape(max_select(Cells(N * H * W, int(cells.shape[1])), planes, idx), (C, K, PH, PW, kh * kw))
+    mask = xp.asarray(inside.reshape(1, K, PH, PW, kh * kw), device=device(X))
+    low = xp.asarray(-xp.inf, dtype=X.dtype, device=device(X))
+    best = xp.max(xp.where(mask, vals, low), axis=-1)
+    none = np.asarray(~np.any(inside.reshape(K, PH, PW, kh * kw), axis=-1), dtype=bool)
+    empty = xp.asarray(none[None], device=device(X))
+    best = xp.where(empty, xp.zeros_like(best), best)
+    return xp.permute_dims(best, (1, 0, 2, 3))

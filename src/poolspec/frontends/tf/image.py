@@ -565,8 +565,11 @@ CARDS: tuple[FrontendCard, ...] = (FrontendCard(
     gradient=gradient("w.r.t. image: the transpose of the tap gather (a sort and a segmented sum, deterministic), "
                       "through the backend's autodiff of the float32 interpolation; w.r.t. boxes (bilinear): the "
                       "backend's autodiff of the sample positions, which is TF's CropAndResizeGradBoxes formula "
-                      "(0 for nearest, where TF returns the bilinear formula); through the TensorFlow bridge the "
-                      "image only", wrt=("image", "boxes")),
+                      "(0 for nearest, where TF returns the bilinear formula); TF's CropAndResizeGradBoxes "
+                      "recomputes the positions ratio first, y1 * (H - 1) + i * ((y2 - y1) * ((H - 1) / (crop_h - "
+                      "1))), so where that moves a sample across a tap or the image's edge (e.g. x2 = 1 landing on "
+                      "3.0000002 > W - 1) TF's box gradient is not its forward's derivative and poolspec's is; "
+                      "through the TensorFlow bridge the image only", wrt=("image", "boxes")),
     determinism="deterministic (gather-only forward, sort-and-segmented-sum backward)",
     notes=(TENSORFLOW_NOTE,
            "positions in float32, each operation rounded (no fused multiply-add): in_y = y1 * (H - 1) + i * "
