@@ -4,7 +4,7 @@ max mode on the same sample grid with ONNX's own maximum (of the weighted corner
 >>> import numpy as np
 >>> X = np.arange(16.0).reshape(1, 1, 4, 4)
 >>> RoiAlign(X, np.array([[0.0, 0.0, 2.0, 2.0]]), np.array([0]), output_height=1, output_width=1).ravel().tolist()
-[5.0]
+[2.5]
 """
 
 from __future__ import annotations
@@ -115,9 +115,10 @@ def RoiAlign(X: Array, rois: Array, batch_indices: Array, *, coordinate_transfor
     --------
     >>> import numpy as np
     >>> X = np.array([[[[0.0, 4.0], [8.0, 2.0]]]])
-    >>> RoiAlign(X, np.array([[0.0, 0.0, 1.0, 1.0]]), np.array([0]), mode="max", sampling_ratio=1).ravel().tolist()
-    [1.0]
-    >>> RoiAlign(X, np.array([[0.0, 0.0, 1.0, 1.0]]), np.array([0]), mode="max", sampling_ratio=1,
+    >>> boxes, mode = np.array([[0.0, 0.0, 1.0, 1.0]]), "output_half_pixel"
+    >>> RoiAlign(X, boxes, np.array([0]), coordinate_transformation_mode=mode, mode="max").ravel().tolist()
+    [2.0]
+    >>> RoiAlign(X, boxes, np.array([0]), coordinate_transformation_mode=mode, mode="max",
     ...          max_of="samples").ravel().tolist()
     [3.5]
     """

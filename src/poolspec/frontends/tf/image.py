@@ -416,9 +416,9 @@ def crop_and_resize(image: Array, boxes: Array, box_indices: Array, crop_size: A
     >>> import numpy as np
     >>> from poolspec.frontends.tf import image
     >>> img = np.arange(9.0).reshape(1, 3, 3, 1)
-    >>> image.crop_and_resize(img, np.array([[0.0, 0.0, 0.5, 1.0]]), np.array([0]), [2, 3])[0, :, :, 0]
+    >>> image.crop_and_resize(img, np.array([[0.0, 0.0, 0.75, 1.0]]), np.array([0]), [2, 3])[0, :, :, 0]
     array([[0. , 1. , 2. ],
-           [1.5, 2.5, 3.5]], dtype=float32)
+           [4.5, 5.5, 6.5]], dtype=float32)
     """
     fn = "crop_and_resize"
     if is_tensorflow(image):
