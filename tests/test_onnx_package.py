@@ -10,7 +10,7 @@ import pytest
 
 from poolspec.frontends import onnx
 
-SUBMODULES = ["cards", "pool", "resize", "sampling", "_args"]
+SUBMODULES = ["cards", "pool", "resize", "sampling", "roi", "_args"]
 
 
 @pytest.mark.parametrize("name", SUBMODULES)
@@ -23,7 +23,7 @@ def test_submodule_examples(name):
 def test_public_names_are_the_package_s_own():
     assert [c.name.rpartition(".")[2] for c in onnx.CARDS] == [
         "AveragePool", "LpPool", "MaxPool", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "MaxUnpool",
-        "Resize", "GridSample", "AffineGrid"]
+        "Resize", "GridSample", "AffineGrid", "RoiAlign", "MaxRoiPool"]
     for name in onnx.__all__:
         assert getattr(onnx, name).__module__ == "poolspec.frontends.onnx"
 

@@ -7,8 +7,8 @@ names and signatures, so that changing the import prefix is the whole port.
 ``poolspec.frontends.jax.image``              ``resize``, ``scale_and_translate``
 ``poolspec.frontends.flax.linen``             ``max_pool``, ``avg_pool``, ``min_pool``, ``pool``
 ``poolspec.frontends.tf.nn``                  ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``max_pool_with_argmax``
-``poolspec.frontends.tf.image``               ``resize``
-``poolspec.frontends.onnx``                   one function per ONNX operator
+``poolspec.frontends.tf.image``               ``resize``, ``crop_and_resize``
+``poolspec.frontends.onnx``                   one function per ONNX operator (pools, Resize, RoiAlign, ...)
 ``poolspec.frontends.torch.nn``               ``MaxPool1d/2d/3d``, ``AvgPool*``, ``Adaptive*Pool*``, ``LPPool*``,
                                               ``MaxUnpool*``, ``FractionalMaxPool2d/3d``, ``Upsample``,
                                               ``UpsamplingNearest2d``, ``UpsamplingBilinear2d`` (module classes)

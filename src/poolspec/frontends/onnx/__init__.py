@@ -19,10 +19,11 @@ from __future__ import annotations
 from .cards import CARDS as CARDS  # the cards spec.frontends discovers here
 from .pool import AveragePool, GlobalAveragePool, GlobalLpPool, GlobalMaxPool, LpPool, MaxPool, MaxUnpool
 from .resize import Resize
+from .roi import MaxRoiPool, RoiAlign
 from .sampling import AffineGrid, GridSample
 
 __all__ = ["AffineGrid", "AveragePool", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "GridSample", "LpPool",
-           "MaxPool", "MaxUnpool", "Resize"]
+           "MaxPool", "MaxRoiPool", "MaxUnpool", "Resize", "RoiAlign"]
 
 # the operators are documented and doctested as this module's own (poolspec.frontends.onnx.MaxPool)
 for _name in __all__:

@@ -178,4 +178,88 @@ CARDS: tuple[FrontendCard, ...] = (
          "onnxruntime puts it at +1 (left out of the random configurations)",)),
 )
 
+_ROI_CHECKED = ("seeded random configurations against onnx's reference evaluator on one-node opset 22 models "
+                "(tests/test_frontend_roi.py: float64 within rtol 1e-12, float32 within 1e-5), onnxruntime where "
+                "installed, NumPy, torch, JAX, Dask and array-api-strict backends")
+CARDS += (FrontendCard(
+    name="onnx.RoiAlign", version=1, library=_LIB, mirrors="onnx RoiAlign (opset 22)",
+    summary="ONNX RoiAlign: avg on poolspec.roi_align (half_pixel = aligned=True), max as ONNX's maximum of the "
+            "weighted corner terms (or, as an option, of the samples)",
+    arguments=(
+        _X, Argument("rois", "array", description="(num_rois, 4): x1, y1, x2, y2; X's dtype"),
+        Argument("batch_indices", "array", description="(num_rois,) int64, each in [0, N)"),
+        Argument("coordinate_transformation_mode", "str", "half_pixel", ("half_pixel", "output_half_pixel")),
+        Argument("mode", "str", "avg", ("avg", "max")),
+        Argument("output_height", "int", 1, (">= 1",)),
+        Argument("output_width", "int", 1, (">= 1",)),
+        Argument("sampling_ratio", "int", 0, (">= 0",)),
+        Argument("spatial_scale", "float", 1.0, (), "> 0, rounded to float32 (an ONNX float attribute)"),
+        Argument("max_of", "str", "weighted_taps", ("weighted_taps", "samples"),
+                 "not ONNX's: max mode's maximum over the weighted corner terms (the spec) or over the samples")),
+    outputs=(Port("Y", "array", "(num_rois, C, output_height, output_width)", "the pooled bins"),),
+    core=("roi_align", "autodiff.max_select (max mode's taps)"),
+    layout="channels first (N, C, H, W), as ONNX",
+    gradient=gradient("avg: poolspec.roi_align's (w.r.t. X, deterministic: a sort and a segmented sum; rois and "
+                      "batch_indices get none); max: the backend's autodiff through the deterministic tap gather "
+                      "(max_select) and the max reduction (torch and JAX split the cotangent among tied maxima); "
+                      "ONNX runtimes have no gradients, so only the forward is compared with them"),
+    determinism=_DET,
+    notes=("coordinates as torchvision's roi_align: start = x1 * spatial_scale - offset, size = end - start, "
+           "offset 0.5 with half_pixel (torchvision aligned=True), 0 with output_half_pixel (aligned=False), where "
+           "the roi size is clamped to >= 1 on each axis (established against the reference evaluator, whose "
+           "output_half_pixel path clamps; half_pixel does not)",
+           "bin size = roi size / output size; sample y = start + ph * bin + (iy + 0.5) * bin / grid, in the rois' "
+           "dtype; grid = sampling_ratio if > 0, else ceil(roi size / output size) per axis (read on the host)",
+           "a sample with y < -1 or y > H (x likewise) reads 0; otherwise y clamped to >= 0, y_low = floor(y), and "
+           "at y_low >= H - 1 both taps are row H - 1 with weight 0 on the second; weights (1 - ly)(1 - lx), "
+           "(1 - ly) lx, ly (1 - lx), ly lx",
+           "avg: the sum of the samples / max(gh * gw, 1); a roi whose adaptive grid is <= 0 on an axis (a "
+           "negative half_pixel roi) gives 0 (the reference loops over no samples), where torchvision refuses "
+           "exactly one negative axis",
+           "max (max_of='weighted_taps', the default): the largest of w_i * x_i over the four corner terms of "
+           "every sample, as the specification, the reference and onnxruntime (onnxruntime#6146, #14265: not the "
+           "largest bilinear sample); a sample outside X contributes 0 terms; max_of='samples' takes the largest "
+           "sample value (sum of its four terms) instead; no samples: 0",
+           "spatial_scale is rounded to float32 (an ONNX float attribute)",
+           "float16 / bfloat16 are computed in float32 and rounded once"),
+    differences=("onnx's reference computes a clamped (output_half_pixel) roi's bin size in Python float (double) "
+                 "and rounds each coordinate term to float32 on the addition: float32 results within ~1 ulp of "
+                 "the float32 arithmetic poolspec (and torchvision, onnxruntime) uses",
+                 "NaN in X: the reference's Python max keeps the first operand on NaN comparisons; poolspec's max "
+                 "propagates NaN (not compared)",
+                 "onnxruntime 1.32 registers RoiAlign up to opset 16 only (compared there) and refuses a roi whose "
+                 "adaptive grid is negative on an axis (SafeInt's integer overflow) where the reference and poolspec "
+                 "give 0; elsewhere the same numbers within float32 rounding, max mode included"),
+    refuses=("a batch index outside [0, N) (the reference reads another image's memory or fails)",
+             "spatial_scale <= 0 or not finite", "non-finite rois"),
+    checked=_ROI_CHECKED,
+),)
+
+CARDS += (FrontendCard(
+    name="onnx.MaxRoiPool", version=1, library="onnxruntime 1.32.0 (CPU)", mirrors="onnx MaxRoiPool (opset 22)",
+    summary="ONNX MaxRoiPool: the maximum over each bin of each roi's rounded window (torchvision's roi_pool rules)",
+    arguments=(
+        _X, Argument("rois", "array", description="(num_rois, 5): batch index, x1, y1, x2, y2; X's dtype; read on "
+                                                  "the host"),
+        Argument("pooled_shape", "list[int] | None", None, ("2 entries", "entries >= 1"), "(PH, PW); required"),
+        Argument("spatial_scale", "float", 1.0, (), "> 0, rounded to float32 (an ONNX float attribute)")),
+    outputs=(Port("Y", "array", "(num_rois, C, PH, PW)", "the bin maxima"),),
+    core=("autodiff.max_select (the windows' gather)",),
+    layout="channels first (N, C, H, W), as ONNX",
+    gradient=gradient("the backend's autodiff through the deterministic window gather (max_select) and the max "
+                      "reduction (torch and JAX split the cotangent among tied maxima; torchvision's roi_pool routes "
+                      "it to the first); rois get none; ONNX runtimes have no gradients"),
+    determinism=_DET,
+    notes=("the corners x1, y1, x2, y2 times spatial_scale in float32, rounded half away from zero (std::round); the "
+           "window is max(end - start + 1, 1) cells per axis; bin size = window / pooled in float32; bin p covers "
+           "[start + floor(p * bin), start + ceil((p + 1) * bin)), clipped to [0, H) / [0, W); an empty bin is 0",
+           "the batch index is column 0, truncated",
+           "the windows are read from the rois' values on the host (a trace needs concrete rois)"),
+    differences=("onnx's reference evaluator has no MaxRoiPool: established against onnxruntime alone (which "
+                 "registers it at opset 1 only; 2 to 22 change only the types)",),
+    refuses=("a batch index outside [0, N)", "spatial_scale <= 0 or not finite", "non-finite rois"),
+    checked="seeded random configurations against onnxruntime's CPU kernel (tests/test_frontend_roi.py, float32: "
+            "exact), NumPy, torch, JAX, Dask and array-api-strict backends",
+),)
+
 CARD: dict[str, FrontendCard] = {c.name.rpartition(".")[2]: c for c in CARDS}

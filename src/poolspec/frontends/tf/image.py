@@ -17,8 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from ..._compat import dtype_name, namespace
+from ..._compat import (
+    device,
+    dtype_name,
+    index_dtype,
+    is_dask_array,
+    is_jax_array,
+    namespace,
+    readable,
+    to_host,
+    to_namespace,
+)
 from ..._types import Array
+from ...autodiff import max_select
+from ...kernels.cells import Cells
 from ...plans.windows import GatherPlan
 from ...spec._card import Argument, Port
 from ...spec.frontends import FrontendCard, gradient
@@ -309,6 +321,191 @@ def resize(images: Array, size: Any, method: str = "bilinear", preserve_aspect_r
     return resample(x, axes, plans)
 
 
+# ------------------------------------------------------------------------------------------ crop_and_resize
+
+_CROP_METHODS = ("bilinear", "nearest")
+_CROP_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "int64", "float16", "float32", "float64")
+
+
+def _kept(a: Any) -> Any:
+    """``a`` kept as computed: XLA (JAX) may fuse a * b + c into one fused multiply-add or a division by a
+    constant into a product with its reciprocal; TF's kernel rounds every float32 operation."""
+    if is_jax_array(a):
+        import jax
+
+        return jax.lax.optimization_barrier(a)
+    return a
+
+
+def _positions(xp: Any, lo: Any, hi: Any, L: int, n: int) -> Any:
+    """CropAndResize's float32 sample positions (K, n) along one axis: lo * (L - 1) + i * ((hi - lo) * (L - 1)) /
+    (n - 1), each operation rounded; n == 1: the box centre 0.5 * (lo + hi) * (L - 1)."""
+    last = float(L - 1)
+    if n == 1:
+        return _kept(_kept((lo + hi) * 0.5) * last)
+    step = _kept((hi - lo) * last) / _kept(xp.asarray(float(n - 1), dtype=xp.float32, device=device(lo)))
+    i = xp.reshape(xp.arange(n, dtype=xp.float32, device=device(lo)), (1, n))
+    return _kept(lo * last) + _kept(i * _kept(step))
+
+
+def _crop_taps(xp: Any, pos: Any, L: int, method: str) -> tuple[Any, Any, Any, Any]:
+    """(low tap, high tap, the high tap's weight, whether inside [0, L - 1]) per position: floor / ceil and
+    pos - floor for bilinear; for nearest roundf's index (half away from zero; positions are >= 0) twice."""
+    inside = (pos >= 0) & (pos <= float(L - 1))
+    pos = xp.where(inside, pos, xp.zeros_like(pos))
+    low = xp.floor(pos)
+    frac = pos - low
+    if method == "nearest":
+        near = xp.where(frac >= 0.5, low + 1, low)
+        return near, near, frac, inside
+    return low, xp.ceil(pos), frac, inside
+
+
+def _host_values(a: Any) -> np.ndarray | None:
+    if is_dask_array(a):
+        return np.asarray(a.compute())
+    return to_host(a) if readable(a) else None
+
+
+def crop_and_resize(image: Array, boxes: Array, box_indices: Array, crop_size: Any, method: str = "bilinear",
+                    extrapolation_value: float = 0.0, name: str | None = None) -> Array:
+    """Crops of ``image`` resampled to ``crop_size``, as ``tf.image.crop_and_resize`` (TensorFlow 2.21).
+
+    Box (y1, x1, y2, x2), normalised (0 and 1 are the first and last pixel centres), samples its image at
+    in_y = y1 * (H - 1) + i * ((y2 - y1) * (H - 1)) / (crop_h - 1) (crop_h == 1: 0.5 * (y1 + y2) * (H - 1)), x
+    likewise, in float32 with every operation rounded as TF's CPU kernel; a sample outside [0, H - 1] x [0, W - 1]
+    is ``extrapolation_value``. bilinear interpolates floor / ceil taps (top = tl + (tr - tl) * x_lerp, then
+    top + (bottom - top) * y_lerp); nearest reads the roundf (half away from zero) cell. Flipped boxes (y1 > y2)
+    crop upside down. The image is cast to float32 and the result is float32.
+
+    Parameters
+    ----------
+    image : array
+        (N, H, W, C), H and W > 0; int8/16/32/64, uint8/16, float16, float32 or float64 (any array-API array, or a
+        TensorFlow tensor).
+    boxes : array
+        (K, 4) normalised boxes y1, x1, y2, x2, finite; any floating dtype, rounded to float32 as TF; image's
+        library.
+    box_indices : array
+        (K,) integer image of each box, in [0, N).
+    crop_size : sequence of 2 int
+        (crop_h, crop_w), both > 0.
+    method : str, default "bilinear"
+        "bilinear" or "nearest".
+    extrapolation_value : float, default 0.0
+        The value of samples outside the image (rounded to float32).
+    name : str or None, default None
+        Accepted and ignored.
+
+    Returns
+    -------
+    array
+        (K, crop_h, crop_w, C) float32, image's namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If image is not 4-d or has an empty height or width, boxes is not (K, 4) or not finite, box_indices is not
+        (K,) or holds an index outside [0, N), crop_size is not 2 ints > 0, or method is unknown.
+    TypeError
+        If image's dtype is not one of the above (bool, bfloat16), boxes is not floating, box_indices is not
+        integer, crop_size has non-int entries or extrapolation_value is not a real number.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from poolspec.frontends.tf import image
+    >>> img = np.arange(9.0).reshape(1, 3, 3, 1)
+    >>> image.crop_and_resize(img, np.array([[0.0, 0.0, 0.75, 1.0]]), np.array([0]), [2, 3])[0, :, :, 0]
+    array([[0. , 1. , 2. ],
+           [4.5, 5.5, 6.5]], dtype=float32)
+    """
+    fn = "crop_and_resize"
+    if is_tensorflow(image):
+        tb, ti = (np.asarray(a) for a in (boxes, box_indices))
+
+        def on_host(a: Any) -> Any:
+            xp_a = namespace(a)
+            return crop_and_resize(a, to_namespace(tb, xp_a, a), to_namespace(ti, xp_a, a), crop_size, method,
+                                   extrapolation_value)
+
+        return on_tensorflow("tf.image.crop_and_resize", on_host, image)
+    xp = namespace(image, boxes, box_indices, names=("image", "boxes", "box_indices"), op=fn)
+    if image.ndim != 4:
+        fail(fn, "image", tuple(image.shape), "must be 4-D (N, H, W, C)")
+    dt = choice(fn, "image.dtype", dtype_name(xp, image.dtype), _CROP_DTYPES, f"must be one of {_CROP_DTYPES}",
+                kind=TypeError)
+    nonempty(fn, "image", tuple(image.shape), (1, 2), "image dimensions (height and width) must be positive")
+    if boxes.ndim != 2 or int(boxes.shape[1]) != 4:
+        fail(fn, "boxes", tuple(boxes.shape), "must be (num_boxes, 4): y1, x1, y2, x2 per box")
+    if not xp.isdtype(boxes.dtype, "real floating"):
+        fail(fn, "boxes", boxes.dtype, "must be floating (float32)", TypeError)
+    K = int(boxes.shape[0])
+    if box_indices.ndim != 1 or int(box_indices.shape[0]) != K:
+        fail(fn, "box_indices", tuple(box_indices.shape), f"must be (num_boxes,) = ({K},)")
+    if not xp.isdtype(box_indices.dtype, "integral"):
+        fail(fn, "box_indices", box_indices.dtype, "must be int32 or int64", TypeError)
+    if hasattr(crop_size, "tolist") and not isinstance(crop_size, (list, tuple)):
+        crop_size = crop_size.tolist()
+    if not isinstance(crop_size, (list, tuple)) or len(crop_size) != 2:
+        fail(fn, "crop_size", crop_size, "must be a 1-D sequence of 2 ints: crop_height, crop_width")
+    ch, cw = ints(fn, "crop_size", crop_size, "must be a 1-D int32 sequence")
+    at_least(fn, "crop_size", crop_size, (ch, cw), 1, "crop dimensions must be positive")
+    choice(fn, "method", method, _CROP_METHODS, f"must be one of {_CROP_METHODS}")
+    if isinstance(extrapolation_value, (bool, np.bool_)) or not isinstance(
+            extrapolation_value, (int, float, np.integer, np.floating)):
+        fail(fn, "extrapolation_value", extrapolation_value, "must be a float", TypeError)
+    N, H, W, C = (int(v) for v in image.shape)
+    bi = _host_values(box_indices)
+    if bi is not None and bi.size and (bi.min() < 0 or bi.max() >= N):
+        fail(fn, "box_indices", f"values in [{bi.min()}, {bi.max()}]", f"must lie in [0, {N}) (the batch)")
+    hb = _host_values(boxes)
+    if hb is not None and not np.isfinite(hb).all():
+        fail(fn, "boxes", "...", "must be finite (TF: Boxes contains at least one element that is not finite)")
+    ext = float(np.float32(extrapolation_value))
+    if K * C == 0:
+        return xp.zeros((K, ch, cw, C), dtype=xp.float32, device=device(image))
+    if is_dask_array(image):  # images whole, one task per channel block; boxes and indices, small, as NumPy
+        import dask.array as da
+
+        chans = image.chunks[3]
+        img = image.rechunk(((N,), (H,), (W,), chans))
+        return da.map_blocks(lambda b: crop_and_resize(b, hb, bi, (ch, cw), method, ext), img, dtype=np.float32,
+                             meta=np.empty((0, 0, 0, 0), np.float32), chunks=((K,), (ch,), (cw,), chans))
+    f32 = xp.float32
+    planes = xp.reshape(xp.permute_dims(image if dt == "float32" else xp.astype(image, f32), (3, 0, 1, 2)),
+                        (C, N * H * W))
+    b = boxes if dtype_name(xp, boxes.dtype) == "float32" else xp.astype(boxes, f32)
+    y0 = _positions(xp, b[:, 0:1], b[:, 2:3], H, ch)
+    x0 = _positions(xp, b[:, 1:2], b[:, 3:4], W, cw)
+    top, bottom, ylerp, yin = _crop_taps(xp, y0, H, method)
+    left, right, xlerp, xin = _crop_taps(xp, x0, W, method)
+    itype = index_dtype(xp, image)
+    batch = xp.reshape(xp.astype(box_indices, itype), (K, 1, 1))
+
+    def cell(rows: Any, cols: Any) -> Any:  # (K, ch, cw) flat cells, outside the image: N * H * W (reads 0)
+        flat = (batch * H + xp.astype(xp.reshape(rows, (K, ch, 1)), itype)) * W + xp.astype(
+            xp.reshape(cols, (K, 1, cw)), itype)
+        inside = xp.reshape(yin, (K, ch, 1)) & xp.reshape(xin, (K, 1, cw))
+        return xp.where(inside, flat, xp.full_like(flat, N * H * W))
+
+    if method == "nearest":
+        cells = xp.reshape(cell(top, left), (1, -1))
+        out = xp.reshape(max_select(Cells(N * H * W, int(cells.shape[1])), planes, cells), (C, K, ch, cw))
+    else:
+        cells = xp.reshape(xp.stack([cell(top, left), cell(top, right), cell(bottom, left), cell(bottom, right)],
+                                    axis=-1), (1, -1))
+        vals = xp.reshape(max_select(Cells(N * H * W, int(cells.shape[1])), planes, cells), (C, K, ch, cw, 4))
+        xl, yl = xp.reshape(xlerp, (1, K, 1, cw)), xp.reshape(ylerp, (1, K, ch, 1))
+        tl, tr, bl, br = (vals[..., j] for j in range(4))
+        upper = tl + _kept((tr - tl) * xl)
+        lower = bl + _kept((br - bl) * xl)
+        out = upper + _kept((lower - upper) * yl)
+    inside = xp.reshape(yin, (1, K, ch, 1)) & xp.reshape(xin, (1, K, 1, cw))
+    out = xp.where(inside, out, xp.full_like(out, ext))
+    return xp.permute_dims(out, (1, 2, 3, 0))
+
+
 _BILINEAR_NOTE = ("bilinear: ResizeBilinear(half_pixel_centers=True): src = (o + 0.5) * (L / O) - 0.5 in "
                   "float32, taps max(floor(src), 0) and min(ceil(src), L - 1), weight src - floor(src)")
 
@@ -350,8 +547,53 @@ CARDS: tuple[FrontendCard, ...] = (FrontendCard(
     refuses=(),
     checked="random configurations against tf.image.resize in conformance/frontend_checks/tensorflow.py (values "
             "on NumPy, torch and JAX; gradients against tf.GradientTape where TF has them)",
+), FrontendCard(
+    name="tf.image.crop_and_resize", version=1, library="tensorflow 2.21", mirrors="tf.image.crop_and_resize",
+    summary="tf.image.crop_and_resize (CropAndResize's CPU kernel): one bilinear or nearest sample per output cell "
+            "of each normalised box, TF's float32 arithmetic, extrapolation outside the image.",
+    arguments=(
+        Argument("image", "array", description="(N, H, W, C); ints, uint8/16, float16/32/64 (not bfloat16)"),
+        Argument("boxes", "array", description="(K, 4) normalised y1, x1, y2, x2; finite, rounded to float32"),
+        Argument("box_indices", "array", description="(K,) int32/int64, each in [0, N)"),
+        Argument("crop_size", "list[int]", constraints=("2 entries", "entries > 0"), description="(crop_h, crop_w)"),
+        Argument("method", "str", "bilinear", ("bilinear", "nearest")),
+        Argument("extrapolation_value", "float", 0.0, (), "the value of samples outside the image"),
+        Argument("name", "str | None", None, (), "accepted and ignored"),
+    ),
+    outputs=(Port("output", "array", "(K, crop_h, crop_w, C)", "float32 crops"),),
+    core=("autodiff.max_select (the taps' gather)",), layout="NHWC (channels_last), as TF",
+    gradient=gradient("w.r.t. image: the transpose of the tap gather (a sort and a segmented sum, deterministic), "
+                      "through the backend's autodiff of the float32 interpolation; w.r.t. boxes (bilinear): the "
+                      "backend's autodiff of the sample positions, which is TF's CropAndResizeGradBoxes formula "
+                      "(0 for nearest, where TF returns the bilinear formula); TF's CropAndResizeGradBoxes "
+                      "recomputes the positions ratio first, y1 * (H - 1) + i * ((y2 - y1) * ((H - 1) / (crop_h - "
+                      "1))), so where that moves a sample across a tap or the image's edge (e.g. x2 = 1 landing on "
+                      "3.0000002 > W - 1) TF's box gradient is not its forward's derivative and poolspec's is; "
+                      "through the TensorFlow bridge the image only", wrt=("image", "boxes")),
+    determinism="deterministic (gather-only forward, sort-and-segmented-sum backward)",
+    notes=(TENSORFLOW_NOTE,
+           "positions in float32, each operation rounded (no fused multiply-add): in_y = y1 * (H - 1) + i * "
+           "height_scale, height_scale = ((y2 - y1) * (H - 1)) / (crop_h - 1); crop_h == 1: in_y = 0.5 * (y1 + "
+           "y2) * (H - 1) (TF's double product, equal to the float32 one); x likewise",
+           "a sample with in_y or in_x outside [0, H - 1] / [0, W - 1] is extrapolation_value (rounded to float32), "
+           "whole rows included; flipped boxes (y1 > y2) sample in reverse; boxes may reach outside [0, 1]",
+           "bilinear: taps floor(in) and ceil(in) (one tap at an integral position), lerp = in - floor(in); top = tl "
+           "+ (tr - tl) * x_lerp, bottom = bl + (br - bl) * x_lerp, out = top + (bottom - top) * y_lerp, in float32",
+           "nearest: the cell roundf(in) (half away from zero; in >= 0 here, so floor(in) + (in - floor(in) >= "
+           "0.5)), as float32",
+           "the image is cast to float32 (float64 and integers included) and the result is float32; boxes of any "
+           "floating dtype are rounded to float32 (TF converts them)",
+           "K == 0 or C == 0 gives an empty result; N == 0 is allowed only with K == 0 (any box index is then "
+           "outside the batch)",
+           "established against tf.image.crop_and_resize 2.21 (CPU): bit-identical float32 results over the seeded "
+           "configurations of tests/test_frontend_roi.py (crop sizes 1 to 7, boxes in [-0.3, 1.3] and on a 1/8 "
+           "grid, flipped boxes, every image dtype), gradients within float32 rounding"),
+    refuses=("bfloat16 images (TF's kernel does not register them either)",),
+    checked="seeded random configurations against tf.image.crop_and_resize (tests/test_frontend_roi.py: float32 "
+            "bit-identical on NumPy, within 1 float32 ulp-scale tolerance on torch, JAX, Dask and "
+            "array-api-strict; image and box gradients against tf.GradientTape)",
 ),)
 
-__all__ = ["resize"]
+__all__ = ["crop_and_resize", "resize"]
 # other names are tensorflow.image's own: the import prefix is the whole port
 __getattr__, __dir__ = mirror(__name__, "tensorflow.image", __all__)
