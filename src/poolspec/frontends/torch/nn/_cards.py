@@ -12,7 +12,7 @@ import inspect
 from ....spec._card import REQUIRED, Argument, Port
 from ....spec.frontends import FrontendCard, gradient
 from . import modules
-from ._docs import _ARGS, _FAMILIES, _UPSAMPLE, summary
+from ._docs import _ARGS, _FAMILIES, _UPSAMPLE, CLASSES, summary
 
 _LIBRARY = "torch 2.13.0 (CPU)"
 _NAME = {"max_padding": "padding", "avg_padding": "padding", "unpool_padding": "padding",
@@ -90,7 +90,7 @@ def _card(name: str) -> FrontendCard:
         core: tuple[str, ...] = ("interpolate",)
         outputs = (Port("y", "array", "(N, C, *size)", "input resampled to the output size"),)
     else:
-        family, n, entry = name[:-2], int(name[-2]), _FAMILIES[name[:-2]]
+        (family, n), entry = CLASSES[name], _FAMILIES[CLASSES[name][0]]
         core = (_CORE[family].format(n=n),)
         outputs = (Port("y", "array", "(N, C, *out) or (C, *out)", "the pooled (or unpooled) array"),)
     keys = [k for k in entry["params"] if _NAME.get(k, k) in sig.parameters]

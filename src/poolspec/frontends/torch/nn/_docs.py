@@ -180,12 +180,16 @@ def _param(key: str, n: int) -> str:
     return f"{name} : {kind}\n    {text.format(n=n)}"
 
 
+# each pooling class's (family, spatial rank), by its name: MaxPool2d -> ("MaxPool", 2)
+CLASSES: dict[str, tuple[str, int]] = {f"{family}{n}d": (family, n) for family in _FAMILIES for n in (1, 2, 3)}
+
+
 def summary(name: str) -> str:
     """The first line of class ``name``'s docstring."""
     if name in _UPSAMPLE:
         return str(_UPSAMPLE[name]["summary"])
-    n = int(name[-2])
-    return str(_FAMILIES[name[:-2]]["summary"]).format(n=n, axes="the last axis" if n == 1 else f"the last {n} axes")
+    family, n = CLASSES[name]
+    return str(_FAMILIES[family]["summary"]).format(n=n, axes="the last axis" if n == 1 else f"the last {n} axes")
 
 
 def docstring(name: str) -> str:
@@ -196,7 +200,7 @@ def docstring(name: str) -> str:
         returns = "``forward(input)``: input (N, C, *spatial) resampled to the output size."
         construct = "none"
     else:
-        family, n = name[:-2], int(name[-2])
+        family, n = CLASSES[name]
         entry = _FAMILIES[family]
         spatial = ", ".join(("D", "H", "W")[3 - n:]) if n > 1 else "L"
         returns = entry["returns"].format(n=n, spatial=spatial)
