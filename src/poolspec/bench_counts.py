@@ -98,6 +98,10 @@ def count_torch(fn: Callable[[], Any], warm: bool = False) -> tuple[int, int]:
         calls = views = 0
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            node = _node(func)
+            if node is not None:  # a poolspec node run eagerly (roi_align under CPU autograd): what it runs
+                with Counter():
+                    return node(*args, **(kwargs or {}))
             Counter.calls += 1
             Counter.views += bool(getattr(func, "is_view", False))
             return func(*args, **(kwargs or {}))
@@ -105,6 +109,16 @@ def count_torch(fn: Callable[[], Any], warm: bool = False) -> tuple[int, int]:
     with Counter():
         fn()
     return Counter.calls, Counter.views
+
+
+def _node(func: Any) -> Callable[..., Any] | None:
+    """The Python implementation of a poolspec custom op (``poolspec::*``), None for any other op."""
+    if getattr(func, "namespace", None) != "poolspec":
+        return None
+    from torch._library.custom_ops import OPDEFS
+
+    opdef = OPDEFS.get(func._schema.name)
+    return None if opdef is None else opdef._init_fn
 
 
 def _inputs(torch: Any, case: BenchCase) -> tuple[list[Any], dict[str, Any], int, Any]:
