@@ -22,8 +22,8 @@ LIBRARY = "onnx_reference"
 RUNTIME = "reference"
 OPSET = 22
 FUNCTIONS = ("AveragePool", "LpPool", "MaxPool", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "MaxUnpool",
-             "Resize", "GridSample", "AffineGrid")
-WEIGHTS = (3, 2, 4, 1, 1, 1, 2, 8, 3, 1)
+             "Resize", "GridSample", "AffineGrid", "RoiAlign", "MaxRoiPool")
+WEIGHTS = (3, 2, 4, 1, 1, 1, 2, 8, 3, 1, 2, 1)
 
 
 def available() -> str | None:
@@ -388,10 +388,47 @@ def _affine_grid(rng: np.random.Generator) -> Config:
     return config
 
 
+def _roi_align(rng: np.random.Generator) -> Config:
+    """tests/test_frontend_roi.py's configurations: rois outside X, on pixel centres and edges, negative (x2 < x1);
+    float32 only on onnxruntime (whose refusals of a negative adaptive sample grid are counted, not compared)."""
+    dtype = str(rng.choice(["float32", "float64"])) if RUNTIME == "reference" else "float32"
+    N, C, H, W = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 3), rng.integers(1, 9), rng.integers(1, 9)))
+    K = int(rng.integers(0, 4))
+    scale = float(np.float32(rng.choice([1.0, 0.5, 0.25, 2.0, rng.uniform(0.2, 2.0)])))
+    rois = rng.uniform(-3.0, max(H, W) / scale + 2.0, (K, 4))
+    if rng.random() < 0.3:
+        rois = np.round(rois * 2) / 2  # samples on pixel centres and edges
+    if rng.random() < 0.2:
+        rois = rois[:, [2, 3, 0, 1]]  # negative rois
+    attrs = {"coordinate_transformation_mode": str(rng.choice(["half_pixel", "output_half_pixel"])),
+             "mode": str(rng.choice(["avg", "max"])), "output_height": int(rng.integers(1, 4)),
+             "output_width": int(rng.integers(1, 4)), "sampling_ratio": int(rng.choice([0, 0, 1, 2, 3])),
+             "spatial_scale": scale}
+    config = Config("onnx.RoiAlign", {"X": _floats(rng, (N, C, H, W), dtype), "rois": rois.astype(dtype),
+                                      "batch_indices": rng.integers(0, N, K).astype(np.int64)}, attrs)
+    if dtype == "float32":
+        config.rtol, config.atol = 1e-5, 1e-5  # the runtimes compute some terms in double, some in float32
+    return config
+
+
+def _max_roi_pool(rng: np.random.Generator) -> Config:
+    """tests/test_frontend_roi.py's configurations (float32: onnxruntime registers no other), rounding ties."""
+    N, C, H, W = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 3), rng.integers(1, 10), rng.integers(1, 10)))
+    K = int(rng.integers(0, 4))
+    scale = float(np.float32(rng.choice([1.0, 0.5, 0.25, 2.0, rng.uniform(0.2, 2.0)])))
+    corners = rng.uniform(-3.0, max(H, W) / scale + 2.0, (K, 4))
+    if rng.random() < 0.4:
+        corners = np.round(corners * 2) / 2  # rounding ties
+    rois = np.concatenate([rng.integers(0, N, (K, 1)), corners], axis=1).astype(np.float32)
+    attrs = {"pooled_shape": [int(rng.integers(1, 4)), int(rng.integers(1, 4))], "spatial_scale": scale}
+    return Config("onnx.MaxRoiPool", {"X": _floats(rng, (N, C, H, W), "float32"), "rois": rois}, attrs)
+
+
 def config(rng: np.random.Generator) -> Config:
     p = np.array(WEIGHTS, float)
     if RUNTIME == "reference":
         p[FUNCTIONS.index("GlobalLpPool")] = 0  # the reference has no GlobalLpPool at any opset
+        p[FUNCTIONS.index("MaxRoiPool")] = 0  # nor MaxRoiPool
     op = FUNCTIONS[int(rng.choice(len(FUNCTIONS), p=p / p.sum()))]
     if op in ("AveragePool", "LpPool", "MaxPool"):
         return _pool(rng, op)
@@ -403,6 +440,10 @@ def config(rng: np.random.Generator) -> Config:
         return _resize(rng)
     if op == "GridSample":
         return _grid_sample(rng)
+    if op == "RoiAlign":
+        return _roi_align(rng)
+    if op == "MaxRoiPool":
+        return _max_roi_pool(rng)
     return _affine_grid(rng)
 
 
@@ -428,6 +469,10 @@ def library(config: Config, cotangents: Any) -> tuple[list[np.ndarray], dict[str
     if op == "AffineGrid":
         size = np.array(o.pop("size"), np.int64)
         return _run(op, [a["theta"], size], o), {}
+    if op == "RoiAlign":  # onnxruntime registers RoiAlign up to opset 16 (17 to 22 change only the types)
+        return _run(op, [a["X"], a["rois"], a["batch_indices"]], o, 1, 16 if RUNTIME == "ort" else OPSET), {}
+    if op == "MaxRoiPool":  # onnxruntime registers MaxRoiPool at opset 1 (22 adds only bfloat16 to its types)
+        return _run(op, [a["X"], a["rois"]], o, 1, 1), {}
     # onnxruntime registers GlobalLpPool up to opset 21 (22 only adds bfloat16 to its types)
     return _run(op, [a["X"]], o, 1, 21 if op == "GlobalLpPool" else OPSET), {}
 

@@ -1,11 +1,14 @@
 """poolspec.frontends.onnx against onnxruntime (CPU provider, one thread) on one-node opset 22 models (opset 16 for
-GridSample's bilinear/bicubic names). Forward only: ONNX runtimes have no gradients.
+GridSample's bilinear/bicubic names and RoiAlign, opset 1 for MaxRoiPool: the latest it registers). Forward only: ONNX
+runtimes have no gradients.
 
 The configurations are onnx_reference's generator with onnxruntime's exclusions (the cards list them): float32 only
 where onnxruntime registers no float64 kernel (AveragePool, LpPool, GlobalLpPool, Resize), SAME_* auto_pad with
 dilation > 1 (onnxruntime sizes the padding without the dilation), Resize to an output shape equal to the input's
 under a scale != 1 (onnxruntime copies X) and nearest coordinates exactly on a rounding boundary (onnxruntime
-computes them in float32), and a size-1 axis with align_corners in AffineGrid."""
+computes them in float32), and a size-1 axis with align_corners in AffineGrid. RoiAlign in float32 only; its
+refusal of a negative adaptive sample grid (SafeInt's overflow, where the reference and poolspec give 0) counts as a
+library refusal."""
 
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ def _prepare(model: Any) -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.log_severity_level = 4
+    onnxruntime.set_default_logger_severity(4)  # RoiAlign's warning at every kernel that max mode changed in 1.13
     session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return lambda feeds: session.run(None, feeds)
 

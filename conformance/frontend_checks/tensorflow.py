@@ -1,11 +1,14 @@
 """``poolspec.frontends.tf.nn`` and ``poolspec.frontends.tf.image`` against TensorFlow (CPU, deterministic ops,
 oneDNN off): random configurations over ksize/strides forms, SAME/VALID/explicit padding, ranks, dtypes,
 ``max_pool_with_argmax``'s index options, and every ``tf.image.resize`` method with antialias,
-preserve_aspect_ratio and float/int dtypes; gradients by ``tf.GradientTape``.
+preserve_aspect_ratio and float/int dtypes, ``tf.image.crop_and_resize``'s boxes (flipped, outside the image, on
+nearest's ties) and methods; gradients by ``tf.GradientTape``.
 
 Not generated: channels-first data formats (TF's CPU kernels refuse them), NaN inputs (TF's MaxPool skips NaN, a
 difference on the cards), ties inside a window (the winner's order), bfloat16 (NumPy has no such dtype) and
-uint16 max pooling (poolspec refuses it)."""
+uint16 max pooling (poolspec refuses it). crop_and_resize's box gradient is compared for bilinear only (TF gives
+nearest the bilinear one) and where TF's backward, which re-rounds the sample positions, puts every sample on the
+forward's taps (``_backprop_taps_differ``: tests/test_frontend_roi.py)."""
 
 from __future__ import annotations
 
@@ -168,23 +171,84 @@ def _resize_config(rng: np.random.Generator) -> Config:
     return Config("tf.image.resize", {"images": x}, options, diff, rtol, atol)
 
 
+_CROP_DT = ("float32", "float64", "float16", "uint8", "int32", "int16")
+
+
+def _backprop_taps_differ(image: np.ndarray, boxes: np.ndarray, crop_size: list[int]) -> bool:
+    """Whether TF's CropAndResizeGradBoxes, which computes the positions as y1 * (H - 1) + i * ((y2 - y1) * ((H - 1)
+    / (crop_h - 1))) (the ratio first, unlike the forward), puts a sample on other taps or on the other side of the
+    image's edge than the forward does (then its box gradient is not the forward's derivative there)."""
+    f32 = np.float32
+    for lo_col, hi_col, L, n in ((0, 2, image.shape[1], crop_size[0]), (1, 3, image.shape[2], crop_size[1])):
+        if n == 1:
+            continue
+        lo, hi = boxes[:, lo_col:lo_col + 1], boxes[:, hi_col:hi_col + 1]
+        i, last = np.arange(n, dtype=f32)[None, :], f32(L - 1)
+        fwd = (lo * last) + i * (((hi - lo) * last) / f32(n - 1))
+        bwd = (lo * last) + i * ((hi - lo) * (last / f32(n - 1)))
+        for a, b in ((fwd >= 0, bwd >= 0), (fwd <= last, bwd <= last), (np.floor(fwd), np.floor(bwd)),
+                     (np.ceil(fwd), np.ceil(bwd))):
+            if (a != b).any():
+                return True
+    return False
+
+
+def _crop_config(rng: np.random.Generator) -> Config:
+    """tests/test_frontend_roi.py's configurations: boxes inside and outside [0, 1], flipped, on nearest's ties, a
+    box index outside the batch or a non-finite box now and then (refused by both)."""
+    N, H, W, C = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 12), rng.integers(1, 12), rng.integers(1, 3)))
+    dt = str(rng.choice(_CROP_DT))
+    img = rng.standard_normal((N, H, W, C)) * (40 if dt[0] in "iu" else 1)
+    img = (np.abs(img) if dt == "uint8" else img).astype(dt)
+    K = int(rng.integers(0, 4))
+    boxes = rng.uniform(-0.3, 1.3, (K, 4)).astype(np.float32)
+    if rng.random() < 0.3:
+        boxes = (np.round(boxes * 8) / 8).astype(np.float32)  # samples on pixels and halfway between
+    bi = rng.integers(0, N, K).astype(np.int32)
+    if K and rng.random() < 0.03:
+        bi[0] = N  # both refuse: a box index outside the batch
+    if K and rng.random() < 0.02:
+        boxes[0, 1] = np.nan  # both refuse: a non-finite box
+    crop = [int(rng.integers(1, 8)), int(rng.integers(1, 8))]
+    method = str(rng.choice(["bilinear", "nearest"]))
+    options: dict[str, Any] = {"crop_size": crop, "method": method,
+                               "extrapolation_value": float(rng.choice([0.0, 0.5, -2.25]))}
+    diff: tuple[str, ...] = ()
+    rtol = atol = None
+    if dt in ("float32", "float64") and K > 0:
+        diff = ("image",)
+        if method == "bilinear" and not _backprop_taps_differ(img, boxes, crop):
+            diff = ("image", "boxes")
+        # gradients: float32 sums in another order (the box gradient over the whole crop and image); the forward
+        # is bit-identical
+        rtol, atol = 1e-5, 1e-6 * (1 + K * crop[0] * crop[1] * C) * max(H, W)
+    return Config("tf.image.crop_and_resize", {"image": img, "boxes": boxes, "box_indices": bi}, options, diff,
+                  rtol, atol)
+
+
+def _image_config(rng: np.random.Generator) -> Config:
+    return _crop_config(rng) if rng.random() < 0.3 else _resize_config(rng)
+
+
 def config(rng: np.random.Generator) -> Config:
-    return _resize_config(rng) if rng.random() < 0.45 else _pool_config(rng)
+    return _image_config(rng) if rng.random() < 0.45 else _pool_config(rng)
 
 
-MODULES = {"tf.nn": _pool_config, "tf.image": _resize_config}
+MODULES = {"tf.nn": _pool_config, "tf.image": _image_config}
 
 
 # ----------------------------------------------------------------------------------------------- calls
 
-def _call(config: Config, x: Any) -> Any:
+def _call(config: Config, *x: Any) -> Any:
     tf = _tensorflow()
     name = config.function.removeprefix("tf.")
     options = dict(config.options)
+    if name == "image.crop_and_resize":
+        return tf.image.crop_and_resize(*x, **options)
     if name == "nn.max_pool_with_argmax":
         options["output_dtype"] = getattr(tf, options["output_dtype"])
     fn = tf.image.resize if name == "image.resize" else getattr(tf.nn, name.removeprefix("nn."))
-    return fn(x, **options)
+    return fn(x[0], **options)
 
 
 def _spatial(value: Any, n: int) -> list[int]:
@@ -204,35 +268,35 @@ def _shifted(config: Config) -> bool:
 
 def library(config: Config, cotangents: list[np.ndarray] | None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
     tf = _tensorflow()
-    (arg, x), = config.arrays.items()
     if cotangents is not None and (_shifted(config) or any(c.size == 0 for c in cotangents)):
         return [], {}  # TF's gradient there is a bug (see the cards): not compared
-    xt = tf.constant(x)
+    names = list(config.arrays)
+    xs = [tf.constant(a) for a in config.arrays.values()]
+    wrt = [names.index(n) for n in config.differentiable] if len(names) > 1 else [0]
     try:
         if cotangents is None:
-            out = _call(config, xt)
+            out = _call(config, *xs)
             outs = list(out) if isinstance(out, (tuple, list)) else [out]
             return [o.numpy() for o in outs], {}
         with tf.GradientTape() as tape:
-            tape.watch(xt)
-            out = _call(config, xt)
+            tape.watch([xs[i] for i in wrt])
+            out = _call(config, *xs)
             floats = [o for o in (list(out) if isinstance(out, (tuple, list)) else [out]) if o.dtype.is_floating]
-        grad = tape.gradient(floats, xt, output_gradients=[tf.constant(c, dtype=o.dtype)
-                                                           for o, c in zip(floats, cotangents)])
+        grads = tape.gradient(floats, [xs[i] for i in wrt], output_gradients=[tf.constant(c, dtype=o.dtype)
+                                                                             for o, c in zip(floats, cotangents)])
     except LookupError as e:  # no registered gradient (ResizeArea)
         raise Refused(f"no gradient: {e}") from e
     except (ValueError, TypeError, tf.errors.InvalidArgumentError, tf.errors.UnimplementedError,
-            tf.errors.NotFoundError) as e:
+            tf.errors.NotFoundError, tf.errors.OutOfRangeError) as e:
         raise Refused(f"{type(e).__name__}: {str(e).splitlines()[0][:200]}") from e
-    if grad is None:
-        return [], {}
-    return [], {arg: grad.numpy()}
+    return [], {names[i]: g.numpy() for i, g in zip(wrt, grads) if g is not None}
 
 
 def frontend(config: Config) -> Any:
     from poolspec.frontends.tf import image, nn
 
     name = config.function.removeprefix("tf.")
-    fn = image.resize if name == "image.resize" else getattr(nn, name.removeprefix("nn."))
+    fn = getattr(image, name.removeprefix("image.")) if name.startswith("image.") else getattr(
+        nn, name.removeprefix("nn."))
     options = config.options
-    return lambda x: fn(x, **options)
+    return lambda *x: fn(*x, **options)
