@@ -8,7 +8,8 @@
 2. the test suite's CuPy-parametrised tests (``pytest -k cupy``), failures listed by name;
 3. every op's backward on torch CUDA 5 times, bit for bit, and under ``use_deterministic_algorithms(True)``;
 4. the device benchmark (``poolspec bench --device cuda``: 13 calls against torch's CUDA kernels with kernel
-   counts and host time, CuPy and JAX GPU columns);
+   counts and host time, CuPy and JAX GPU columns), and ``benchmarks/roi_align.py`` against torchvision's CUDA
+   roi_align where torchvision imports;
 5. a summary against the targets (0 failures; torch fwd+bwd geometric mean <= 1.5, no call above 3, forward
    <= 1.2; JAX <= 1.0 its peers; CuPy forward <= 2 x torch native; every backward bit-identical).
 
@@ -166,6 +167,17 @@ def _repeat_backward(torch: Any, d: Any, fam: Any, case: Any, device: str, reps:
     return {"planes_x": reps, "bit_identical_x5": same, "deterministic_mode": mode}
 
 
+def roi_align_bench(device: str, smoke: bool) -> dict[str, Any]:
+    """benchmarks/roi_align.py's Mask R-CNN-like call on the GPU, torchvision's CUDA kernel the peer (its
+    backward is atomic; poolspec's is bit-identical): skipped where torchvision does not import."""
+    script = os.path.join(ROOT, "benchmarks", "roi_align.py")
+    cmd = [sys.executable, script, "--device", device, "--repeat", "3" if smoke else "10"]
+    cmd += ["--small"] if smoke else []
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    print(done.stdout[-3000:], done.stderr[-1000:], flush=True)
+    return {"returncode": done.returncode, "table": done.stdout}
+
+
 def targets(found: dict[str, Any]) -> list[str]:
     """The acceptance lines, each marked met or not (speed lines are reported, not enforced)."""
     lines = []
@@ -248,6 +260,8 @@ def main() -> int:
         from poolspec import device_bench
 
         found["bench"] = device_bench.run(torch_device, repeat=3 if smoke else 20, reduced=smoke)
+        _section(f"roi_align against torchvision on torch {torch_device} (where torchvision imports)")
+        found["roi_align"] = roi_align_bench(torch_device, smoke)
     _section("targets")
     lines = targets(found)
     print("\n".join(lines))

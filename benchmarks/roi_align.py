@@ -175,7 +175,8 @@ def main() -> int:
     except ImportError as e:
         print(f"torch rows skipped: {e}", file=sys.stderr)
     try:
-        rows += jax_rows(x, boxes, (7, 14), kw, a.repeat)
+        if a.device == "cpu":  # (on a GPU the JAX rows are the device benchmark's)
+            rows += jax_rows(x, boxes, (7, 14), kw, a.repeat)
     except ImportError as e:
         print(f"JAX rows skipped: {e}", file=sys.stderr)
     print(f"roi_align {shape} float32, {K} boxes, sampling_ratio 2, aligned; {a.threads} thread(s); "
