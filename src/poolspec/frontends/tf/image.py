@@ -367,6 +367,37 @@ def _host_values(a: Any) -> np.ndarray | None:
     return to_host(a) if readable(a) else None
 
 
+def _crop_checks(fn: str, xp: Any, image: Any, boxes: Any, box_indices: Any, crop_size: Any, method: str,
+                 extrapolation_value: Any) -> tuple[str, tuple[int, int]]:
+    """crop_and_resize's refusals, as TensorFlow's (before any computation): the image's dtype name and the crop
+    size (crop_height, crop_width)."""
+    if image.ndim != 4:
+        fail(fn, "image", tuple(image.shape), "must be 4-D (N, H, W, C)")
+    dt = choice(fn, "image.dtype", dtype_name(xp, image.dtype), _CROP_DTYPES, f"must be one of {_CROP_DTYPES}",
+                kind=TypeError)
+    nonempty(fn, "image", tuple(image.shape), (1, 2), "image dimensions (height and width) must be positive")
+    if boxes.ndim != 2 or int(boxes.shape[1]) != 4:
+        fail(fn, "boxes", tuple(boxes.shape), "must be (num_boxes, 4): y1, x1, y2, x2 per box")
+    if not xp.isdtype(boxes.dtype, "real floating"):
+        fail(fn, "boxes", boxes.dtype, "must be floating (float32)", TypeError)
+    K = int(boxes.shape[0])
+    if box_indices.ndim != 1 or int(box_indices.shape[0]) != K:
+        fail(fn, "box_indices", tuple(box_indices.shape), f"must be (num_boxes,) = ({K},)")
+    if not xp.isdtype(box_indices.dtype, "integral"):
+        fail(fn, "box_indices", box_indices.dtype, "must be int32 or int64", TypeError)
+    if hasattr(crop_size, "tolist") and not isinstance(crop_size, (list, tuple)):
+        crop_size = crop_size.tolist()
+    if not isinstance(crop_size, (list, tuple)) or len(crop_size) != 2:
+        fail(fn, "crop_size", crop_size, "must be a 1-D sequence of 2 ints: crop_height, crop_width")
+    ch, cw = ints(fn, "crop_size", crop_size, "must be a 1-D int32 sequence")
+    at_least(fn, "crop_size", crop_size, (ch, cw), 1, "crop dimensions must be positive")
+    choice(fn, "method", method, _CROP_METHODS, f"must be one of {_CROP_METHODS}")
+    if isinstance(extrapolation_value, (bool, np.bool_)) or not isinstance(
+            extrapolation_value, (int, float, np.integer, np.floating)):
+        fail(fn, "extrapolation_value", extrapolation_value, "must be a float", TypeError)
+    return dt, (ch, cw)
+
+
 def crop_and_resize(image: Array, boxes: Array, box_indices: Array, crop_size: Any, method: str = "bilinear",
                     extrapolation_value: float = 0.0, name: str | None = None) -> Array:
     """Crops of ``image`` resampled to ``crop_size``, as ``tf.image.crop_and_resize`` (TensorFlow 2.21).
@@ -431,31 +462,9 @@ def crop_and_resize(image: Array, boxes: Array, box_indices: Array, crop_size: A
 
         return on_tensorflow("tf.image.crop_and_resize", on_host, image)
     xp = namespace(image, boxes, box_indices, names=("image", "boxes", "box_indices"), op=fn)
-    if image.ndim != 4:
-        fail(fn, "image", tuple(image.shape), "must be 4-D (N, H, W, C)")
-    dt = choice(fn, "image.dtype", dtype_name(xp, image.dtype), _CROP_DTYPES, f"must be one of {_CROP_DTYPES}",
-                kind=TypeError)
-    nonempty(fn, "image", tuple(image.shape), (1, 2), "image dimensions (height and width) must be positive")
-    if boxes.ndim != 2 or int(boxes.shape[1]) != 4:
-        fail(fn, "boxes", tuple(boxes.shape), "must be (num_boxes, 4): y1, x1, y2, x2 per box")
-    if not xp.isdtype(boxes.dtype, "real floating"):
-        fail(fn, "boxes", boxes.dtype, "must be floating (float32)", TypeError)
-    K = int(boxes.shape[0])
-    if box_indices.ndim != 1 or int(box_indices.shape[0]) != K:
-        fail(fn, "box_indices", tuple(box_indices.shape), f"must be (num_boxes,) = ({K},)")
-    if not xp.isdtype(box_indices.dtype, "integral"):
-        fail(fn, "box_indices", box_indices.dtype, "must be int32 or int64", TypeError)
-    if hasattr(crop_size, "tolist") and not isinstance(crop_size, (list, tuple)):
-        crop_size = crop_size.tolist()
-    if not isinstance(crop_size, (list, tuple)) or len(crop_size) != 2:
-        fail(fn, "crop_size", crop_size, "must be a 1-D sequence of 2 ints: crop_height, crop_width")
-    ch, cw = ints(fn, "crop_size", crop_size, "must be a 1-D int32 sequence")
-    at_least(fn, "crop_size", crop_size, (ch, cw), 1, "crop dimensions must be positive")
-    choice(fn, "method", method, _CROP_METHODS, f"must be one of {_CROP_METHODS}")
-    if isinstance(extrapolation_value, (bool, np.bool_)) or not isinstance(
-            extrapolation_value, (int, float, np.integer, np.floating)):
-        fail(fn, "extrapolation_value", extrapolation_value, "must be a float", TypeError)
+    dt, (ch, cw) = _crop_checks(fn, xp, image, boxes, box_indices, crop_size, method, extrapolation_value)
     N, H, W, C = (int(v) for v in image.shape)
+    K = int(boxes.shape[0])
     bi = _host_values(box_indices)
     if bi is not None and bi.size and (bi.min() < 0 or bi.max() >= N):
         fail(fn, "box_indices", f"values in [{bi.min()}, {bi.max()}]", f"must lie in [0, {N}) (the batch)")
