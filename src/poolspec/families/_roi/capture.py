@@ -16,13 +16,16 @@ from typing import Any
 
 import torch
 
-from ...autodiff import torch_graph as g
 from ...spec import card
+
+# torch_graph is imported where it is used: it imports the families' capture.py files, which import this module
 
 
 def arguments(spec: str, sizes: list[int]) -> dict[str, Any]:
     """The node's keyword arguments, spatial_scale back from the ratio the public function wrote
     (``_roi.ops.node_args``)."""
+    from ...autodiff import torch_graph as g
+
     kw = g.arguments(spec, sizes)
     scale = kw["spatial_scale"]
     return dict(kw, spatial_scale=scale[0] / scale[1]) if isinstance(scale, (tuple, list)) else kw
@@ -32,6 +35,8 @@ def resolved(name: str, x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any]
              channel_group: int = 1) -> tuple[Any, ...]:
     """The output shape by card ``name``, K and x's batch and channels kept symbolic (C // channel_group output
     channels, as ``_roi.ops.dask_map``); the eager checks of dtype and device."""
+    from ...autodiff import torch_graph as g
+
     xs = tuple(g.symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
     bs = tuple(g.symbol(s, "K") if i == 0 else int(s) for i, s in enumerate(boxes.shape))
     r = card(name).resolve(xs, g.dtype_name(x), boxes=bs, **kw)
@@ -51,6 +56,8 @@ def register_fakes(name: str, forward: Any, backward: Any) -> None:
     @backward.register_fake
     def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
           sizes: list[int]) -> torch.Tensor:
+        from ...autodiff import torch_graph as g
+
         op = f"{name}_backward"
         g.check_grad(op, grad_output, resolved(name, x, boxes, arguments(spec, sizes), op), like=x)
         return torch.empty_like(x, memory_format=torch.contiguous_format)
