@@ -52,7 +52,7 @@ def check_image(op: str, shape: tuple[Any, ...]) -> tuple[Any, ...]:
     return shape
 
 
-def check_bins(op: str, a: dict[str, Any]) -> tuple[tuple[int, int], float]:
+def check_bins(op: str, a: dict[str, Any]) -> tuple[tuple[int, ...], float]:
     """output_size (two entries >= 0) and spatial_scale (a finite real number), as the resolved params hold them."""
     size = int_tuple(op, "output_size", a["output_size"], 2)
     if min(size) < 0:
@@ -77,7 +77,7 @@ def check_boxes(op: str, a: dict[str, Any]) -> tuple[Any, ...]:
     return boxes
 
 
-def resolved(op: str, shape: tuple[Any, ...], boxes: tuple[Any, ...], size: tuple[int, int],
+def resolved(op: str, shape: tuple[Any, ...], boxes: tuple[Any, ...], size: tuple[int, ...],
              params: dict[str, Any], channel_group: int = 1) -> Resolved:
     """The resolved call: (K, C // channel_group, PH, PW), ``params`` with the boxes' shape and x's spatial size."""
     channels = shape[1] if channel_group == 1 or isinstance(shape[1], str) else shape[1] // channel_group
