@@ -192,6 +192,18 @@ def _plain(cls: type) -> type:
     return cls
 
 
+def _ranked(base: type, name: str, *fns: Any, first: int = 1, **per_rank: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The public plain classes ``name.format(rank)``, one a rank from ``first``: ``base``'s body (its constructor,
+    ``extra_repr`` and ``forward``) with ``_fn``, the function its forward calls, from ``fns`` and the further
+    class attributes ``per_rank``, each by rank."""
+    out = []
+    for i, fn in enumerate(fns):
+        qualname = name.format(first + i)
+        body = {"__module__": __name__, "__qualname__": qualname, "_fn": staticmethod(fn)}
+        out.append(_plain(type(qualname, (base,), {**body, **{k: v[i] for k, v in per_rank.items()}})))
+    return tuple(out)
+
+
 # ---------------------------------------------------------------------------------------------------- max pool
 
 
@@ -218,21 +230,7 @@ class _MaxPoolNd(Module):
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-
-
-@_plain
-class MaxPool1d(_MaxPoolNd):
-    _fn = staticmethod(max_pool1d)
-
-
-@_plain
-class MaxPool2d(_MaxPoolNd):
-    _fn = staticmethod(max_pool2d)
-
-
-@_plain
-class MaxPool3d(_MaxPoolNd):
-    _fn = staticmethod(max_pool3d)
+MaxPool1d, MaxPool2d, MaxPool3d = _ranked(_MaxPoolNd, "MaxPool{}d", max_pool1d, max_pool2d, max_pool3d)
 
 
 # ---------------------------------------------------------------------------------------------------- max unpool
@@ -256,24 +254,9 @@ class _MaxUnpoolNd(Module):
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-
-
-@_plain
-class MaxUnpool1d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool1d)
-    _tuple = staticmethod(_single)
-
-
-@_plain
-class MaxUnpool2d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool2d)
-    _tuple = staticmethod(_pair)
-
-
-@_plain
-class MaxUnpool3d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool3d)
-    _tuple = staticmethod(_triple)
+MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _ranked(
+    _MaxUnpoolNd, "MaxUnpool{}d", max_unpool1d, max_unpool2d, max_unpool3d,
+    _tuple=(staticmethod(_single), staticmethod(_pair), staticmethod(_triple)))
 
 
 # ---------------------------------------------------------------------------------------------------- avg pool
@@ -320,11 +303,7 @@ class _AvgPoolWithDivisor(_AvgPoolNd):
                               self.count_include_pad, self.divisor_override)
 
 
-
-
-@_plain
-class AvgPool2d(_AvgPoolWithDivisor):
-    _fn = staticmethod(avg_pool2d)
+(AvgPool2d,) = _ranked(_AvgPoolWithDivisor, "AvgPool{}d", avg_pool2d, first=2)
 
 
 @_plain
@@ -379,18 +358,8 @@ class _FractionalMaxPoolNd(Module):
                               _random_samples=self._random_samples)
 
 
-
-
-@_plain
-class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    _n = 2
-    _fn = staticmethod(fractional_max_pool2d)
-
-
-@_plain
-class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    _n = 3
-    _fn = staticmethod(fractional_max_pool3d)
+FractionalMaxPool2d, FractionalMaxPool3d = _ranked(_FractionalMaxPoolNd, "FractionalMaxPool{}d",
+                                                   fractional_max_pool2d, fractional_max_pool3d, first=2, _n=(2, 3))
 
 
 # ---------------------------------------------------------------------------------------------------- lp pool
@@ -415,21 +384,7 @@ class _LPPoolNd(Module):
         return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-
-
-@_plain
-class LPPool1d(_LPPoolNd):
-    _fn = staticmethod(lp_pool1d)
-
-
-@_plain
-class LPPool2d(_LPPoolNd):
-    _fn = staticmethod(lp_pool2d)
-
-
-@_plain
-class LPPool3d(_LPPoolNd):
-    _fn = staticmethod(lp_pool3d)
+LPPool1d, LPPool2d, LPPool3d = _ranked(_LPPoolNd, "LPPool{}d", lp_pool1d, lp_pool2d, lp_pool3d)
 
 
 # ---------------------------------------------------------------------------------------------------- adaptive
@@ -461,21 +416,8 @@ class _AdaptiveMaxPoolNd(Module):
         return self._fn(input, self.output_size, self.return_indices)
 
 
-
-
-@_plain
-class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool1d)
-
-
-@_plain
-class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool2d)
-
-
-@_plain
-class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool3d)
+AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _ranked(
+    _AdaptiveMaxPoolNd, "AdaptiveMaxPool{}d", adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -494,21 +436,8 @@ class _AdaptiveAvgPoolNd(Module):
         return self._fn(input, self.output_size)
 
 
-
-
-@_plain
-class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool1d)
-
-
-@_plain
-class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool2d)
-
-
-@_plain
-class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool3d)
+AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _ranked(
+    _AdaptiveAvgPoolNd, "AdaptiveAvgPool{}d", adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)
 
 
 # ---------------------------------------------------------------------------------------------------- upsampling
