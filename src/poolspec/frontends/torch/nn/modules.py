@@ -65,6 +65,15 @@ class Module:
 
     training: bool
 
+    def __init_subclass__(cls, fn: Any = None, **attrs: Any) -> None:
+        """A public class of a family's ranks in one line, ``class MaxPool2d(_MaxPoolNd, fn=max_pool2d): ...``:
+        ``fn`` the function its forward calls (``_fn``), ``attrs`` its further class attributes; marked public."""
+        super().__init_subclass__()
+        if fn is not None:
+            for name, value in {"_fn": staticmethod(fn), **attrs}.items():
+                setattr(cls, name, value)
+            _plain(cls)
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         torch = _torch()
         if torch is not None and cls.__dict__.get("_poolspec_plain", False):
@@ -174,8 +183,8 @@ def torch_class(cls: type) -> type:
     base = torch.nn.Module
     namespace: dict[str, Any] = {"__module__": MODULE, "__doc__": cls.__doc__, "_poolspec_plain": False}
     for name in vars(Module):
-        if name in ("__new__", "__init__", "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
-                    "__annotations__", "training"):
+        if name in ("__new__", "__init__", "__init_subclass__", "__module__", "__qualname__", "__doc__", "__dict__",
+                    "__weakref__", "__annotations__", "training"):
             continue
         owner = next(k for k in cls.__mro__ if name in vars(k))
         if owner is Module:
@@ -190,18 +199,6 @@ def _plain(cls: type) -> type:
     """Mark ``cls`` as one of the public plain classes (instantiated as its torch twin where torch is imported)."""
     cls._poolspec_plain = True  # type: ignore[attr-defined]
     return cls
-
-
-def _ranked(base: type, name: str, *fns: Any, first: int = 1, **per_rank: tuple[Any, ...]) -> tuple[Any, ...]:
-    """The public plain classes ``name.format(rank)``, one a rank from ``first``: ``base``'s body (its constructor,
-    ``extra_repr`` and ``forward``) with ``_fn``, the function its forward calls, from ``fns`` and the further
-    class attributes ``per_rank``, each by rank."""
-    out = []
-    for i, fn in enumerate(fns):
-        qualname = name.format(first + i)
-        body = {"__module__": __name__, "__qualname__": qualname, "_fn": staticmethod(fn)}
-        out.append(_plain(type(qualname, (base,), {**body, **{k: v[i] for k, v in per_rank.items()}})))
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------- max pool
@@ -230,7 +227,9 @@ class _MaxPoolNd(Module):
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-MaxPool1d, MaxPool2d, MaxPool3d = _ranked(_MaxPoolNd, "MaxPool{}d", max_pool1d, max_pool2d, max_pool3d)
+class MaxPool1d(_MaxPoolNd, fn=max_pool1d): ...
+class MaxPool2d(_MaxPoolNd, fn=max_pool2d): ...
+class MaxPool3d(_MaxPoolNd, fn=max_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- max unpool
@@ -254,9 +253,9 @@ class _MaxUnpoolNd(Module):
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-MaxUnpool1d, MaxUnpool2d, MaxUnpool3d = _ranked(
-    _MaxUnpoolNd, "MaxUnpool{}d", max_unpool1d, max_unpool2d, max_unpool3d,
-    _tuple=(staticmethod(_single), staticmethod(_pair), staticmethod(_triple)))
+class MaxUnpool1d(_MaxUnpoolNd, fn=max_unpool1d, _tuple=staticmethod(_single)): ...
+class MaxUnpool2d(_MaxUnpoolNd, fn=max_unpool2d, _tuple=staticmethod(_pair)): ...
+class MaxUnpool3d(_MaxUnpoolNd, fn=max_unpool3d, _tuple=staticmethod(_triple)): ...
 
 
 # ---------------------------------------------------------------------------------------------------- avg pool
@@ -303,13 +302,10 @@ class _AvgPoolWithDivisor(_AvgPoolNd):
                               self.count_include_pad, self.divisor_override)
 
 
-(AvgPool2d,) = _ranked(_AvgPoolWithDivisor, "AvgPool{}d", avg_pool2d, first=2)
+class AvgPool2d(_AvgPoolWithDivisor, fn=avg_pool2d): ...
 
 
-@_plain
-class AvgPool3d(_AvgPoolWithDivisor):
-    _fn = staticmethod(avg_pool3d)
-
+class AvgPool3d(_AvgPoolWithDivisor, fn=avg_pool3d):
     def __setstate__(self, d: dict[str, Any]) -> None:  # torch's: modules pickled before these attributes existed
         super().__setstate__(d)
         self.__dict__.setdefault("padding", 0)
@@ -358,8 +354,8 @@ class _FractionalMaxPoolNd(Module):
                               _random_samples=self._random_samples)
 
 
-FractionalMaxPool2d, FractionalMaxPool3d = _ranked(_FractionalMaxPoolNd, "FractionalMaxPool{}d",
-                                                   fractional_max_pool2d, fractional_max_pool3d, first=2, _n=(2, 3))
+class FractionalMaxPool2d(_FractionalMaxPoolNd, fn=fractional_max_pool2d, _n=2): ...
+class FractionalMaxPool3d(_FractionalMaxPoolNd, fn=fractional_max_pool3d, _n=3): ...
 
 
 # ---------------------------------------------------------------------------------------------------- lp pool
@@ -384,7 +380,9 @@ class _LPPoolNd(Module):
         return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-LPPool1d, LPPool2d, LPPool3d = _ranked(_LPPoolNd, "LPPool{}d", lp_pool1d, lp_pool2d, lp_pool3d)
+class LPPool1d(_LPPoolNd, fn=lp_pool1d): ...
+class LPPool2d(_LPPoolNd, fn=lp_pool2d): ...
+class LPPool3d(_LPPoolNd, fn=lp_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- adaptive
@@ -416,8 +414,9 @@ class _AdaptiveMaxPoolNd(Module):
         return self._fn(input, self.output_size, self.return_indices)
 
 
-AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d = _ranked(
-    _AdaptiveMaxPoolNd, "AdaptiveMaxPool{}d", adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool1d): ...
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool2d): ...
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool3d): ...
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -436,8 +435,9 @@ class _AdaptiveAvgPoolNd(Module):
         return self._fn(input, self.output_size)
 
 
-AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d = _ranked(
-    _AdaptiveAvgPoolNd, "AdaptiveAvgPool{}d", adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool1d): ...
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool2d): ...
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- upsampling
