@@ -1,7 +1,8 @@
-"""What the RoI families' torch.compile nodes share (imported by their ``capture.py`` only, torch being there): the
-node's keyword arguments (``arguments``), its output shape at trace time by the card (``resolved``), the fake
-implementations of an op and of a backward shaped like x (``register_fakes``) and the vmap rules that join the
-vmapped dimension to the images' batch (``joined``, ``batched``, ``register_vmaps``).
+"""What the RoI families' torch.compile nodes share (imported by their ``capture.py`` only, torch being there): an
+op's node and its input gradient's (``nodes``, with their fakes: ``register_fakes``) and the binding of a call to
+them (``binder``), the node's keyword arguments (``arguments``), its output shape at trace time by the card
+(``resolved``), the autograd contexts and a transposed VJP, and the vmap rules that join the vmapped dimension to
+the images' batch (``joined``, ``batched``, ``register_vmaps``).
 
 >>> import torch
 >>> from types import SimpleNamespace
@@ -45,13 +46,13 @@ def resolved(name: str, x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any]
     return (boxes.shape[0], channels) + tuple(r.output_shape[2:])
 
 
-def register_fakes(name: str, forward: Any, backward: Any) -> None:
+def register_fakes(name: str, forward: Any, backward: Any, channel_group: int = 1) -> None:
     """The fake implementations of node ``forward`` (shaped by card ``name``) and of its input gradient
     ``backward`` (shaped like x, its cotangent checked against the forward's output)."""
 
     @forward.register_fake
     def _(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-        return x.new_empty(resolved(name, x, boxes, arguments(spec, sizes), name))
+        return x.new_empty(resolved(name, x, boxes, arguments(spec, sizes), name, channel_group))
 
     @backward.register_fake
     def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
@@ -59,8 +60,41 @@ def register_fakes(name: str, forward: Any, backward: Any) -> None:
         from ...autodiff import torch_graph as g
 
         op = f"{name}_backward"
-        g.check_grad(op, grad_output, resolved(name, x, boxes, arguments(spec, sizes), op), like=x)
+        g.check_grad(op, grad_output, resolved(name, x, boxes, arguments(spec, sizes), op, channel_group), like=x)
         return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def nodes(name: str, channel_group: int = 1) -> tuple[Any, Any]:
+    """The nodes ``poolspec::<name>`` (x, boxes, spec, sizes) and ``poolspec::<name>_backward`` (grad_output, x,
+    boxes, spec, sizes: the gradient w.r.t. x), each calling the public function of its name, with their fakes."""
+
+    @torch.library.custom_op(f"poolspec::{name}", mutates_args=())
+    def forward(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        from ...autodiff import torch_graph as g
+
+        return g.eager_function(name)(x, boxes, **arguments(spec, sizes)).contiguous()
+
+    @torch.library.custom_op(f"poolspec::{name}_backward", mutates_args=())
+    def backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+                 sizes: list[int]) -> torch.Tensor:
+        from ...autodiff import torch_graph as g
+
+        out = g.eager_function(f"{name}_backward")(grad_output, x, boxes, **arguments(spec, sizes))
+        return g.fresh(out.contiguous(), grad_output, x, boxes)
+
+    forward.__doc__ = f"``poolspec.{name}(x, boxes, **arguments(spec, sizes))``."
+    backward.__doc__ = f"``poolspec.{name}_backward(grad_output, x, boxes, ...)``: grad_x."
+    register_fakes(name, forward, backward, channel_group)
+    return forward, backward
+
+
+def binder(forward: Any, backward: Any) -> Any:
+    """A family's ``capture.bind``: its op (or its backward) on ``tensors`` as a node."""
+    def bind(op: str, is_backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
+        from ...autodiff import torch_graph as g
+
+        return (backward if is_backward else forward)(*tensors, *g.node_args(args))
+    return bind
 
 
 def batched(info: Any, dim: Any, a: torch.Tensor) -> torch.Tensor:

@@ -19,26 +19,15 @@ import torch
 from ...autodiff import torch_graph as g
 from .._roi.capture import (
     arguments,
-    register_fakes,
+    binder,
+    nodes,
     register_vmaps,
     resolved,
     save_context,
     save_pair_context,
 )
 
-
-@torch.library.custom_op("poolspec::roi_align", mutates_args=())
-def roi_align(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_align(x, boxes, **arguments(spec, sizes))``."""
-    return g.eager_function("roi_align")(x, boxes, **arguments(spec, sizes)).contiguous()
-
-
-@torch.library.custom_op("poolspec::roi_align_backward", mutates_args=())
-def roi_align_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
-                       sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_align_backward(grad_output, x, boxes, ...)``: grad_x."""
-    out = g.eager_function("roi_align_backward")(grad_output, x, boxes, **arguments(spec, sizes))
-    return g.fresh(out.contiguous(), grad_output, x, boxes)
+roi_align, roi_align_backward = nodes("roi_align")
 
 
 @torch.library.custom_op("poolspec::roi_align_boxes_backward", mutates_args=())
@@ -47,9 +36,6 @@ def roi_align_boxes_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: 
     """``poolspec.roi_align_boxes_backward(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."""
     out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **arguments(spec, sizes))
     return g.fresh(out.contiguous(), grad_output, x, boxes)
-
-
-register_fakes("roi_align", roi_align, roi_align_backward)
 
 
 @roi_align_boxes_backward.register_fake
@@ -85,6 +71,4 @@ torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, s
 register_vmaps(roi_align, roi_align_backward)
 
 
-def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
-    """roi_align (or its backward) on ``tensors`` as a node."""
-    return (roi_align_backward if backward else roi_align)(*tensors, *g.node_args(args))
+bind = binder(roi_align, roi_align_backward)

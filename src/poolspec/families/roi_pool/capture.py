@@ -21,7 +21,8 @@ import torch
 from ...autodiff import torch_graph as g
 from .._roi.capture import (
     arguments,
-    register_fakes,
+    binder,
+    nodes,
     register_vmaps,
     resolved,
     save_context,
@@ -29,19 +30,7 @@ from .._roi.capture import (
     transpose_vjp,
 )
 
-
-@torch.library.custom_op("poolspec::roi_pool", mutates_args=())
-def roi_pool(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_pool(x, boxes, **arguments(spec, sizes))``."""
-    return g.eager_function("roi_pool")(x, boxes, **arguments(spec, sizes)).contiguous()
-
-
-@torch.library.custom_op("poolspec::roi_pool_backward", mutates_args=())
-def roi_pool_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
-                      sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_pool_backward(grad_output, x, boxes, ...)``: grad_x."""
-    out = g.eager_function("roi_pool_backward")(grad_output, x, boxes, **arguments(spec, sizes))
-    return g.fresh(out.contiguous(), grad_output, x, boxes)
+roi_pool, roi_pool_backward = nodes("roi_pool")
 
 
 @torch.library.custom_op("poolspec::roi_pool_select", mutates_args=())
@@ -51,9 +40,6 @@ def roi_pool_select(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spe
     from .ops import _roi_pool_select
 
     return g.fresh(_roi_pool_select(ggx, x, boxes, **arguments(spec, sizes)).contiguous(), ggx, x, boxes)
-
-
-register_fakes("roi_pool", roi_pool, roi_pool_backward)
 
 
 @roi_pool_select.register_fake
@@ -82,6 +68,4 @@ torch.library.register_autograd("poolspec::roi_pool_select", transpose_vjp(roi_p
 register_vmaps(roi_pool, roi_pool_backward, roi_pool_select)
 
 
-def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
-    """roi_pool (or its backward) on ``tensors`` as a node."""
-    return (roi_pool_backward if backward else roi_pool)(*tensors, *g.node_args(args))
+bind = binder(roi_pool, roi_pool_backward)
