@@ -17,31 +17,23 @@ from typing import Any
 import torch
 
 from ...autodiff import torch_graph as g
-from .._roi.capture import (
-    arguments,
-    binder,
-    nodes,
-    register_vmaps,
-    resolved,
-    save_context,
-    save_pair_context,
-)
+from .._roi import capture as roi
 
-roi_align, roi_align_backward = nodes("roi_align")
+roi_align, roi_align_backward = roi.nodes("roi_align")
 
 
 @torch.library.custom_op("poolspec::roi_align_boxes_backward", mutates_args=())
 def roi_align_boxes_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
                              sizes: list[int]) -> torch.Tensor:
     """``poolspec.roi_align_boxes_backward(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."""
-    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **arguments(spec, sizes))
+    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **roi.arguments(spec, sizes))
     return g.fresh(out.contiguous(), grad_output, x, boxes)
 
 
 @roi_align_boxes_backward.register_fake
 def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
     op = "roi_align_boxes_backward"
-    g.check_grad(op, grad_output, resolved("roi_align", x, boxes, arguments(spec, sizes), op), like=x)
+    g.check_grad(op, grad_output, roi.resolved("roi_align", x, boxes, roi.arguments(spec, sizes), op), like=x)
     return torch.empty_like(boxes, memory_format=torch.contiguous_format)
 
 
@@ -63,12 +55,12 @@ def _backward_vjp(ctx: Any, ggx: torch.Tensor) -> tuple[Any, ...]:
     return roi_align(ggx, boxes, ctx.spec, ctx.sizes), zero, None, None, None
 
 
-torch.library.register_autograd("poolspec::roi_align", _vjp, setup_context=save_context)
-torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, setup_context=save_pair_context)
+torch.library.register_autograd("poolspec::roi_align", _vjp, setup_context=roi.save_context)
+torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, setup_context=roi.save_pair_context)
 
 
 # vmap: the vmapped dimension joins the images' batch; each copy's rois are moved to its own images
-register_vmaps(roi_align, roi_align_backward)
+roi.register_vmaps(roi_align, roi_align_backward)
 
 
-bind = binder(roi_align, roi_align_backward)
+bind = roi.binder(roi_align, roi_align_backward)

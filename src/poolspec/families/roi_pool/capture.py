@@ -19,18 +19,9 @@ from typing import Any
 import torch
 
 from ...autodiff import torch_graph as g
-from .._roi.capture import (
-    arguments,
-    binder,
-    nodes,
-    register_vmaps,
-    resolved,
-    save_context,
-    save_pair_context,
-    transpose_vjp,
-)
+from .._roi import capture as roi
 
-roi_pool, roi_pool_backward = nodes("roi_pool")
+roi_pool, roi_pool_backward = roi.nodes("roi_pool")
 
 
 @torch.library.custom_op("poolspec::roi_pool_select", mutates_args=())
@@ -39,14 +30,14 @@ def roi_pool_select(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spe
     """``ggx`` (shaped like x) read at the winners of roi_pool on ``x``."""
     from .ops import _roi_pool_select
 
-    return g.fresh(_roi_pool_select(ggx, x, boxes, **arguments(spec, sizes)).contiguous(), ggx, x, boxes)
+    return g.fresh(_roi_pool_select(ggx, x, boxes, **roi.arguments(spec, sizes)).contiguous(), ggx, x, boxes)
 
 
 @roi_pool_select.register_fake
 def _(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
     op = "roi_pool_backward"
     g.check_grad(op, ggx, tuple(x.shape), like=x)
-    return x.new_empty(resolved("roi_pool", x, boxes, arguments(spec, sizes), op))
+    return x.new_empty(roi.resolved("roi_pool", x, boxes, roi.arguments(spec, sizes), op))
 
 
 # derivatives: the op's is its explicit backward (a node); the backward's, w.r.t. grad_output, is the select (its
@@ -57,15 +48,15 @@ def _vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     return roi_pool_backward(grad, x, boxes, ctx.spec, ctx.sizes), None, None, None
 
 
-torch.library.register_autograd("poolspec::roi_pool", _vjp, setup_context=save_context)
-torch.library.register_autograd("poolspec::roi_pool_backward", transpose_vjp(roi_pool_select),
-                                setup_context=save_pair_context)
-torch.library.register_autograd("poolspec::roi_pool_select", transpose_vjp(roi_pool_backward),
-                                setup_context=save_pair_context)
+torch.library.register_autograd("poolspec::roi_pool", _vjp, setup_context=roi.save_context)
+torch.library.register_autograd("poolspec::roi_pool_backward", roi.transpose_vjp(roi_pool_select),
+                                setup_context=roi.save_pair_context)
+torch.library.register_autograd("poolspec::roi_pool_select", roi.transpose_vjp(roi_pool_backward),
+                                setup_context=roi.save_pair_context)
 
 
 # vmap: the vmapped dimension joins the images' batch; each copy's rois are moved to its own images
-register_vmaps(roi_pool, roi_pool_backward, roi_pool_select)
+roi.register_vmaps(roi_pool, roi_pool_backward, roi_pool_select)
 
 
-bind = binder(roi_pool, roi_pool_backward)
+bind = roi.binder(roi_pool, roi_pool_backward)
