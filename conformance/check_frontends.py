@@ -4,7 +4,13 @@
     python conformance/check_frontends.py --library jax --configs 2000
     python conformance/check_frontends.py --all --configs 2000    # each library in its conformance/.venvs venv
 
-``--configs N`` is per front-end module: TensorFlow's run draws N for ``tf.nn`` and N for ``tf.image``.
+``--configs N`` is per front-end module: TensorFlow's run draws N for ``tf.nn`` and N for ``tf.image``. A function
+that a check module names in ``DEDICATED`` (its own generator, for a function the module's mix draws only now and
+then: the RoI ops) gets ``--per-function M`` configurations of its own (default: N), and the module's N draws are
+then over its other functions (a draw of a dedicated function is drawn again), so adding a function to a module
+takes no configurations from the others:
+
+    python conformance/check_frontends.py --library onnxruntime --configs 2000 --per-function 2000
 
 The libraries without a venv here run in this interpreter. Backends: NumPy always (forward), JAX and torch where
 installed (forward and, where the library has them, gradients).
@@ -27,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-def run(library: str, count: int, seed: int) -> dict:
+def run(library: str, count: int, seed: int, per_function: int | None = None) -> dict:
     import numpy as np
 
     from conformance.frontend_checks import check, load
@@ -50,9 +56,14 @@ def run(library: str, count: int, seed: int) -> dict:
     start = time.perf_counter()
     # A library with several front-end modules (tf.nn and tf.image, say) gets `count` configurations for each.
     groups = getattr(module, "MODULES", {library: module.config})
-    draws = [(group, i) for group in groups for i in range(count)]
-    for i, (group, _) in enumerate(draws):
-        config = groups[group](rng)
+    dedicated = getattr(module, "DEDICATED", {})
+    per_function = count if per_function is None else per_function
+    draws = [(group, False) for group in groups for _ in range(count)]
+    draws += [(function, True) for function in dedicated for _ in range(per_function)]
+    for i, (group, own) in enumerate(draws):
+        config = (dedicated if own else groups)[group](rng)
+        while not own and config.function in dedicated:  # counted by its own draws
+            config = groups[group](rng)
         backend = backends[i % len(backends)]
         outcome = check(module, config, backend, rng)
         c = counts[config.function]
@@ -63,6 +74,7 @@ def run(library: str, count: int, seed: int) -> dict:
             examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
     return {"library": library, "available": True, "version": module.version(), "seed": seed,
             "configs": len(draws), "configs_per_module": {g: count for g in groups},
+            "configs_per_function": {f: per_function for f in dedicated},
             "backends": [b.name for b in backends], "seconds": round(time.perf_counter() - start, 1),
             "functions": {k: dict(v) for k, v in sorted(counts.items())}, "examples": dict(examples)}
 
@@ -89,6 +101,8 @@ def main() -> int:
     parser.add_argument("--library", action="append", default=[])
     parser.add_argument("--all", action="store_true")
     parser.add_argument("--configs", type=int, default=2000)
+    parser.add_argument("--per-function", type=int, default=None, metavar="M",
+                        help="configurations of each function a check module names in DEDICATED (default: --configs)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--here", action="store_true", help="run in this interpreter (no venv switch)")
     parser.add_argument("--store", type=int, default=0, metavar="K",
@@ -103,13 +117,15 @@ def main() -> int:
     for library in libraries:
         venv = HERE / ".venvs" / library / "bin" / "python"
         if not args.here and venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
+            extra = [] if args.per_function is None else ["--per-function", str(args.per_function)]
             failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
-                                       str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]) != 0
+                                       str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]
+                                      + extra) != 0
             continue
         if args.store:
             failed += store(library, args.store, args.seed) != 0
             continue
-        result = run(library, args.configs, args.seed)
+        result = run(library, args.configs, args.seed, args.per_function)
         (OUT / f"{library}.json").write_text(json.dumps(result, indent=1) + "\n")
         bad = sum(v.get("failed", 0) + v.get("poolspec_refuses", 0) for v in result.get("functions", {}).values())
         print(f"{library}: {result.get('configs', 0)} configurations, {bad} failed"
