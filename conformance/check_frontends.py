@@ -96,6 +96,31 @@ def store(library: str, per_function: int, seed: int) -> int:
     return 0
 
 
+def store_regressions(library: str) -> int:
+    """Only the library's REGRESSIONS cases: (re)written, its other stored cases kept as they are."""
+    import numpy as np
+
+    from conformance.frontend_checks import load, regressions
+    from poolspec.conformance import conventions
+
+    from backends import ALL
+
+    module = load(library)
+    if module.available() is not None:
+        print(f"{library}: not available ({module.available()})")
+        return 1
+    entries, arrays = regressions(module, ALL["numpy"])
+    folder = ROOT / "src" / "poolspec" / "data" / "conventions"
+    ids = {e["id"] for e in entries}
+    old = json.loads((folder / conventions.MANIFEST).read_text(encoding="utf-8"))["cases"]
+    kept = [c for c in old if c["library"] == library and c["id"] not in ids]
+    with np.load(folder / f"{library}.npz", allow_pickle=False) as stored:
+        kept_arrays = {k: stored[k] for k in stored.files if k.split("/")[0] not in ids}
+    conventions.write(library, kept + entries, {**kept_arrays, **arrays}, folder)
+    print(f"{library}: {len(entries)} regression cases stored ({len(kept)} others kept)")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--library", action="append", default=[])
@@ -108,6 +133,8 @@ def main() -> int:
     parser.add_argument("--store", type=int, default=0, metavar="K",
                         help="instead: store K cases per function (the library's outputs and gradients) in "
                              "src/poolspec/data/conventions")
+    parser.add_argument("--regressions", action="store_true",
+                        help="instead: store only the check modules' REGRESSIONS cases, the other stored cases kept")
     args = parser.parse_args()
     from conformance.frontend_checks import LIBRARIES
 
@@ -118,9 +145,13 @@ def main() -> int:
         venv = HERE / ".venvs" / library / "bin" / "python"
         if not args.here and venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
             extra = [] if args.per_function is None else ["--per-function", str(args.per_function)]
+            extra += ["--regressions"] if args.regressions else []
             failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
                                        str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]
                                       + extra) != 0
+            continue
+        if args.regressions:
+            failed += store_regressions(library) != 0
             continue
         if args.store:
             failed += store(library, args.store, args.seed) != 0

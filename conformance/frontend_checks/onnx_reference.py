@@ -473,6 +473,30 @@ def config(rng: np.random.Generator) -> Config:
 DEDICATED = {"onnx.RoiAlign": _roi_align}
 
 
+def _max_mode_regression(mode: str, ratio: int) -> Config:
+    """RoiAlign's max mode on samples between pixels and half-pixel-shifted boxes: the ONNX maximum is the largest
+    weighted corner term w_i * x_i of any sample, not the largest bilinear sample (the front-end's max_of="samples")
+    -- the difference onnxruntime#6146 and #14265 (and onnx#4764) are about."""
+    rng = np.random.default_rng(6146)
+    X = np.round(rng.standard_normal((1, 2, 6, 7)) * 4) / 4 + 1.0
+    rois = np.array([[0.4, 0.7, 3.6, 3.2], [1.0, 1.0, 2.0, 2.0], [-0.5, 0.25, 6.5, 5.75], [2.25, 0.5, 2.75, 4.0],
+                     [4.5, 3.5, 1.5, 0.5]])
+    attrs = {"coordinate_transformation_mode": mode, "mode": "max", "output_height": 2, "output_width": 3,
+             "sampling_ratio": ratio, "spatial_scale": 1.0}
+    return Config("onnx.RoiAlign", {"X": X, "rois": rois, "batch_indices": np.zeros(5, np.int64)}, attrs)
+
+
+# stored with the library's outputs whatever the random draws (check_frontends.py --store, --regressions): fixed
+# calls at upstream reports, each with its flags and the reports
+REGRESSIONS = [
+    {"id": f"onnx.RoiAlign-regression-max-{mode}", "config": (lambda mode=mode, ratio=ratio:
+                                                              _max_mode_regression(mode, ratio)),
+     "flags": ["regression", "max_of_weighted_taps"],
+     "upstream": ["https://github.com/microsoft/onnxruntime/issues/6146",
+                  "https://github.com/microsoft/onnxruntime/issues/14265", "https://github.com/onnx/onnx/issues/4764"]}
+    for mode, ratio in (("half_pixel", 2), ("output_half_pixel", 0))]
+
+
 # ------------------------------------------------------------------------------------------------ the two sides
 
 def library(config: Config, cotangents: Any) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
