@@ -16,6 +16,7 @@ changes.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import subprocess
 import sys
@@ -74,6 +75,8 @@ def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
         computed = dict(np.load(result))
         meta = json.loads(Path(str(result) + ".json").read_text())
     versions = meta["versions"]
+    # regression cases: the upstream report of each of their flags, from the family's record
+    upstream = getattr(importlib.import_module(f"poolspec.families.{OP}.conformance"), "UPSTREAM", {})
     entries, store = [], {}
     for case in cases:
         arrays = dict(drawn[case.name])
@@ -92,6 +95,8 @@ def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:
                  "cotangent": "ones" if case.cotangent == "ones" else "seeded random", "files": files}
         if case.error is not None:
             entry["error"] = case.error
+        if reports := [upstream[f] for f in case.flags if f in upstream]:
+            entry["upstream"] = reports
         entry["store"] = store_name(OP, case.args)
         entries.append(entry)
         for key in files:

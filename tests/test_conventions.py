@@ -52,3 +52,23 @@ def test_cli_replays_and_exports(tmp_path):
     first = manifest["cases"][0]
     data = json.loads((tmp_path / first["files"][0]).read_text())["arrays"]
     assert set(first["inputs"]) <= set(data) and "output0" in data
+
+
+def test_onnx_max_mode_regressions_separate_the_two_maxima(backend):
+    """The stored RoiAlign max-mode cases (onnxruntime#6146, #14265): the library's output is the maximum of weighted
+    corner terms, which the front-end's max_of="samples" (the largest bilinear sample) does not give."""
+    import numpy as np
+
+    from poolspec.frontends import onnx
+
+    found = [c for c in conventions.cases(["onnx_reference", "onnxruntime"]) if "regression-max" in c.name]
+    assert {c.library for c in found} == {"onnx_reference", "onnxruntime"}
+    flags = {c["id"]: c for c in conventions.manifest()["cases"] if "regression-max" in c["id"]}
+    for case in found:
+        assert any("onnxruntime/issues/6146" in u for u in flags[case.name]["upstream"])
+        a = case.arrays()
+        arrays = [backend.asarray(a[k]) for k in case.inputs]
+        got = backend.to_numpy(case.call(*arrays))
+        np.testing.assert_allclose(got, a["output0"], rtol=case.rtol, atol=case.atol)
+        other = backend.to_numpy(onnx.RoiAlign(*arrays, **case.options, max_of="samples"))
+        assert np.abs(other - a["output0"]).max() > 0.1

@@ -282,3 +282,14 @@ def test_boxes_gradient_is_torchs_and_jaxs_autodiff():
     per = [boxes[boxes[:, 0] == i, 1:] for i in range(x.shape[0])]
     listed = poolspec.roi_align_boxes_backward(g[np.argsort(boxes[:, 0], kind="stable")], x, per, size, **kw)
     assert isinstance(listed, list) and [p.shape for p in listed] == [p.shape for p in per]
+
+
+def test_regression_cases_name_their_upstream_report():
+    """The 512-roi cases (torchvision's MPS backward over-accumulated at that count, vision PR #9510): aligned both
+    ways, on one image, each stored with the report."""
+    entries = [e for e in golden.manifest()["cases"] if e["op"] == "roi_align" and "rois_512" in e["flags"]]
+    assert {e["arguments"]["aligned"] for e in entries} == {False, True}
+    for e in entries:
+        assert "regression" in e["flags"] and any("pytorch/vision/pull/9510" in u for u in e["upstream"])
+        a = golden.cases(["roi_align"])[[c.name for c in golden.cases(["roi_align"])].index(e["id"])].arrays()
+        assert a["boxes"].shape == (512, 5) and set(a["boxes"][:, 0]) == {0.0} and "grad_input" in a

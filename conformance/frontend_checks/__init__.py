@@ -9,7 +9,10 @@ with:
 - ``library(config, cotangents) -> (outputs, gradients)``: the live library's outputs (NumPy arrays) and, where
   ``config.differentiable`` names arrays and the library has gradients, its vector-Jacobian products for the
   given cotangents (one per floating output); raises :class:`Refused` where the library rejects the call;
-- ``frontend(config) -> callable``: the poolspec front-end function bound to the options, taking the arrays.
+- ``frontend(config) -> callable``: the poolspec front-end function bound to the options, taking the arrays;
+- optionally ``DEDICATED`` (function -> generator of that function's configurations: ``check_frontends.py
+  --per-function``) and ``REGRESSIONS`` (fixed calls at upstream bug reports, stored with every ``--store``: dicts
+  ``{"id", "config": () -> Config, "flags", "upstream"}``).
 
 :func:`check` runs one configuration on one backend; ``conformance/check_frontends.py`` runs thousands and
 writes ``conformance/results/frontends/<library>.json``; ``tests/test_frontends.py`` runs a few per backend.
@@ -154,11 +157,61 @@ def _replays(config: Config, options: dict[str, Any]) -> bool:
     return True
 
 
+def _entry(module: Any, name: str, config: Config, rng: np.random.Generator, entries: list[dict[str, Any]],
+           arrays: dict[str, np.ndarray], extra: dict[str, Any] | None = None) -> bool:
+    """Append the stored case ``name`` of ``config`` (the library's outputs, cotangents and gradients); False where
+    the library refuses it."""
+    from poolspec.conformance.golden import encode
+
+    options = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in config.options.items()}
+    try:
+        outputs, _ = module.library(config, None)
+        cotangents = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs if o.dtype.kind == "f"]
+        grads = module.library(config, cotangents)[1] if config.differentiable else {}
+    except Refused:
+        return False
+    dtype = str(next(iter(config.arrays.values())).dtype)
+    rtol, atol = TOLERANCE.get(dtype, TOLERANCE["float32"])
+    entries.append({"id": name, "library": module.LIBRARY, "version": module.version(),
+                    "function": config.function, "options": encode(options),
+                    "inputs": list(config.arrays), "outputs": len(outputs),
+                    "differentiable": list(grads), "rtol": config.rtol or rtol, "atol": config.atol or atol,
+                    **(extra or {})})
+    for k, v in config.arrays.items():
+        arrays[f"{name}/{k}"] = np.ascontiguousarray(v)
+    for i, o in enumerate(outputs):
+        arrays[f"{name}/output{i}"] = np.ascontiguousarray(o)
+    if grads:
+        for i, c in enumerate(cotangents):
+            arrays[f"{name}/cotangent{i}"] = c
+        for k, g in grads.items():
+            arrays[f"{name}/grad_{k}"] = np.ascontiguousarray(g)
+    return True
+
+
+def regressions(module: Any, backend: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The check module's ``REGRESSIONS`` as stored cases (with their flags and upstream reports); each must pass
+    on ``backend`` and replay as a plain call."""
+    entries: list[dict[str, Any]] = []
+    arrays: dict[str, np.ndarray] = {}
+    rng = np.random.default_rng(0)
+    for r in getattr(module, "REGRESSIONS", []):
+        config = r["config"]()
+        options = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in config.options.items()}
+        outcome = check(module, config, backend, rng)
+        if outcome.status != "passed" or not _replays(config, options):
+            raise AssertionError(f"regression case {r['id']}: {outcome.status} {outcome.detail}")
+        if not _entry(module, r["id"], config, rng, entries, arrays, {"flags": r["flags"], "upstream": r["upstream"]}):
+            raise AssertionError(f"regression case {r['id']}: the library refuses it")
+    return entries, arrays
+
+
 def store(module: Any, per_function: int, seed: int, backend: Any) -> tuple[list[dict[str, Any]], dict[str, Any],
                                                                           Counter[str]]:
     """Up to ``per_function`` stored cases per front-end function: random configurations the library accepts,
     whose front-end call is ``fn(*arrays, **options)`` with JSON options and which pass on ``backend`` (NumPy);
-    the library's outputs, cotangents and gradients. Returns (manifest entries, arrays, counts per function)."""
+    the library's outputs, cotangents and gradients; then the module's REGRESSIONS. Returns (manifest entries,
+    arrays, counts per function)."""
     from poolspec.conformance.golden import encode
 
     rng = np.random.default_rng(seed)
@@ -175,27 +228,10 @@ def store(module: Any, per_function: int, seed: int, backend: Any) -> tuple[list
             continue
         if check(module, config, backend, rng).status != "passed" or not _replays(config, options):
             continue
-        try:
-            outputs, _ = module.library(config, None)
-            cotangents = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs if o.dtype.kind == "f"]
-            grads = module.library(config, cotangents)[1] if config.differentiable else {}
-        except Refused:
+        if not _entry(module, f"{config.function}-{counts[config.function]:03d}", config, rng, entries, arrays):
             continue
-        name = f"{config.function}-{counts[config.function]:03d}"
-        dtype = str(next(iter(config.arrays.values())).dtype)
-        rtol, atol = TOLERANCE.get(dtype, TOLERANCE["float32"])
-        entries.append({"id": name, "library": module.LIBRARY, "version": module.version(),
-                        "function": config.function, "options": encode(options),
-                        "inputs": list(config.arrays), "outputs": len(outputs),
-                        "differentiable": list(grads), "rtol": config.rtol or rtol, "atol": config.atol or atol})
-        for k, v in config.arrays.items():
-            arrays[f"{name}/{k}"] = np.ascontiguousarray(v)
-        for i, o in enumerate(outputs):
-            arrays[f"{name}/output{i}"] = np.ascontiguousarray(o)
-        if grads:
-            for i, c in enumerate(cotangents):
-                arrays[f"{name}/cotangent{i}"] = c
-            for k, g in grads.items():
-                arrays[f"{name}/grad_{k}"] = np.ascontiguousarray(g)
         counts[config.function] += 1
+    more, more_arrays = regressions(module, backend)
+    entries += more
+    arrays.update(more_arrays)
     return entries, arrays, counts

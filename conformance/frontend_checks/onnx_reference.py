@@ -389,38 +389,59 @@ def _affine_grid(rng: np.random.Generator) -> Config:
 
 
 def _roi_align(rng: np.random.Generator) -> Config:
-    """tests/test_frontend_roi.py's configurations: rois outside X, on pixel centres and edges, negative (x2 < x1);
-    float32 only on onnxruntime (whose refusals of a negative adaptive sample grid are counted, not compared)."""
+    """tests/test_frontend_roi.py's configurations: rois outside X, on pixel centres and edges, negative (x2 < x1),
+    degenerate (x1 == x2 or y1 == y2), several per image; both coordinate_transformation_modes, avg and max, adaptive
+    and fixed sampling; float32 only on onnxruntime (whose refusals of a negative adaptive sample grid are counted,
+    not compared). On onnxruntime, now and then a call both refuse: a batch index outside [0, N) or a negative
+    sampling_ratio (the reference evaluator checks neither: it computes with sampling_ratio -1, and reads an image
+    outside the batch only where a sample lands inside X)."""
     dtype = str(rng.choice(["float32", "float64"])) if RUNTIME == "reference" else "float32"
     N, C, H, W = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 3), rng.integers(1, 9), rng.integers(1, 9)))
-    K = int(rng.integers(0, 4))
+    K = int(rng.integers(0, 5))
     scale = float(np.float32(rng.choice([1.0, 0.5, 0.25, 2.0, rng.uniform(0.2, 2.0)])))
     rois = rng.uniform(-3.0, max(H, W) / scale + 2.0, (K, 4))
     if rng.random() < 0.3:
         rois = np.round(rois * 2) / 2  # samples on pixel centres and edges
     if rng.random() < 0.2:
         rois = rois[:, [2, 3, 0, 1]]  # negative rois
+    if K and rng.random() < 0.15:
+        axis = int(rng.integers(0, 2))
+        rois[0, axis + 2] = rois[0, axis]  # a degenerate roi: no width or no height
     attrs = {"coordinate_transformation_mode": str(rng.choice(["half_pixel", "output_half_pixel"])),
-             "mode": str(rng.choice(["avg", "max"])), "output_height": int(rng.integers(1, 4)),
-             "output_width": int(rng.integers(1, 4)), "sampling_ratio": int(rng.choice([0, 0, 1, 2, 3])),
+             "mode": str(rng.choice(["avg", "max"])), "output_height": int(rng.integers(1, 5)),
+             "output_width": int(rng.integers(1, 5)), "sampling_ratio": int(rng.choice([0, 0, 1, 2, 3])),
              "spatial_scale": scale}
+    batch = rng.integers(0, N, K).astype(np.int64)
+    bad = rng.random() if RUNTIME == "ort" else 1.0
+    if K and bad < 0.02:
+        batch[-1] = N  # both refuse: an image outside the batch
+    elif bad < 0.04:
+        attrs["sampling_ratio"] = -1  # both refuse
     config = Config("onnx.RoiAlign", {"X": _floats(rng, (N, C, H, W), dtype), "rois": rois.astype(dtype),
-                                      "batch_indices": rng.integers(0, N, K).astype(np.int64)}, attrs)
+                                      "batch_indices": batch}, attrs)
     if dtype == "float32":
         config.rtol, config.atol = 1e-5, 1e-5  # the runtimes compute some terms in double, some in float32
     return config
 
 
 def _max_roi_pool(rng: np.random.Generator) -> Config:
-    """tests/test_frontend_roi.py's configurations (float32: onnxruntime registers no other), rounding ties."""
+    """tests/test_frontend_roi.py's configurations (float32: onnxruntime registers no other): rois outside X,
+    flipped, degenerate, on rounding ties; now and then a batch index outside [0, N) (both refuse; onnxruntime
+    only, the reference evaluator has no MaxRoiPool)."""
     N, C, H, W = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 3), rng.integers(1, 10), rng.integers(1, 10)))
-    K = int(rng.integers(0, 4))
+    K = int(rng.integers(0, 5))
     scale = float(np.float32(rng.choice([1.0, 0.5, 0.25, 2.0, rng.uniform(0.2, 2.0)])))
     corners = rng.uniform(-3.0, max(H, W) / scale + 2.0, (K, 4))
     if rng.random() < 0.4:
         corners = np.round(corners * 2) / 2  # rounding ties
-    rois = np.concatenate([rng.integers(0, N, (K, 1)), corners], axis=1).astype(np.float32)
-    attrs = {"pooled_shape": [int(rng.integers(1, 4)), int(rng.integers(1, 4))], "spatial_scale": scale}
+    if K and rng.random() < 0.15:
+        axis = int(rng.integers(0, 2))
+        corners[0, axis + 2] = corners[0, axis]  # a degenerate roi
+    batch = rng.integers(0, N, (K, 1))
+    if K and rng.random() < 0.02:
+        batch[-1] = N  # both refuse: an image outside the batch
+    rois = np.concatenate([batch, corners], axis=1).astype(np.float32)
+    attrs = {"pooled_shape": [int(rng.integers(1, 5)), int(rng.integers(1, 5))], "spatial_scale": scale}
     return Config("onnx.MaxRoiPool", {"X": _floats(rng, (N, C, H, W), "float32"), "rois": rois}, attrs)
 
 
@@ -445,6 +466,35 @@ def config(rng: np.random.Generator) -> Config:
     if op == "MaxRoiPool":
         return _max_roi_pool(rng)
     return _affine_grid(rng)
+
+
+# one generator per function for conformance/check_frontends.py's --per-function draws (config's mix draws these
+# rarely); the reference evaluator has no MaxRoiPool
+DEDICATED = {"onnx.RoiAlign": _roi_align}
+
+
+def _max_mode_regression(mode: str, ratio: int) -> Config:
+    """RoiAlign's max mode on samples between pixels and half-pixel-shifted boxes: the ONNX maximum is the largest
+    weighted corner term w_i * x_i of any sample, not the largest bilinear sample (the front-end's max_of="samples")
+    -- the difference onnxruntime#6146 and #14265 (and onnx#4764) are about."""
+    rng = np.random.default_rng(6146)
+    X = np.round(rng.standard_normal((1, 2, 6, 7)) * 4) / 4 + 1.0
+    rois = np.array([[0.4, 0.7, 3.6, 3.2], [1.0, 1.0, 2.0, 2.0], [-0.5, 0.25, 6.5, 5.75], [2.25, 0.5, 2.75, 4.0],
+                     [4.5, 3.5, 1.5, 0.5]])
+    attrs = {"coordinate_transformation_mode": mode, "mode": "max", "output_height": 2, "output_width": 3,
+             "sampling_ratio": ratio, "spatial_scale": 1.0}
+    return Config("onnx.RoiAlign", {"X": X, "rois": rois, "batch_indices": np.zeros(5, np.int64)}, attrs)
+
+
+# stored with the library's outputs whatever the random draws (check_frontends.py --store, --regressions): fixed
+# calls at upstream reports, each with its flags and the reports
+REGRESSIONS = [
+    {"id": f"onnx.RoiAlign-regression-max-{mode}", "config": (lambda mode=mode, ratio=ratio:
+                                                              _max_mode_regression(mode, ratio)),
+     "flags": ["regression", "max_of_weighted_taps"],
+     "upstream": ["https://github.com/microsoft/onnxruntime/issues/6146",
+                  "https://github.com/microsoft/onnxruntime/issues/14265", "https://github.com/onnx/onnx/issues/4764"]}
+    for mode, ratio in (("half_pixel", 2), ("output_half_pixel", 0))]
 
 
 # ------------------------------------------------------------------------------------------------ the two sides

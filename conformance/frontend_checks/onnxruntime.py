@@ -63,4 +63,13 @@ def library(config: Config, cotangents: Any) -> Any:
     return _as_ort(_reference.library, config, cotangents)
 
 
+# the reference's regression cases, with onnxruntime's outputs (its CPU kernel keeps the specification's maximum of
+# weighted corner terms by default)
+REGRESSIONS = _reference.REGRESSIONS
+
+# conformance/check_frontends.py's --per-function draws, with onnxruntime's exclusions
+DEDICATED = {"onnx.RoiAlign": lambda rng: _as_ort(_reference._roi_align, rng),
+             "onnx.MaxRoiPool": lambda rng: _as_ort(_reference._max_roi_pool, rng)}
+
+
 _CACHE: dict[Any, Any] = {}

@@ -194,8 +194,9 @@ def _backprop_taps_differ(image: np.ndarray, boxes: np.ndarray, crop_size: list[
 
 
 def _crop_config(rng: np.random.Generator) -> Config:
-    """tests/test_frontend_roi.py's configurations: boxes inside and outside [0, 1], flipped, on nearest's ties, a
-    box index outside the batch or a non-finite box now and then (refused by both)."""
+    """tests/test_frontend_roi.py's configurations: boxes inside and outside [0, 1], flipped, degenerate (y1 == y2
+    or x1 == x2), on nearest's ties, a box index outside the batch or a non-finite box now and then (refused by
+    both)."""
     N, H, W, C = (int(v) for v in (rng.integers(1, 3), rng.integers(1, 12), rng.integers(1, 12), rng.integers(1, 3)))
     dt = str(rng.choice(_CROP_DT))
     img = rng.standard_normal((N, H, W, C)) * (40 if dt[0] in "iu" else 1)
@@ -204,6 +205,9 @@ def _crop_config(rng: np.random.Generator) -> Config:
     boxes = rng.uniform(-0.3, 1.3, (K, 4)).astype(np.float32)
     if rng.random() < 0.3:
         boxes = (np.round(boxes * 8) / 8).astype(np.float32)  # samples on pixels and halfway between
+    if K and rng.random() < 0.15:
+        axis = int(rng.integers(0, 2))
+        boxes[0, axis + 2] = boxes[0, axis]  # a degenerate box: every sample on one row or column
     bi = rng.integers(0, N, K).astype(np.int32)
     if K and rng.random() < 0.03:
         bi[0] = N  # both refuse: a box index outside the batch
@@ -235,6 +239,9 @@ def config(rng: np.random.Generator) -> Config:
 
 
 MODULES = {"tf.nn": _pool_config, "tf.image": _image_config}
+# conformance/check_frontends.py's --per-function draws: crop_and_resize gets its own (tf.image's draws are then
+# tf.image.resize's)
+DEDICATED = {"tf.image.crop_and_resize": _crop_config}
 
 
 # ----------------------------------------------------------------------------------------------- calls

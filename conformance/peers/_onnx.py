@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # onnx itself is imported only when a model is built: "instal
 
 OPSET = 20  # GridSample N-D and AffineGrid first appear in opset 20; Resize resolves to Resize-19 (antialias)
 API = (f"one-node ONNX opset {OPSET} models: AveragePool, MaxPool (Indices), LpPool, GlobalAveragePool, "
-       "GlobalMaxPool, MaxUnpool, Resize, GridSample, AffineGrid")
+       "GlobalMaxPool, MaxUnpool, Resize, GridSample, AffineGrid, RoiAlign (opset 16), MaxRoiPool (opset 1, "
+       "onnxruntime)")
 
 # a finding both peers share: Resize's linear mode has no rank or dtype limit (torch's 1-d linear and 3-d trilinear
 # refuse uint8: '"compute_indices_weights_linear" not implemented for 'Byte'')
@@ -47,7 +48,8 @@ def _frozen(value: Any) -> Any:
     return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
-def _model(op: str, inputs: list[np.ndarray | None], attributes: dict[str, Any], outputs: int) -> onnx.ModelProto:
+def _model(op: str, inputs: list[np.ndarray | None], attributes: dict[str, Any], outputs: int,
+           opset: int = OPSET) -> onnx.ModelProto:
     import onnx
     from onnx import helper
 
@@ -65,7 +67,7 @@ def _model(op: str, inputs: list[np.ndarray | None], attributes: dict[str, Any],
     outs = [helper.make_tensor_value_info(n, x_type if n == "y" else onnx.TensorProto.INT64, dims) for n in out_names]
     graph = helper.make_graph([node], op, typed, outs)
     # the IR version that goes with the opset, not onnx's newest (which a runtime may not read yet)
-    return helper.make_model_gen_version(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    return helper.make_model_gen_version(graph, opset_imports=[helper.make_opsetid("", opset)])
 
 
 def _batched(x: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
@@ -82,12 +84,13 @@ class Peer:
         self._cache: dict[Any, Runner] = {}
 
     def run(self, op: str, inputs: list[np.ndarray | None], attributes: dict[str, Any],
-            outputs: int = 1) -> list[np.ndarray]:
-        key = (op, _frozen(attributes), tuple(None if a is None else (a.shape, a.dtype.str) for a in inputs), outputs)
+            outputs: int = 1, opset: int = OPSET) -> list[np.ndarray]:
+        key = (op, _frozen(attributes), tuple(None if a is None else (a.shape, a.dtype.str) for a in inputs), outputs,
+               opset)
         runner = self._cache.get(key)
         if runner is None:
             try:
-                runner = self._prepare(_model(op, inputs, attributes, outputs))
+                runner = self._prepare(_model(op, inputs, attributes, outputs, opset))
             except Exception as e:
                 self._refuse_dtype(e, op, inputs[0].dtype.name)
                 raise
@@ -104,6 +107,8 @@ class Peer:
                 raise NotExpressible(f"ONNX {bad['op']} does not take {_ONNX_TYPES.get(bad['type'], bad['type'])} "
                                      f"(input {bad['input']})") from error
         if "NOT_IMPLEMENTED" in text and "Could not find an implementation" in text:
+            raise NotExpressible(f"{self.runtime} has no {op} kernel for {dtype}") from error
+        if "InsertedPrecisionFreeCast" in text:  # onnxruntime's cast to a kernel's float, which fails to build
             raise NotExpressible(f"{self.runtime} has no {op} kernel for {dtype}") from error
 
     # ------------------------------------------------------------------------------------------------ pooling
@@ -238,6 +243,36 @@ class Peer:
                         {"align_corners": int(bool(align_corners))})
         return y
 
+    # ------------------------------------------------------------------------------------------------ boxes
+
+    @staticmethod
+    def _rois(boxes: np.ndarray) -> None:
+        require(boxes.ndim == 2 and boxes.shape[1] == 5, f"boxes of shape {boxes.shape}: the ONNX ops take rois "
+                "with their batch indices, which only torchvision's (K, 5) form carries")
+
+    def roi_align(self, x: np.ndarray, boxes: np.ndarray, output_size: Any, spatial_scale: float = 1.0,
+                  sampling_ratio: int = -1, aligned: bool = False) -> np.ndarray:
+        # torchvision's aligned=True is half_pixel; aligned=False is output_half_pixel, which (as torchvision)
+        # clamps the roi size to at least 1; torchvision's adaptive sampling (<= 0) is ONNX's 0. The opset is 16,
+        # the newest onnxruntime registers (17 to 22 change only the types)
+        self._rois(boxes)
+        require(isinstance(sampling_ratio, int) and not isinstance(sampling_ratio, bool),
+                f"sampling_ratio {sampling_ratio!r}: an ONNX int attribute holds ints only")
+        ph, pw = ntuple(output_size, 2)
+        attributes = {"coordinate_transformation_mode": "half_pixel" if aligned else "output_half_pixel",
+                      "mode": "avg", "output_height": ph, "output_width": pw,
+                      "sampling_ratio": max(sampling_ratio, 0), "spatial_scale": float(spatial_scale)}
+        (y,) = self.run("RoiAlign", [x, np.ascontiguousarray(boxes[:, 1:]), boxes[:, 0].astype(np.int64)],
+                        attributes, 1, 16)
+        return y
+
+    def roi_pool(self, x: np.ndarray, boxes: np.ndarray, output_size: Any, spatial_scale: float = 1.0) -> np.ndarray:
+        # MaxRoiPool's rois are torchvision's boxes (batch index, x1, y1, x2, y2); opset 1, as onnxruntime registers
+        self._rois(boxes)
+        (y,) = self.run("MaxRoiPool", [x, boxes], {"pooled_shape": list(ntuple(output_size, 2)),
+                                                   "spatial_scale": float(spatial_scale)}, 1, 1)
+        return y
+
 
 def functions(peer: Peer) -> dict[str, Callable[..., Any]]:
     """The torch-style functions an adapter module exports, by poolspec's op names (fractional_max_pool: none)."""
@@ -245,5 +280,8 @@ def functions(peer: Peer) -> dict[str, Callable[..., Any]]:
     for family in ("avg_pool", "max_pool", "lp_pool", "adaptive_avg_pool", "adaptive_max_pool", "max_unpool"):
         for n in (1, 2, 3):
             out[f"{family}{n}d"] = functools.partial(getattr(peer, family), n)
-    out.update(interpolate=peer.interpolate, grid_sample=peer.grid_sample, affine_grid=peer.affine_grid)
+    out.update(interpolate=peer.interpolate, grid_sample=peer.grid_sample, affine_grid=peer.affine_grid,
+               roi_align=peer.roi_align)
+    if peer.runtime == "onnxruntime":  # onnx's reference evaluator has no MaxRoiPool
+        out["roi_pool"] = peer.roi_pool
     return out

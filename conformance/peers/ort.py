@@ -75,6 +75,15 @@ FINDINGS: list[dict[str, Any]] = [
       for flag in ("bilinear_antialias", "bicubic_antialias", "antialias_width_one")),
     *({"ops": ["interpolate"], "flags": [mode, "equal", how], "rule": _COPY, "upstream": "new"}
       for mode in ("nearest", "nearest-exact", "bicubic") for how in ("scale", "scale_no_recompute")),
+    {"ops": ["roi_align"], "flags": ["empty_spatial"], "checks": ["raises"],
+     "rule": "RoiAlign accepts an input with an empty spatial axis (H = 0) and returns values, where torchvision "
+             "refuses it", "upstream": "new"},
+    {"ops": ["roi_pool"], "flags": ["values_nan"], "checks": ["output"],
+     "rule": "MaxRoiPool gives NaN in bins where torchvision's roi_pool (a strict > comparison from the lowest "
+             "value) gives the bin's largest number", "upstream": "new"},
+    {"ops": ["roi_pool"], "flags": ["empty_output"], "checks": ["crash"],
+     "rule": "MaxRoiPool refuses a pooled_shape with a 0 ('must only contain positive values'), where torchvision "
+             "returns an empty output", "upstream": "new"},
     # the failing random case has a width-1 axis with align_corners too
     *({"ops": ["affine_grid"], "flags": flags,
        "rule": "AffineGrid with align_corners=1 puts a size-1 axis at +1 (its linspace divides by size - 1 = 0), "

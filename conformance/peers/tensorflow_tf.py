@@ -19,7 +19,8 @@ NAME = "tensorflow"
 BACKEND = "numpy"
 IMPORTS = ("tensorflow",)
 API = ("tf.nn.avg_pool, tf.nn.max_pool, tf.nn.max_pool_with_argmax, tf.nn.pool (dilations), tf.raw_ops."
-       "ResizeNearestNeighbor / ResizeBilinear / ResizeBicubic / ResizeArea / ScaleAndTranslate, tf.GradientTape")
+       "ResizeNearestNeighbor / ResizeBilinear / ResizeBicubic / ResizeArea / ScaleAndTranslate, tf.GradientTape; "
+       "tf.image.crop_and_resize (bilinear) at roi_align's sample points, their mean per bin")
 
 tf: Any = None  # the module, set by _tf()
 
@@ -112,7 +113,8 @@ def _window(n: int, x: np.ndarray, kernel_size: Any, stride: Any, padding: Any, 
 
 
 def _avg_call(n: int, x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-              count_include_pad: bool = True, divisor_override: Any = None) -> Call:
+              count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> Call:
+    require(all(v == 1 for v in ntuple(dilation, n)), "tf.nn.avg_pool has no dilation")
     sizes, k, s, p, d = _window(n, x, kernel_size, stride, padding)
     pad = _padding(sizes, k, s, p, d, ceil_mode)
     require(pad is not None, f"TF's SAME/VALID padding does not give torch's windows (padding={p}, ceil={ceil_mode})")
@@ -273,6 +275,58 @@ def interpolate(x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
 def interpolate_backward(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
     n, call = _interp_call(x, *args, **kwargs)
     return _gradient(g, x, n, call)
+
+
+def _roi_samples(lo: float, hi: float, scale: float, pooled: int, ratio: int, aligned: bool) -> tuple[float, int]:
+    """torchvision's roi_align along one axis: the first sample's coordinate, the spacing of the samples (equal
+    across bins) and their number, pooled * grid."""
+    off = 0.5 if aligned else 0.0
+    start = lo * scale - off
+    size = hi * scale - off - start
+    if not aligned:
+        size = max(size, 1.0)
+    grid = ratio if ratio > 0 else math.ceil(size / pooled)
+    require(grid > 0, "a negative roi with adaptive sampling has no samples: torchvision's zeros are no crop")
+    n = pooled * grid
+    return start, size / n, n
+
+
+def _crop_box(start: float, step: float, n: int, L: int) -> tuple[float, float]:
+    """crop_and_resize's normalised (lo, hi) whose n samples lo * (L - 1) + i * (hi - lo) * (L - 1) / (n - 1) are
+    start + (i + 0.5) * step (for n = 1: its centre, (lo + hi) / 2 * (L - 1))."""
+    first, last = start + 0.5 * step, start + (n - 0.5) * step
+    return first / (L - 1), last / (L - 1)
+
+
+def roi_align(x: np.ndarray, boxes: np.ndarray, output_size: Any, spatial_scale: float = 1.0,
+              sampling_ratio: int = -1, aligned: bool = False) -> np.ndarray:
+    """Per roi, crop_and_resize's bilinear samples at torchvision's sample points and their mean over each bin.
+    The same call only where no sample lies in [-1, 0) or (L - 1, L] on an axis: torchvision reads the edge cell
+    there, crop_and_resize the extrapolation value (0, as torchvision's beyond that band)."""
+    _tf()
+    require(x.dtype == np.float32, f"crop_and_resize returns float32 whatever its input ({x.dtype})")
+    require(x.ndim == 4 and boxes.ndim == 2 and boxes.shape[1] == 5, "roi_align's (N, C, H, W) input and (K, 5) "
+            "boxes only")
+    require(isinstance(sampling_ratio, int), f"sampling_ratio {sampling_ratio!r} is no int")
+    ph, pw = ntuple(output_size, 2)
+    N, C, H, W = x.shape
+    require(H > 1 and W > 1 and ph > 0 and pw > 0, "crop_and_resize places samples on a size-1 axis at 0 only")
+    image = tf.constant(np.ascontiguousarray(x.transpose(0, 2, 3, 1)))
+    out = np.zeros((len(boxes), C, ph, pw), np.float32)
+    margin = 1e-3  # crop_and_resize computes the positions in float32: keep off the bands' edges
+    for k, (b, x1, y1, x2, y2) in enumerate(boxes.astype(np.float64)):
+        (ys, dy, ny), (xs, dx, nx) = (_roi_samples(y1, y2, spatial_scale, ph, sampling_ratio, aligned),
+                                      _roi_samples(x1, x2, spatial_scale, pw, sampling_ratio, aligned))
+        for start, step, n, L in ((ys, dy, ny, H), (xs, dx, nx, W)):
+            pos = start + (np.arange(n) + 0.5) * step
+            band = ((pos >= -1 - margin) & (pos < margin)) | ((pos > L - 1 - margin) & (pos <= L + margin))
+            require(not band.any(), "a sample within a cell of the edge: torchvision reads the edge cell, "
+                    "crop_and_resize 0")
+        (a, c), (e, f) = _crop_box(ys, dy, ny, H), _crop_box(xs, dx, nx, W)
+        crop = tf.image.crop_and_resize(image, np.array([[a, e, c, f]], np.float32), np.array([int(b)], np.int32),
+                                        [ny, nx], method="bilinear", extrapolation_value=0.0).numpy()[0]
+        out[k] = crop.reshape(ph, ny // ph, pw, nx // pw, C).mean(axis=(1, 3), dtype=np.float64).transpose(2, 0, 1)
+    return out
 
 
 _FLOATS = ["float64", "float32", "float16"]

@@ -1,6 +1,7 @@
 """roi_align's conformance record: aligned both ways, adaptive and fixed sampling ratios, boxes inside, on integer
 and half-integer corners, partly and wholly outside, degenerate, negative and larger than the image, K = 0 and
-many rois on one image, and the refused calls. Its reference vectors come from torchvision 0.29.1 (torch 2.14.1),
+many rois on one image, and the refused calls; regression cases of upstream bugs (flag ``regression``, the report
+in ``UPSTREAM`` by flag, stored with the case). Its reference vectors come from torchvision 0.29.1 (torch 2.14.1),
 written by ``scripts/generate_golden_roi_align.py`` (torch 2.13, which writes the other families', has no
 torchvision)."""
 
@@ -14,6 +15,10 @@ import numpy as np
 from ...conformance.cases import Case, GoldenCase, _as
 from ...conformance.families import Family
 from .._roi import conformance as roi
+
+# the upstream report each regression flag stands for (scripts/generate_golden_roi_align.py stores it with the case)
+UPSTREAM = {"rois_512": "https://github.com/pytorch/vision/pull/9510 (torchvision's MPS roi_align backward strode by "
+                        "one threadgroup's width and atomic-added each gradient repeatedly, ~100x at 512 RoIs)"}
 
 # the kinds of boxes a case's synthesis draws, by flag
 _KINDS = ("inside", "corners", "partly_outside", "outside", "degenerate", "negative", "large")
@@ -40,6 +45,10 @@ def roi_align_grid() -> list[Case]:
             _case((2, 3, 12, 10), 5, (1, 1), 0.5, 3, False, ("spatial_scale", "boxes_mixed", "fixed_ratio")),
             _case((1, 1, 1, 1), 3, 2, 1.0, -1, False, ("one_pixel", "boxes_mixed", "adaptive")),
             _case((3, 1, 4, 4), 6, (4, 1), 2.0, 0, True, ("spatial_scale", "boxes_mixed", "adaptive"))]
+    # 512 rois on one image, forward and input gradient both ways (the second also in float32)
+    out += [_case((1, 2, 16, 16), 512, (2, 2), 1.0, 0, False, ("regression", "rois_512", "boxes_mixed", "adaptive")),
+            _case((1, 2, 16, 16), 512, (2, 2), 1.0, 2, True, ("regression", "rois_512", "boxes_mixed",
+                                                               "fixed_ratio"))]
     return out
 
 
