@@ -137,13 +137,15 @@ def boxes_on_host(rois: Any) -> np.ndarray | None:
 # --- torchvision's rules as array arithmetic (the card's notes) --------------------------------------------
 
 def _product(a: Any) -> Any:
-    """A product kept apart from the sum that follows it: XLA's compiler may fuse a * b + c into one fused
-    multiply-add (one rounding, not two), which moves samples that land exactly on a pixel (y = 3.0 computed as
-    2.9999...) to the other side of floor(); torchvision rounds the product first."""
+    """A product kept apart from the sum that follows it: XLA's CPU compiler fuses a * b + c into one fused
+    multiply-add (one rounding, not two), which moves samples that land exactly on a pixel or on the image's edge
+    (y = 3.0 computed as 3.0000000000000004) to the other side of floor() or of the edge test; torchvision rounds
+    the product first. An optimization barrier does not stop it (XLA removes barriers before fusing), a select
+    does: ``where(a == a, a, nan)`` is ``a`` for every value, NaN included, and the multiply no longer feeds the add."""
     if is_jax_array(a):
-        import jax
+        import jax.numpy as jnp
 
-        return jax.lax.optimization_barrier(a)
+        return jnp.where(a == a, a, jnp.nan)
     return a
 
 
