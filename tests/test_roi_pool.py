@@ -37,6 +37,31 @@ def test_forward_and_backward_match_torchvision(backend, case):
     np.testing.assert_array_equal(backend.to_numpy(g), a["grad_output"])
 
 
+def _off_steps(case, eps=1e-3):
+    """Which rois of the case have every scaled corner farther than eps from a rounding step (k + 1/2)."""
+    a = case.arrays()
+    v = np.abs(a["boxes"][:, 1:] * case.arguments.get("spatial_scale", 1.0))
+    return (np.abs(v - np.floor(v) - 0.5) > eps).all(axis=1)
+
+
+STILL = [c for c in CASES if _off_steps(c).sum() >= 1][::3]
+
+
+@pytest.mark.parametrize("case", STILL, ids=[c.name for c in STILL])
+def test_boxes_moved_within_a_rounding_step_give_torchvision_output(backend, case):
+    """The card's box-gradient statement: the output is piecewise constant in the boxes, so moving every corner
+    of a roi by less than its distance to a rounding step keeps torchvision's output (the derivative is 0 there)."""
+    a = case.arrays()
+    scale = case.arguments.get("spatial_scale", 1.0)
+    keep = _off_steps(case)
+    x = backend.asarray(a["input"])
+    for sign in (-1.0, 1.0):
+        moved = a["boxes"].copy()
+        moved[:, 1:] += sign * 1e-6 / scale
+        out = backend.to_numpy(poolspec.roi_pool(x, backend.asarray(moved), **case.arguments))
+        np.testing.assert_array_equal(out[keep], a["output"][keep])
+
+
 def test_every_stored_case_on_numpy():
     """Every stored numeric case (float64, float32, float16; bfloat16 is held in float32 and has no NumPy dtype):
     the output exactly, the gradient within the case's tolerance."""

@@ -28,7 +28,9 @@ _NOTES = (
     "input gradient: grad_output added at each bin's winner (nothing for a bin without one), per channel in roi, "
     "bin-row, bin-column order, torchvision's serial order: here a sort and a segmented sum (no scatter, no "
     "atomics); the forward's values are x read at the winners, so torch and JAX differentiate it natively to any "
-    "order; boxes get no gradient, as in torchvision",
+    "order; boxes get no gradient, as in torchvision: the output is x read at cells chosen by rounded, floored "
+    "and ceiled box edges, so it is piecewise constant in the boxes (its derivative w.r.t. a coordinate is 0 "
+    "wherever it exists, and undefined at the rounding steps, where the window gains or loses a row or column)",
     roi.BOXES + "; NaN or infinite coordinates are refused where the values can be read",
     "the window of a bin is found in a bounded frame: rows and columns up to the largest bin extent, read from "
     "the boxes on the host when their values are concrete, else (jax.jit over traced boxes) the whole image H x W "
