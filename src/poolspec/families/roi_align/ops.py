@@ -23,7 +23,7 @@ from ...autodiff import compose, graph_node, in_graph
 from ...spec._rules import fail
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
-__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward"]
+__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward"]
 
 
 def _rois(op: str, x: Any, boxes: Any) -> Any:
@@ -69,11 +69,14 @@ def _node_args(args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
-    """The card's checks, then the boxes' values where a trace has them, and the plan."""
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
+    """The card's checks, then the boxes' values where a trace has them, and the plan (``ps``: ps_roi_align's,
+    whose C is the output channels)."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
     p = r.params
     N, C, H, W = (int(v) for v in x.shape)
+    if ps:
+        C //= p["output_size"][0] * p["output_size"][1]
     rc = to_compute(xp, rois)
     # the values of the boxes as given (inside a jit trace a cast of concrete boxes is already traced); torch's
     # bfloat16 has no NumPy twin, so its float32 cast is read
@@ -88,12 +91,12 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
                  "which this trace does not have (jax.jit or a transform over traced boxes): pass a positive "
                  "sampling_ratio, or concrete boxes")
         return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"], None,
-                                   None, ratio)
+                                   None, ratio, ps)
     host = np.asarray(host, dtype=np.float32 if dtype_name(xp, rc.dtype) == "float32" else np.float64)
-    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N)
+    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N, ps)
     fixed = ratio > 0
     return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"],
-                               None if fixed else gh, None if fixed else gw, ratio)
+                               None if fixed else gh, None if fixed else gw, ratio, ps)
 
 
 def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
@@ -329,3 +332,150 @@ def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = Non
     return da.map_blocks(lambda gb, xb: roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
                          meta=meta, chunks=x.chunks)
 
+
+
+# --- ps_roi_align: roi_align's taps, each bin reading its own group of channels (sampling.py's ``ps`` plan) ---
+
+def _ps_args(output_size: Any, spatial_scale: Any, sampling_ratio: Any) -> dict[str, Any]:
+    return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio)
+
+
+def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                 sampling_ratio: int = -1) -> Array:
+    """Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
+    ``torchvision.ops.ps_roi_align``.
+
+    Each roi is split into an output_size (PH, PW) grid of bins; bin (ph, pw) of output channel c averages a grid
+    of bilinear samples of input channel (c * PH + ph) * PW + pw (torchvision's rules: boxes always shifted by
+    -0.5, the roi size never clamped; a bin without samples is 0 / count, NaN for a degenerate roi with an
+    adaptive grid). The input gradient is a sort and a segmented sum, not a scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W), C a multiple of PH * PW; float16, bfloat16 (computed in float32, rounded once),
+        float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
+        dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells.
+    sampling_ratio : int, default -1
+        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes on the host.
+
+    Returns
+    -------
+    array
+        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+        batch index is not an image of x, an output_size entry is < 1, or sampling_ratio <= 0 under a trace
+        without the boxes' values.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # channel k holds 4 k .. 4 k + 3
+    >>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
+    [0.0, 5.0, 10.0, 15.0]
+    """
+    op = "ps_roi_align"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, _node_args(args), x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if is_dask_array(x):
+        return _ps_dask_map(x, rc, args, p)
+    xc = to_compute(xp, x)
+    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                          spatial_scale: float = 1.0, sampling_ratio: int = -1) -> Array:
+    """The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+    PW).
+
+    Each tap adds (g * w) / count to the cell it read in its bin's input channel, through a sort and a segmented
+    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output`` and differentiable again
+    on torch and JAX.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output; x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_align`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.ps_roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                    np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+    >>> g.ravel().tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, _node_args(args), grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if not dtype.startswith(("float", "bfloat")):
+        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
+    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return _ps_dask_map(x, rc, args, p, grad_output)
+    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
+    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _ps_dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
+    """One task per block of whole channel groups (PH * PW input channels per output channel)."""
+    import dask.array as da
+
+    group = p.pooled[0] * p.pooled[1]
+    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
+    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
+    per = max(1, max(x.chunks[1]) // group)  # output channels per block
+    outs = tuple(min(per, p.C - c) for c in range(0, p.C, per))
+    x = x.rechunk(((x.shape[0],), tuple(o * group for o in outs), (x.shape[2],), (x.shape[3],)))
+    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
+    if grad is None:
+        return da.map_blocks(lambda xb: ps_roi_align(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
+                             chunks=((p.K,), outs, (p.pooled[0],), (p.pooled[1],)))
+    grad = grad.rechunk(((grad.shape[0],), outs, (grad.shape[2],), (grad.shape[3],)))
+    return da.map_blocks(lambda gb, xb: ps_roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
+                         meta=meta, chunks=x.chunks)

@@ -15,9 +15,9 @@ from ..._types import Array
 from ...autodiff import compose, graph_node, in_graph
 from ..roi_align.ops import _rois
 from ..roi_align.sampling import boxes_on_host
-from .search import _Plan, backward, forward, frame, select
+from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, select
 
-__all__ = ["roi_pool", "roi_pool_backward"]
+__all__ = ["roi_pool", "roi_pool_backward", "ps_roi_pool", "ps_roi_pool_backward"]
 
 
 def _args(output_size: Any, spatial_scale: Any) -> dict[str, Any]:
@@ -33,13 +33,15 @@ def _node_args(args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
     """The card's checks, then the boxes' values where a trace has them (the window frame), and the plan. The boxes
     come back in the dtype of the box arithmetic: x's for float16 (torchvision's half arithmetic), else x's compute
-    dtype (float32 for bfloat16)."""
+    dtype (float32 for bfloat16). ``ps``: ps_roi_pool's plan (C the output channels)."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
     p = r.params
     N, C, H, W = (int(v) for v in x.shape)
+    if ps:
+        C //= p["output_size"][0] * p["output_size"][1]
     half = dtype == "float16"
     rc = rois if half else to_compute(xp, rois)
     # torch's bfloat16 has no NumPy twin, so its float32 cast is read
@@ -50,8 +52,8 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
     else:
         host = np.asarray(host, dtype=np.float16 if half else np.float32 if dtype_name(xp, rc.dtype) == "float32"
                           else np.float64)
-        KH, KW = frame(op, host, pooled, scale, N, H, W)
-    return xp, dtype, rc, _Plan(N, C, H, W, int(rois.shape[0]), pooled, scale, KH, KW, half)
+        KH, KW = frame(op, host, pooled, scale, N, H, W, ps)
+    return xp, dtype, rc, _Plan(N, C, H, W, int(rois.shape[0]), pooled, scale, KH, KW, half, ps)
 
 
 def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
@@ -210,4 +212,144 @@ def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = Non
                              chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
     grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
     return da.map_blocks(lambda gb, xb: roi_pool_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
+                         meta=meta, chunks=x.chunks)
+
+
+# --- ps_roi_pool: window averages, each bin reading its own group of channels (search.py's ``ps`` plan) ---------
+
+def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0) -> Array:
+    """Position-sensitive averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.ps_roi_pool``.
+
+    Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size (PH, PW) grid of
+    bins whose edges are floored and ceiled; bin (ph, pw) of output channel c is the mean of its window of input
+    channel (c * PH + ph) * PW + pw (torchvision's rules: a degenerate roi is one cell, an empty window is 0, and
+    the forward's windows stop before the image's last row and column). The gradient is torchvision's: its
+    backward's windows reach the last row and column, and it is a sort and a segmented sum, not a scatter.
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W), C a multiple of PH * PW; float16 (box arithmetic in float16, as torchvision),
+        bfloat16 (in float32), float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
+        dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells.
+
+    Returns
+    -------
+    array
+        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+        batch index is not an image of x, an output_size entry is < 1, or a box coordinate is not finite.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> poolspec.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1).ravel().tolist()  # rows, columns 0..1
+    [2.5]
+    """
+    op = "ps_roi_pool"
+    args = _args(output_size, spatial_scale)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, _node_args(args), x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if is_dask_array(x):
+        return _ps_dask_map(x, rois, args, p)
+    xc = to_compute(xp, x)
+    out = compose(ps_forward, (p,), xc, rc) if is_jax_array(x) else ps_forward(p, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                         spatial_scale: float = 1.0) -> Array:
+    """The gradient of :func:`ps_roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+    PW), as torchvision's backward.
+
+    Each bin adds g / area to every cell of its window in its input channel; torchvision's backward windows are
+    clamped to [0, H] x [0, W] and rounded with roundf (its forward's to [0, H - 1] x [0, W - 1], with round), so
+    this is not the transpose of the forward where a window reaches the last row or column. A sort and a segmented
+    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output``, differentiable again on
+    torch and JAX.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output; x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_pool`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.ps_roi_pool_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                   np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+    >>> g.ravel().tolist()  # the backward's window reaches the last row and column
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    op = "ps_roi_pool_backward"
+    args = _args(output_size, spatial_scale)
+    rois = _rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, _node_args(args), grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if not dtype.startswith(("float", "bfloat")):
+        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
+    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return _ps_dask_map(x, rois, args, p, grad_output)
+    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
+    out = compose(ps_backward, (p,), gc, xc, rc) if is_jax_array(x) else ps_backward(p, gc, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _ps_dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
+    """One task per block of whole channel groups (PH * PW input channels per output channel)."""
+    import dask.array as da
+
+    group = p.pooled[0] * p.pooled[1]
+    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
+    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
+    per = max(1, max(x.chunks[1]) // group)  # output channels per block
+    outs = tuple(min(per, p.C - c) for c in range(0, p.C, per))
+    x = x.rechunk(((x.shape[0],), tuple(o * group for o in outs), (x.shape[2],), (x.shape[3],)))
+    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
+    if grad is None:
+        return da.map_blocks(lambda xb: ps_roi_pool(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
+                             chunks=((p.K,), outs, (p.pooled[0],), (p.pooled[1],)))
+    grad = grad.rechunk(((grad.shape[0],), outs, (grad.shape[2],), (grad.shape[3],)))
+    return da.map_blocks(lambda gb, xb: ps_roi_pool_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
                          meta=meta, chunks=x.chunks)
