@@ -145,6 +145,106 @@ torch.library.register_vmap("poolspec::roi_align", _vmap)
 torch.library.register_vmap("poolspec::roi_align_backward", _backward_vmap)
 
 
+def ps_nodes(name: str, select: Any) -> tuple[Any, Any, Any]:
+    """A position-sensitive op's nodes (ps_roi_align's here, ps_roi_pool's in roi_pool/capture.py):
+    ``poolspec::<name>``, its explicit backward ``<name>_backward`` and ``<name>_select``, ``select`` (a cotangent
+    shaped like x taken through the transpose of the backward: the backward's derivative w.r.t. grad_output, which
+    is not the forward where torchvision's backward is not its transpose); derivatives: the op's is the backward,
+    the backward's the select and the select's the backward (both linear, zero w.r.t. x); vmap joins the batch."""
+    lib = f"poolspec::{name}"
+
+    @torch.library.custom_op(lib, mutates_args=())
+    def forward(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        return g.eager_function(name)(x, boxes, **_arguments(spec, sizes)).contiguous()
+
+    @torch.library.custom_op(f"{lib}_backward", mutates_args=())
+    def backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+                 sizes: list[int]) -> torch.Tensor:
+        out = g.eager_function(f"{name}_backward")(grad_output, x, boxes, **_arguments(spec, sizes))
+        return g.fresh(out.contiguous(), grad_output, x, boxes)
+
+    @torch.library.custom_op(f"{lib}_select", mutates_args=())
+    def selected(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+                 sizes: list[int]) -> torch.Tensor:
+        return g.fresh(select(ggx, x, boxes, **_arguments(spec, sizes)).contiguous(), ggx, x, boxes)
+
+    def shape(x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any], op: str) -> tuple[Any, ...]:
+        xs = tuple(g.symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
+        bs = tuple(g.symbol(s, "K") if i == 0 else int(s) for i, s in enumerate(boxes.shape))
+        r = card(name).resolve(xs, g.dtype_name(x), boxes=bs, **kw)
+        g.check_port(op, "boxes", boxes, x)
+        PH, PW = r.params["output_size"]
+        return (boxes.shape[0], x.shape[1] // (PH * PW), PH, PW)
+
+    @forward.register_fake
+    def _(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        return x.new_empty(shape(x, boxes, _arguments(spec, sizes), name))
+
+    @backward.register_fake
+    def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+          sizes: list[int]) -> torch.Tensor:
+        op = f"{name}_backward"
+        g.check_grad(op, grad_output, shape(x, boxes, _arguments(spec, sizes), op), like=x)
+        return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+    @selected.register_fake
+    def _(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        op = f"{name}_backward"
+        g.check_grad(op, ggx, tuple(x.shape), like=x)
+        return x.new_empty(shape(x, boxes, _arguments(spec, sizes), op))
+
+    def vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        x, boxes = ctx.saved_tensors
+        return backward(grad, x, boxes, ctx.spec, ctx.sizes), None, None, None
+
+    def pair_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        _, x, boxes, ctx.spec, ctx.sizes = inputs
+        ctx.save_for_backward(x, boxes)
+
+    def pair_vjp(node: Any) -> Any:
+        def vjp(ctx: Any, a: torch.Tensor) -> tuple[Any, ...]:
+            x, boxes = ctx.saved_tensors
+            zero = torch.zeros_like(x) if ctx.needs_input_grad[1] else None
+            return node(a, x, boxes, ctx.spec, ctx.sizes), zero, None, None, None
+        return vjp
+
+    torch.library.register_autograd(lib, vjp, setup_context=_context)
+    torch.library.register_autograd(f"{lib}_backward", pair_vjp(selected), setup_context=pair_context)
+    torch.library.register_autograd(f"{lib}_select", pair_vjp(backward), setup_context=pair_context)
+
+    def batched(info: Any, dim: Any, a: torch.Tensor) -> torch.Tensor:
+        return a.expand(info.batch_size, *a.shape) if dim is None else a.movedim(dim, 0)
+
+    def vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, boxes: torch.Tensor, spec: str,
+             sizes: list[int]) -> tuple[torch.Tensor, int]:
+        x, boxes = _joined(info, in_dims[0], in_dims[1], x, boxes)
+        return forward(x, boxes, spec, sizes).unflatten(0, (info.batch_size, -1)), 0
+
+    def pair_vmap(node: Any) -> Any:
+        def rule(info: Any, in_dims: tuple[Any, ...], a: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor,
+                 spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
+            a = batched(info, in_dims[0], a)
+            x, boxes = _joined(info, in_dims[1], in_dims[2], x, boxes)
+            return node(a.flatten(0, 1), x, boxes, spec, sizes).unflatten(0, (info.batch_size, -1)), 0
+        return rule
+
+    torch.library.register_vmap(lib, vmap)
+    torch.library.register_vmap(f"{lib}_backward", pair_vmap(backward))
+    torch.library.register_vmap(f"{lib}_select", pair_vmap(selected))
+    return forward, backward, selected
+
+
+def _ps_roi_align_select(*args: Any, **kwargs: Any) -> Any:
+    from .ops import _ps_roi_align_select
+
+    return _ps_roi_align_select(*args, **kwargs)
+
+
+PS_ROI_ALIGN = ps_nodes("ps_roi_align", _ps_roi_align_select)
+
+
 def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
-    """roi_align (or its backward) on ``tensors`` as a node."""
+    """roi_align or ps_roi_align (or its backward) on ``tensors`` as a node."""
+    if op.startswith("ps_roi_align"):
+        return PS_ROI_ALIGN[1 if backward else 0](*tensors, *g.node_args(args))
     return (roi_align_backward if backward else roi_align)(*tensors, *g.node_args(args))

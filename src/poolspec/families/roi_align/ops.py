@@ -462,6 +462,24 @@ def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size:
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 
+def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                         sampling_ratio: int = -1) -> Any:
+    """``gg`` (shaped like x) through the transpose of :func:`ps_roi_align_backward`: the forward's taps, with 0
+    (not NaN or -0.0) in the bins without samples, to which the backward adds nothing (torch's capture node
+    ``poolspec::ps_roi_align_select``)."""
+    import dataclasses
+
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = _rois(op, x, boxes)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
+    p = dataclasses.replace(p, groups=tuple(dataclasses.replace(gr, fill=0) for gr in p.groups))
+    gc = to_compute(xp, gg)
+    out = compose(forward, (p,), gc, rc) if is_jax_array(x) else forward(p, gc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
 def _ps_dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
     """One task per block of whole channel groups (PH * PW input channels per output channel)."""
     import dask.array as da

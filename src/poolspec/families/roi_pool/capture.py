@@ -20,6 +20,7 @@ import torch
 
 from ...autodiff import torch_graph as g
 from ...spec import card
+from ..roi_align.capture import ps_nodes
 
 
 def _arguments(spec: str, sizes: list[int]) -> dict[str, Any]:
@@ -162,6 +163,19 @@ torch.library.register_vmap("poolspec::roi_pool_backward", _backward_vmap)
 torch.library.register_vmap("poolspec::roi_pool_select", _select_vmap)
 
 
+def _ps_roi_pool_select(*args: Any, **kwargs: Any) -> Any:
+    from .ops import _ps_roi_pool_select
+
+    return _ps_roi_pool_select(*args, **kwargs)
+
+
+# ps_roi_pool's nodes: roi_align's position-sensitive factory (its select is the transpose of torchvision's
+# backward, whose windows are not the forward's)
+PS_ROI_POOL = ps_nodes("ps_roi_pool", _ps_roi_pool_select)
+
+
 def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
-    """roi_pool (or its backward) on ``tensors`` as a node."""
+    """roi_pool or ps_roi_pool (or its backward) on ``tensors`` as a node."""
+    if op.startswith("ps_roi_pool"):
+        return PS_ROI_POOL[1 if backward else 0](*tensors, *g.node_args(args))
     return (roi_pool_backward if backward else roi_pool)(*tensors, *g.node_args(args))

@@ -15,7 +15,7 @@ from ..._types import Array
 from ...autodiff import compose, graph_node, in_graph
 from ..roi_align.ops import _rois
 from ..roi_align.sampling import boxes_on_host
-from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, select
+from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, ps_select, select
 
 __all__ = ["roi_pool", "roi_pool_backward", "ps_roi_pool", "ps_roi_pool_backward"]
 
@@ -333,6 +333,20 @@ def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: 
         return _ps_dask_map(x, rois, args, p, grad_output)
     gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
     out = compose(ps_backward, (p,), gc, xc, rc) if is_jax_array(x) else ps_backward(p, gc, xc, rc)
+    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+
+
+def _ps_roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int],
+                        spatial_scale: float = 1.0) -> Any:
+    """``gg`` (shaped like x) through the transpose of :func:`ps_roi_pool_backward`: the means of the backward's
+    windows (torch's capture node ``poolspec::ps_roi_pool_select``)."""
+    op = "ps_roi_pool_backward"
+    args = _args(output_size, spatial_scale)
+    rois = _rois(op, x, boxes)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
+    gc = to_compute(xp, gg)
+    out = compose(ps_select, (p,), gc, rc) if is_jax_array(x) else ps_select(p, gc, rc)
     return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
 
 

@@ -374,6 +374,17 @@ def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
+def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
+    """``gg`` (N, C, H, W) through the transpose of :func:`ps_backward`: the means of the backward's windows
+    (K, C / (PH * PW), PH, PW), the backward's derivative w.r.t. its cotangent."""
+    xp = namespace(gg)
+    C, (PH, PW) = plan.C, plan.pooled
+    if plan.bins == 0:
+        return anchor(xp.zeros((plan.K, C, PH, PW), dtype=gg.dtype, device=device(gg)), gg)
+    out = _ps_means(xp, plan, _ps_planes(xp, gg, plan), rois, True)
+    return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+
+
 def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The input gradient (N, C, H, W) for the cotangent g (K, C / (PH * PW), PH, PW), torchvision's: g / area
     routed to every cell of the backward's windows (a sort and a segmented sum per plane, no scatter)."""
