@@ -260,7 +260,8 @@ def run(count: int, seed: int = 6151) -> dict:
     torch.set_num_threads(1)
     stats: dict = {"configurations": 0, "by_op": {}, "by_kind": {}}
     for _ in range(count):
-        op = ("ps_roi_align", "ps_roi_pool")[int(rng.integers(0, 2))]
+        align = bool(rng.integers(0, 2) == 0)  # ps_roi_align, else ps_roi_pool
+        op = "ps_roi_align" if align else "ps_roi_pool"
         s = stats["by_op"].setdefault(op, {"configurations": 0, "forward_bit_identical": 0,
                                            "backward_bit_identical": 0, "mismatches": 0, "refused_by_torchvision": 0,
                                            "refusals_predicted": 0, "refusals_predicted_wrongly": 0,
@@ -290,7 +291,7 @@ def run(count: int, seed: int = 6151) -> dict:
         stats["configurations"] += 1
         s["configurations"] += 1
         try:
-            if op == "ps_roi_align":
+            if align:
                 want = ps_roi_align(xt, boxes, pooled, spatial_scale=scale, sampling_ratio=ratio)
             else:
                 want = ps_roi_pool(xt, boxes, pooled, spatial_scale=scale)
@@ -301,7 +302,7 @@ def run(count: int, seed: int = 6151) -> dict:
         s["refusals_predicted_wrongly"] += int(predicted)
         g = rng.standard_normal(tuple(want.shape)).astype(dtype)
         (want_grad,) = torch.autograd.grad(want, xt, torch.from_numpy(g)) if want.numel() else (torch.zeros_like(xt),)
-        if op == "ps_roi_align":
+        if align:
             got = align_forward(x, rois, scale, pooled, ratio)
             got_grad = align_backward(g, x.shape, rois, scale, pooled, ratio)
         else:
@@ -312,12 +313,12 @@ def run(count: int, seed: int = 6151) -> dict:
         s["forward_bit_identical"] += int(fw)
         s["backward_bit_identical"] += int(bw)
         s["mismatches"] += int(not (fw and bw))
-        if op == "ps_roi_pool" and dtype == np.float64:  # where the backward's roundf decided the gradient
+        if not align and dtype == np.float64:  # where the backward's roundf decided the gradient
             s["roundf_decisive"] = s.get("roundf_decisive", 0) + int(
                 not _same(pool_backward(g, x.shape, rois, scale, pooled, single=False), wg))
         s["nan_bins"] += int(np.isnan(w).sum())
         s["negative_zero_bins"] += int(((w == 0) & np.signbit(w)).sum())
-        grid = "" if op == "ps_roi_pool" else " sampling_ratio=" + ("adaptive" if ratio <= 0 else "fixed")
+        grid = "" if not align else " sampling_ratio=" + ("adaptive" if ratio <= 0 else "fixed")
         key = f"{op} {np.dtype(dtype).name} {'list' if as_list else 'tensor'}{grid}"
         stats["by_kind"][key] = stats["by_kind"].get(key, 0) + 1
     stats["rois"] = "K in {0, 1, 2, 3, 5}; boxes inside, on integer/half corners (rounding ties), partly and " \

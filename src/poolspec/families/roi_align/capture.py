@@ -243,8 +243,11 @@ def _ps_roi_align_select(*args: Any, **kwargs: Any) -> Any:
 PS_ROI_ALIGN = ps_nodes("ps_roi_align", _ps_roi_align_select)
 
 
+# the family's nodes (op, backward) by the op or its backward's name
+NODES = {"roi_align": (roi_align, roi_align_backward), "roi_align_backward": (roi_align, roi_align_backward),
+         "ps_roi_align": PS_ROI_ALIGN[:2], "ps_roi_align_backward": PS_ROI_ALIGN[:2]}
+
+
 def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
     """roi_align or ps_roi_align (or its backward) on ``tensors`` as a node."""
-    if op.startswith("ps_roi_align"):
-        return PS_ROI_ALIGN[1 if backward else 0](*tensors, *g.node_args(args))
-    return (roi_align_backward if backward else roi_align)(*tensors, *g.node_args(args))
+    return NODES[op][1 if backward else 0](*tensors, *g.node_args(args))

@@ -341,7 +341,7 @@ def _ps_args(output_size: Any, spatial_scale: Any, sampling_ratio: Any) -> dict[
 
 
 def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
-                 sampling_ratio: int = -1) -> Array:
+                 sampling_ratio: int = -1, *, layout: str = "channels_first") -> Array:
     """Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
     ``torchvision.ops.ps_roi_align``.
 
@@ -364,6 +364,9 @@ def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spati
         The factor from box coordinates to x's cells.
     sampling_ratio : int, default -1
         Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes on the host.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
+        permuted view.
 
     Returns
     -------
@@ -386,6 +389,8 @@ def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spati
     >>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
     [0.0, 5.0, 10.0, 15.0]
     """
+    if check_layout("ps_roi_align", layout):
+        return channels_last(ps_roi_align, locals(), 2, ("x",))
     op = "ps_roi_align"
     args = _ps_args(output_size, spatial_scale, sampling_ratio)
     rois = _rois(op, x, boxes)
@@ -400,7 +405,8 @@ def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spati
 
 
 def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
-                          spatial_scale: float = 1.0, sampling_ratio: int = -1) -> Array:
+                          spatial_scale: float = 1.0, sampling_ratio: int = -1, *,
+                          layout: str = "channels_first") -> Array:
     """The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
     PW).
 
@@ -422,6 +428,9 @@ def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size:
         The forward's spatial_scale.
     sampling_ratio : int, default -1
         The forward's sampling_ratio.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
+        then (N, H, W, C).
 
     Returns
     -------
@@ -445,6 +454,8 @@ def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size:
     >>> g.ravel().tolist()
     [0.25, 0.25, 0.25, 0.25]
     """
+    if check_layout("ps_roi_align_backward", layout):
+        return channels_last(ps_roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_align_backward"
     args = _ps_args(output_size, spatial_scale, sampling_ratio)
     rois = _rois(op, x, boxes)

@@ -174,8 +174,11 @@ def _ps_roi_pool_select(*args: Any, **kwargs: Any) -> Any:
 PS_ROI_POOL = ps_nodes("ps_roi_pool", _ps_roi_pool_select)
 
 
+# the family's nodes (op, backward) by the op or its backward's name
+NODES = {"roi_pool": (roi_pool, roi_pool_backward), "roi_pool_backward": (roi_pool, roi_pool_backward),
+         "ps_roi_pool": PS_ROI_POOL[:2], "ps_roi_pool_backward": PS_ROI_POOL[:2]}
+
+
 def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
     """roi_pool or ps_roi_pool (or its backward) on ``tensors`` as a node."""
-    if op.startswith("ps_roi_pool"):
-        return PS_ROI_POOL[1 if backward else 0](*tensors, *g.node_args(args))
-    return (roi_pool_backward if backward else roi_pool)(*tensors, *g.node_args(args))
+    return NODES[op][1 if backward else 0](*tensors, *g.node_args(args))

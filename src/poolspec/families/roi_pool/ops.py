@@ -217,7 +217,8 @@ def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = Non
 
 # --- ps_roi_pool: window averages, each bin reading its own group of channels (search.py's ``ps`` plan) ---------
 
-def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0) -> Array:
+def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
+                layout: str = "channels_first") -> Array:
     """Position-sensitive averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.ps_roi_pool``.
 
     Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size (PH, PW) grid of
@@ -239,6 +240,9 @@ def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatia
         The bins per roi (PH, PW); one int for both.
     spatial_scale : float, default 1.0
         The factor from box coordinates to x's cells.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
+        permuted view.
 
     Returns
     -------
@@ -260,6 +264,8 @@ def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatia
     >>> poolspec.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1).ravel().tolist()  # rows, columns 0..1
     [2.5]
     """
+    if check_layout("ps_roi_pool", layout):
+        return channels_last(ps_roi_pool, locals(), 2, ("x",))
     op = "ps_roi_pool"
     args = _args(output_size, spatial_scale)
     rois = _rois(op, x, boxes)
@@ -274,7 +280,7 @@ def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatia
 
 
 def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
-                         spatial_scale: float = 1.0) -> Array:
+                         spatial_scale: float = 1.0, *, layout: str = "channels_first") -> Array:
     """The gradient of :func:`ps_roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
     PW), as torchvision's backward.
 
@@ -296,6 +302,9 @@ def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: 
         The forward's output_size.
     spatial_scale : float, default 1.0
         The forward's spatial_scale.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
+        then (N, H, W, C).
 
     Returns
     -------
@@ -319,6 +328,8 @@ def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: 
     >>> g.ravel().tolist()  # the backward's window reaches the last row and column
     [0.25, 0.25, 0.25, 0.25]
     """
+    if check_layout("ps_roi_pool_backward", layout):
+        return channels_last(ps_roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_pool_backward"
     args = _args(output_size, spatial_scale)
     rois = _rois(op, x, boxes)
