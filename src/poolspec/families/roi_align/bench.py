@@ -1,5 +1,5 @@
-"""roi_align's op-count call: boxes of a detector's sizes over the whole map (x differentiated, not the boxes);
-torch has no roi_align of its own, and torchvision's is counted where it imports."""
+"""roi_align's (and ps_roi_align's) op-count call: boxes of a detector's sizes over the whole map (x differentiated,
+not the boxes); torch has no roi_align of its own, and torchvision's is counted where it imports."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def _count_inputs(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: A
 
 def _native(torch: Any, op: str) -> Callable[..., Any] | None:
     try:
-        from torchvision.ops import roi_align  # type: ignore[import-not-found]
+        import torchvision.ops  # type: ignore[import-not-found]
     except Exception:  # torchvision absent, or built for another torch
         return None
-    return roi_align
+    return getattr(torchvision.ops, op)  # (roi_align or ps_roi_align)
 
 
 PEERS = Peers(count_inputs=_count_inputs, native=_native)
