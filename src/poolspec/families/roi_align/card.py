@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
+from ...spec._card import Argument, Card, Gradient, Port, Resolved
 from ...spec._pools import FLOATS, JAX_TRANSFORMS, TORCH_TRANSFORMS
-from ...spec._rules import check_bool, check_dtype, checked_shape, fail, int_tuple, is_int
+from ...spec._rules import check_bool, check_dtype, fail, is_int
 from .. import Family
+from .._roi import card as roi
 
 _NOTES = (
-    "per roi (batch index b, x1, y1, x2, y2): b is truncated to an int (torchvision's cast) and must lie in "
-    "[0, N); offset = 0.5 if aligned else 0; start = coordinate * spatial_scale - offset (in x's dtype, "
-    "spatial_scale rounded to it first); roi size = end - start, clamped to >= 1 per axis when not aligned "
+    roi.BATCH_INDEX + "; offset = 0.5 if aligned else 0; start = coordinate * spatial_scale - offset (in x's "
+    "dtype, spatial_scale rounded to it first); roi size = end - start, clamped to >= 1 per axis when not aligned "
     "(an aligned roi may be empty or negative)",
     "bin size = roi size / output size per axis; sample grid per axis = sampling_ratio if > 0, else "
     "ceil(roi size / output size) (data-dependent: read from the boxes on the host); count = max(grid_h * "
@@ -29,8 +29,7 @@ _NOTES = (
     "output = (sum over the samples, in (iy, ix) order, of w1*v1 + w2*v2 + w3*v3 + w4*v4) / count; the input "
     "gradient adds (g * w) / count per tap (torchvision divides by grid_h * grid_w there, equal to count "
     "wherever a sample exists)",
-    "boxes: a (K, 5) array (batch index first) or a list of (L, 4) arrays, one per image in batch order (the "
-    "list's position is the batch index, as torchvision's convert_boxes_to_roi_format); x's dtype and device",
+    roi.BOXES,
     "the boxes' gradient (torchvision has none; roi_align_boxes_backward, and torch's and JAX's autodiff): a "
     "sample moves with its roi's start by (1 - t) * spatial_scale and with its end by t * spatial_scale, t = (bin "
     "+ (i + 0.5) / grid) / output size, and each tap weight moves linearly with its sample (d/dy of hy*hx, "
@@ -54,48 +53,20 @@ _NOTES = (
 
 def _resolve_roi_align(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
     op = card.name
-    shape = checked_shape(op, "x", shape, (4,))
-    for i in (2, 3):
-        if isinstance(shape[i], str):
-            fail(op, "x", shape, f"spatial dimension {i} must be an integer, not a symbol", TypeError)
-        if shape[i] == 0:
-            fail(op, "x", shape, f"spatial dimension {i} is empty; roi_align reads a non-empty image")
-    size = int_tuple(op, "output_size", a["output_size"], 2)
-    if min(size) < 0:
-        fail(op, "output_size", a["output_size"], "every entry must be >= 0")
-    scale = a["spatial_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) and not hasattr(scale, "__float__"):
-        fail(op, "spatial_scale", scale, "must be a real number", TypeError)
-    scale = float(scale)
-    if scale != scale or scale in (float("inf"), float("-inf")):
-        fail(op, "spatial_scale", scale, "must be finite")
+    shape = roi.check_image(op, shape)
+    size, scale = roi.check_bins(op, a)
     ratio = a["sampling_ratio"]
     if not is_int(ratio):
         fail(op, "sampling_ratio", ratio, f"must be an int (<= 0: adaptive), not {type(ratio).__name__}", TypeError)
     aligned = check_bool(op, "aligned", a["aligned"])
-    boxes = a["boxes"]
-    if not isinstance(boxes, (tuple, list)):
-        fail(op, "boxes", boxes, "must be given as the boxes' shape (a tuple)", TypeError)
-    boxes = checked_shape(op, "boxes.shape", boxes, (2,))
-    if boxes[1] != 5:
-        fail(op, "boxes.shape", boxes, "must be (K, 5): batch index, x1, y1, x2, y2 per roi")
+    boxes = roi.check_boxes(op, a)
     check_dtype(op, dtype, card.dtypes)
-    out = (boxes[0], shape[1]) + size
-    params = dict(output_size=size, spatial_scale=scale, sampling_ratio=int(ratio), aligned=aligned,
-                  boxes=tuple(boxes), in_spatial=(int(shape[2]), int(shape[3])))
-    return Resolved(op, shape, out, params, True)
+    return roi.resolved(op, shape, boxes, size,
+                        dict(output_size=size, spatial_scale=scale, sampling_ratio=int(ratio), aligned=aligned))
 
 
 def _card() -> Card:
-    arguments = (
-        Argument("x", "array", constraints=("(N, C, H, W)", "H, W > 0"), description="the images"),
-        Argument("boxes", "array | list[array]",
-                 constraints=("(K, 5) (batch index, x1, y1, x2, y2) or a list of (L, 4), one per image",
-                              "batch indices in [0, N)", "finite", "x's dtype and device"),
-                 description="the regions, in input coordinates before spatial_scale", like="x"),
-        Argument("output_size", "int | tuple[int x 2]", REQUIRED, ("entries >= 0",),
-                 "the bins per roi (PH, PW)"),
-        Argument("spatial_scale", "float", 1.0, ("finite",), "box coordinates times this are x's pixels"),
+    arguments = roi.arguments() + (
         Argument("sampling_ratio", "int", -1, ("<= 0: adaptive, ceil(roi size / output size) per axis",),
                  "samples per bin and axis"),
         Argument("aligned", "bool", False, ("True: pixel centres at +0.5 (boxes shifted by -0.5)",),
@@ -123,12 +94,8 @@ def _card() -> Card:
         notes=_NOTES,
         _resolve=_resolve_roi_align,
         outputs=(Port("output", "array", "(K, C, PH, PW)", "each roi's bins, x's dtype"),),
-        examples=(Example(("N", 256, 50, 68), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625,
-                                                   sampling_ratio=2, aligned=True)),
-                  Example((2, 3, 16, 16), dict(boxes=(5, 5), output_size=(3, 2)))),
-        torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic; torchvision falls back "
-                          "to a Python implementation under use_deterministic_algorithms); its CPU backward is "
-                          "serial",
+        examples=roi.examples(sampling_ratio=2, aligned=True),
+        torch_determinism=roi.TORCH_DETERMINISM,
         shaped_ports=("boxes",),
     )
 
@@ -168,42 +135,14 @@ _PS_NOTES = (
 )
 
 
-def ps_checks(op: str, shape: tuple[Any, ...], a: dict[str, Any]) -> None:
-    """The position-sensitive ops' own rules (ps_roi_align's and ps_roi_pool's): output_size entries >= 1 and C a
-    multiple of PH * PW."""
-    size = int_tuple(op, "output_size", a["output_size"], 2)
-    if min(size) < 1:
-        fail(op, "output_size", a["output_size"], "every entry must be >= 1 (the channels are split into PH * PW "
-             "groups)")
-    shape = checked_shape(op, "x", shape, (4,))
-    if not isinstance(shape[1], str) and shape[1] % (size[0] * size[1]):
-        fail(op, "x / output_size", f"x channels {shape[1]}, output_size {size}", "x's channels must be a "
-             f"multiple of PH * PW = {size[0] * size[1]} (one input channel per output channel and bin)")
-
-
-def ps_output(r: Resolved) -> tuple[Any, ...]:
-    """(K, C / (PH * PW), PH, PW) of a resolved call (C may be a symbol)."""
-    K, C, PH, PW = r.output_shape
-    return (K, f"{C}/{PH * PW}" if isinstance(C, str) else C // (PH * PW), PH, PW)
-
-
 def _resolve_ps_roi_align(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
     """roi_align's rule with aligned (always) and the channels split."""
-    ps_checks(card.name, shape, a)
-    r = _resolve_roi_align(card, shape, dtype, dict(a, aligned=True))
-    return Resolved(card.name, r.input_shape, ps_output(r), r.params, True)
+    group = roi.check_groups(card.name, shape, a)
+    return roi.grouped(card.name, _resolve_roi_align(card, shape, dtype, dict(a, aligned=True)), group)
 
 
 def _ps_card() -> Card:
-    arguments = (
-        Argument("x", "array", constraints=("(N, C, H, W)", "H, W > 0", "C a multiple of PH * PW"),
-                 description="the images, PH * PW channel groups per output channel"),
-        Argument("boxes", "array | list[array]",
-                 constraints=("(K, 5) (batch index, x1, y1, x2, y2) or a list of (L, 4), one per image",
-                              "batch indices in [0, N)", "finite", "x's dtype and device"),
-                 description="the regions, in input coordinates before spatial_scale", like="x"),
-        Argument("output_size", "int | tuple[int x 2]", REQUIRED, ("entries >= 1",), "the bins per roi (PH, PW)"),
-        Argument("spatial_scale", "float", 1.0, ("finite",), "box coordinates times this are x's pixels"),
+    arguments = roi.grouped_arguments() + (
         Argument("sampling_ratio", "int", -1, ("<= 0: adaptive, ceil(roi size / output size) per axis",),
                  "samples per bin and axis"),
     )
@@ -226,9 +165,7 @@ def _ps_card() -> Card:
         notes=_PS_NOTES,
         _resolve=_resolve_ps_roi_align,
         outputs=(Port("output", "array", "(K, C / (PH * PW), PH, PW)", "each roi's bins, x's dtype"),),
-        examples=(Example(("N", 490, 38, 50), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625,
-                                                   sampling_ratio=2)),
-                  Example((2, 12, 16, 16), dict(boxes=(5, 5), output_size=(3, 2)))),
+        examples=roi.grouped_examples(sampling_ratio=2),
         torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic); its CPU backward is "
                           "serial",
         shaped_ports=("boxes",),

@@ -1,5 +1,6 @@
-"""roi_align and its explicit backward: the card is in ``card.py``, the sampling in ``sampling.py``; below, the
-boxes' two forms, resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program).
+"""roi_align and its explicit backward: the card is in ``card.py``, the sampling in ``sampling.py``; below,
+resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program). The boxes' two
+forms and the dispatch's common pieces are the RoI families' (``_roi.ops``).
 """
 
 from __future__ import annotations
@@ -8,39 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from ..._calls import channels_last, check_cotangent, check_layout, check_like, resolve
-from ..._compat import (
-    dtype_name,
-    is_dask_array,
-    is_jax_array,
-    is_torch_array,
-    namespace,
-    on,
-    to_compute,
-)
+from ..._calls import channels_last, check_cotangent, check_layout, resolve
+from ..._compat import dtype_name, is_dask_array, is_jax_array, is_torch_array, namespace, to_compute
 from ..._types import Array
-from ...autodiff import compose, graph_node, in_graph
+from ...autodiff import graph_node, in_graph
 from ...spec._rules import fail
+from .._roi import ops as roi
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
 __all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward"]
-
-
-def _rois(op: str, x: Any, boxes: Any) -> Any:
-    """The boxes as one (K, 5) array: a list of (L, 4) arrays, one per image, gains its batch index column."""
-    if not isinstance(boxes, (list, tuple)):
-        return boxes
-    xp = namespace(x, *boxes, names=("x",) + tuple(f"boxes[{i}]" for i in range(len(boxes))), op=op)
-    parts = []
-    for i, b in enumerate(boxes):
-        if len(b.shape) != 2 or b.shape[1] != 4:
-            fail(op, f"boxes[{i}].shape", tuple(b.shape), "must be (L, 4): x1, y1, x2, y2 per box of image "
-                 f"{i} (a list of boxes holds one (L, 4) array per image)")
-        check_like(op, xp, f"boxes[{i}]", b, "x", x)
-        parts.append(xp.concat([xp.full((b.shape[0], 1), float(i), dtype=b.dtype, **on(b)), b], axis=1))
-    if not parts:
-        return xp.zeros((0, 5), dtype=x.dtype, **on(x))
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
 
 
 def _autograd_on_cpu(x: Any, rois: Any) -> bool:
@@ -58,15 +35,6 @@ def _autograd_on_cpu(x: Any, rois: Any) -> bool:
 
 def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: Any) -> dict[str, Any]:
     return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio, aligned=aligned)
-
-
-def _node_args(args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments a capture node carries: spatial_scale as its exact ratio of two ints (Dynamo cannot write a
-    float into the node's argument string; capture.py divides them back, exactly)."""
-    scale = args["spatial_scale"]
-    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
-        return dict(args, spatial_scale=float(scale).as_integer_ratio())
-    return args
 
 
 def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
@@ -154,19 +122,17 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
         return channels_last(roi_align, locals(), 2, ("x",))
     op = "roi_align"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     if _autograd_on_cpu(x, rois):
         from ...autodiff.torch_graph import sampling
 
-        return sampling(op, _node_args(args), x, rois)
+        return sampling(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
-        return _dask_map(x, rc, args, p)
-    xc = to_compute(xp, x)  # half precision: float32, rounded once at the end
-    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_align, roi_align_backward, x, rc, args, p.K, p.pooled)
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32, rounded once
 
 
 def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -223,19 +189,15 @@ def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: in
         return channels_last(roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_align_backward"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _dask_map(x, rc, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_align, roi_align_backward, x, rc, args, p.K, p.pooled, grad_output)
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -290,12 +252,10 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
     """
     op = "roi_align_boxes_backward"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):  # a sum over every channel and cell: one task, lazily
         import dask
         import dask.array as da
@@ -313,25 +273,6 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
         parts.append(out[at:at + b.shape[0], 1:])
         at += b.shape[0]
     return parts
-
-
-def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per channel block (an roi reads anywhere in its image, so images stay whole); the boxes, small,
-    as NumPy in every task."""
-    import dask.array as da
-
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    chans = x.chunks[1]
-    x = x.rechunk(((x.shape[0],), chans, (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: roi_align(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
-
 
 
 # --- ps_roi_align: roi_align's taps, each bin reading its own group of channels (sampling.py's ``ps`` plan) ---
@@ -393,15 +334,14 @@ def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spati
         return channels_last(ps_roi_align, locals(), 2, ("x",))
     op = "ps_roi_align"
     args = _ps_args(output_size, spatial_scale, sampling_ratio)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
     if is_dask_array(x):
-        return _ps_dask_map(x, rc, args, p)
-    xc = to_compute(xp, x)
-    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)
 
 
 def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -458,19 +398,16 @@ def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size:
         return channels_last(ps_roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_align_backward"
     args = _ps_args(output_size, spatial_scale, sampling_ratio)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _ps_dask_map(x, rc, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled, grad_output,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
@@ -482,29 +419,8 @@ def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[i
 
     op = "ps_roi_align_backward"
     args = _ps_args(output_size, spatial_scale, sampling_ratio)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
     check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
     p = dataclasses.replace(p, groups=tuple(dataclasses.replace(gr, fill=0) for gr in p.groups))
-    gc = to_compute(xp, gg)
-    out = compose(forward, (p,), gc, rc) if is_jax_array(x) else forward(p, gc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
-
-
-def _ps_dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per block of whole channel groups (PH * PW input channels per output channel)."""
-    import dask.array as da
-
-    group = p.pooled[0] * p.pooled[1]
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    per = max(1, max(x.chunks[1]) // group)  # output channels per block
-    outs = tuple(min(per, p.C - c) for c in range(0, p.C, per))
-    x = x.rechunk(((x.shape[0],), tuple(o * group for o in outs), (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: ps_roi_align(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), outs, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), outs, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: ps_roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
+    return roi.apply(forward, p, xp, x, to_compute(xp, gg), rc)

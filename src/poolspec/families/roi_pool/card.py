@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...spec._card import REQUIRED, Argument, Card, Example, Gradient, Port, Resolved
+from ...spec._card import Card, Gradient, Port, Resolved
 from ...spec._pools import FLOATS, JAX_TRANSFORMS, TORCH_TRANSFORMS
-from ...spec._rules import check_dtype, checked_shape, fail, int_tuple
+from ...spec._rules import check_dtype
 from .. import Family
-from ..roi_align.card import ps_checks, ps_output
+from .._roi import card as roi
 
 _NOTES = (
-    "per roi (batch index b, x1, y1, x2, y2): b is truncated to an int (torchvision's cast) and must lie in "
-    "[0, N) (torchvision reads outside its input otherwise); start_w = round(x1 * spatial_scale), start_h = "
-    "round(y1 * spatial_scale), end_w = round(x2 * spatial_scale), end_h = round(y2 * spatial_scale): the "
+    roi.BATCH_INDEX + " (torchvision reads outside its input otherwise); start_w = round(x1 * spatial_scale), "
+    "start_h = round(y1 * spatial_scale), end_w = round(x2 * spatial_scale), end_h = round(y2 * spatial_scale): the "
     "product in x's dtype (spatial_scale rounded to it first), round half away from zero (std::round), then an "
     "int; |coordinate * spatial_scale| must stay below 2^29 (torchvision's int overflows beyond 2^31)",
     "roi_w = max(end_w - start_w + 1, 1), roi_h likewise (a negative or degenerate roi is one cell); bin_h = "
@@ -30,9 +29,7 @@ _NOTES = (
     "bin-row, bin-column order, torchvision's serial order: here a sort and a segmented sum (no scatter, no "
     "atomics); the forward's values are x read at the winners, so torch and JAX differentiate it natively to any "
     "order; boxes get no gradient, as in torchvision",
-    "boxes: a (K, 5) array (batch index first) or a list of (L, 4) arrays, one per image in batch order (the "
-    "list's position is the batch index, as torchvision's convert_boxes_to_roi_format); x's dtype and device; "
-    "NaN or infinite coordinates are refused where the values can be read",
+    roi.BOXES + "; NaN or infinite coordinates are refused where the values can be read",
     "the window of a bin is found in a bounded frame: rows and columns up to the largest bin extent, read from "
     "the boxes on the host when their values are concrete, else (jax.jit over traced boxes) the whole image H x W "
     "(correct for every box, at the cost of reading H * W cells per bin); bins are searched a bounded chunk "
@@ -53,44 +50,15 @@ _NOTES = (
 
 def _resolve_roi_pool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
     op = card.name
-    shape = checked_shape(op, "x", shape, (4,))
-    for i in (2, 3):
-        if isinstance(shape[i], str):
-            fail(op, "x", shape, f"spatial dimension {i} must be an integer, not a symbol", TypeError)
-        if shape[i] == 0:
-            fail(op, "x", shape, f"spatial dimension {i} is empty; roi_pool reads a non-empty image")
-    size = int_tuple(op, "output_size", a["output_size"], 2)
-    if min(size) < 0:
-        fail(op, "output_size", a["output_size"], "every entry must be >= 0")
-    scale = a["spatial_scale"]
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) and not hasattr(scale, "__float__"):
-        fail(op, "spatial_scale", scale, "must be a real number", TypeError)
-    scale = float(scale)
-    if scale != scale or scale in (float("inf"), float("-inf")):
-        fail(op, "spatial_scale", scale, "must be finite")
-    boxes = a["boxes"]
-    if not isinstance(boxes, (tuple, list)):
-        fail(op, "boxes", boxes, "must be given as the boxes' shape (a tuple)", TypeError)
-    boxes = checked_shape(op, "boxes.shape", boxes, (2,))
-    if boxes[1] != 5:
-        fail(op, "boxes.shape", boxes, "must be (K, 5): batch index, x1, y1, x2, y2 per roi")
+    shape = roi.check_image(op, shape)
+    size, scale = roi.check_bins(op, a)
+    boxes = roi.check_boxes(op, a)
     check_dtype(op, dtype, card.dtypes)
-    out = (boxes[0], shape[1]) + size
-    params = dict(output_size=size, spatial_scale=scale, boxes=tuple(boxes), in_spatial=(int(shape[2]), int(shape[3])))
-    return Resolved(op, shape, out, params, True)
+    return roi.resolved(op, shape, boxes, size, dict(output_size=size, spatial_scale=scale))
 
 
 def _card() -> Card:
-    arguments = (
-        Argument("x", "array", constraints=("(N, C, H, W)", "H, W > 0"), description="the images"),
-        Argument("boxes", "array | list[array]",
-                 constraints=("(K, 5) (batch index, x1, y1, x2, y2) or a list of (L, 4), one per image",
-                              "batch indices in [0, N)", "finite", "x's dtype and device"),
-                 description="the regions, in input coordinates before spatial_scale", like="x"),
-        Argument("output_size", "int | tuple[int x 2]", REQUIRED, ("entries >= 0",),
-                 "the bins per roi (PH, PW)"),
-        Argument("spatial_scale", "float", 1.0, ("finite",), "box coordinates times this are x's pixels"),
-    )
+    arguments = roi.arguments()
     return Card(
         name="roi_pool", version=1, category="sampling",
         summary="Maxima over regions of interest (Fast R-CNN's RoIPool), as torchvision.ops.roi_pool.",
@@ -110,11 +78,8 @@ def _card() -> Card:
         notes=_NOTES,
         _resolve=_resolve_roi_pool,
         outputs=(Port("output", "array", "(K, C, PH, PW)", "each roi's bin maxima, x's dtype"),),
-        examples=(Example(("N", 256, 50, 68), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625)),
-                  Example((2, 3, 16, 16), dict(boxes=(5, 5), output_size=(3, 2)))),
-        torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic; torchvision falls back "
-                          "to a Python implementation under use_deterministic_algorithms); its CPU backward is "
-                          "serial",
+        examples=roi.examples(),
+        torch_determinism=roi.TORCH_DETERMINISM,
         shaped_ports=("boxes",),
     )
 
@@ -154,22 +119,12 @@ _PS_NOTES = (
 
 def _resolve_ps_roi_pool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
     """roi_pool's rule with the channels split."""
-    ps_checks(card.name, shape, a)
-    r = _resolve_roi_pool(card, shape, dtype, a)
-    return Resolved(card.name, r.input_shape, ps_output(r), r.params, True)
+    group = roi.check_groups(card.name, shape, a)
+    return roi.grouped(card.name, _resolve_roi_pool(card, shape, dtype, a), group)
 
 
 def _ps_card() -> Card:
-    arguments = (
-        Argument("x", "array", constraints=("(N, C, H, W)", "H, W > 0", "C a multiple of PH * PW"),
-                 description="the images, PH * PW channel groups per output channel"),
-        Argument("boxes", "array | list[array]",
-                 constraints=("(K, 5) (batch index, x1, y1, x2, y2) or a list of (L, 4), one per image",
-                              "batch indices in [0, N)", "finite", "x's dtype and device"),
-                 description="the regions, in input coordinates before spatial_scale", like="x"),
-        Argument("output_size", "int | tuple[int x 2]", REQUIRED, ("entries >= 1",), "the bins per roi (PH, PW)"),
-        Argument("spatial_scale", "float", 1.0, ("finite",), "box coordinates times this are x's pixels"),
-    )
+    arguments = roi.grouped_arguments()
     return Card(
         name="ps_roi_pool", version=1, category="sampling",
         summary="Position-sensitive averages over regions of interest (R-FCN's PSRoIPool), as "
@@ -190,8 +145,7 @@ def _ps_card() -> Card:
         notes=_PS_NOTES,
         _resolve=_resolve_ps_roi_pool,
         outputs=(Port("output", "array", "(K, C / (PH * PW), PH, PW)", "each roi's bin means, x's dtype"),),
-        examples=(Example(("N", 490, 38, 50), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625)),
-                  Example((2, 12, 16, 16), dict(boxes=(5, 5), output_size=(3, 2)))),
+        examples=roi.grouped_examples(),
         torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic); its CPU backward is "
                           "serial",
         shaped_ports=("boxes",),

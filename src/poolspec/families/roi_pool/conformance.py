@@ -17,6 +17,7 @@ import numpy as np
 
 from ...conformance.cases import Case, GoldenCase, _as
 from ...conformance.families import Family
+from .._roi import conformance as roi
 
 # the kinds of boxes a case's synthesis draws, by flag
 _KINDS = ("inside", "half", "partly_outside", "outside", "degenerate", "negative", "large")
@@ -51,10 +52,8 @@ def roi_pool_random(count: int = 24, seed: int = 127) -> list[Case]:
     r = random.Random(seed)
     out = []
     for _ in range(count):
-        shape = (r.randint(1, 3), r.randint(1, 3), r.randint(1, 9), r.randint(1, 9))
-        size = (r.randint(1, 4), r.randint(1, 4))
-        out.append(_case(shape, r.choice((0, 1, 2, 5)), size, r.choice((1.0, 0.5, 2.0, 0.25)),
-                         ("random", "boxes_mixed", "values_" + r.choice(_VALUES))))
+        shape, K, size, scale = roi.random_call(r)
+        out.append(_case(shape, K, size, scale, ("random", "boxes_mixed", "values_" + r.choice(_VALUES))))
     return out
 
 
@@ -65,23 +64,12 @@ def _boxes(rng: np.random.Generator, kinds: tuple[str, ...], K: int, N: int, H: 
     out = np.zeros((K, 5))
     for k in range(K):
         kind = kinds[k % len(kinds)]
-        if kind == "inside":
-            a, b = np.sort(rng.uniform(0, W, 2)), np.sort(rng.uniform(0, H, 2))
-        elif kind == "half":
+        if kind == "half":
             a, b = np.sort(rng.integers(-3, W + 2, 2) + 0.5), np.sort(rng.integers(-3, H + 2, 2) + 0.5)
-        elif kind == "partly_outside":
-            a, b = np.sort(rng.uniform(-3, W + 3, 2)), np.sort(rng.uniform(-3, H + 3, 2))
-        elif kind == "outside":
-            a, b = np.sort(rng.uniform(W + 1.5, W + 5, 2)), np.sort(rng.uniform(-5, H + 5, 2))
-            a = a if rng.random() < 0.5 else -a[::-1]  # right of the image or left of it
-        elif kind == "degenerate":
-            v, u = rng.uniform(-1, W + 1), rng.uniform(-1, H + 1)
-            a, b = np.array([v, v]), np.array([u, u + rng.choice([0.0, 0.5])])
         elif kind == "negative":  # x2 < x1: one cell
             a, b = -np.sort(-rng.uniform(0, W, 2)), -np.sort(-rng.uniform(0, H, 2))
-        else:  # large: larger than the image
-            a, b = np.array([rng.uniform(-3, 0), rng.uniform(W, 2 * W)]), np.array([rng.uniform(-3, 0),
-                                                                                   rng.uniform(H, 2 * H)])
+        else:  # the shared kinds (large: larger than the image)
+            a, b = roi.corners(rng, kind, W, H)
         a, b = np.round(a * 4) / 4, np.round(b * 4) / 4
         out[k] = [rng.integers(0, N) + rng.choice([0.0, 0.5]), a[0] / scale, b[0] / scale, a[1] / scale,
                   b[1] / scale]
@@ -104,7 +92,7 @@ def _values(rng: np.random.Generator, case: GoldenCase) -> np.ndarray:
 
 def _roi_inputs(case: GoldenCase, rng: np.random.Generator) -> dict[str, np.ndarray]:
     N, _, H, W = case.shape
-    kinds = tuple(k for k in _KINDS if f"boxes_{k}" in case.flags) or _KINDS
+    kinds = roi.box_kinds(case, _KINDS)
     boxes = _boxes(rng, kinds, case.ports["boxes"][0], N, H, W, case.args["spatial_scale"])
     return {"input": _as(_values(rng, case), case.dtype), "boxes": _as(boxes, case.dtype)}
 
@@ -115,16 +103,10 @@ def _dtype_rule(case: Any, dtype: str) -> tuple[tuple[str, ...], str | None]:
 
 
 def _roi_errors() -> list[GoldenCase]:
-    base: dict[str, object] = dict(output_size=2, spatial_scale=1.0)
-    e: list[tuple[str, tuple[int, ...], tuple[int, ...], dict[str, object], str]] = [
-        ("boxes shape", (1, 2, 4, 4), (3, 4), {}, "ValueError"),
-        ("input rank", (2, 4, 4), (1, 5), {}, "ValueError"),
-        ("negative output size", (1, 2, 4, 4), (1, 5), dict(output_size=(-1, 2)), "ValueError"),
-        ("float output size", (1, 2, 4, 4), (1, 5), dict(output_size=2.0), "TypeError"),
-        ("infinite spatial scale", (1, 2, 4, 4), (1, 5), dict(spatial_scale=float("inf")), "ValueError"),
-        ("empty spatial", (1, 2, 0, 4), (1, 5), {}, "ValueError")]
-    return [GoldenCase(f"roi_pool-e{i:03d}", "roi_pool", x, {**base, **args}, (flag.replace(" ", "_"),), "float64",
-                       error=error, ports={"boxes": boxes}) for i, (flag, x, boxes, args, error) in enumerate(e)]
+    return roi.errors("roi_pool", dict(output_size=2, spatial_scale=1.0),
+                      [("float output size", (1, 2, 4, 4), (1, 5), dict(output_size=2.0), "TypeError"),
+                       ("infinite spatial scale", (1, 2, 4, 4), (1, 5), dict(spatial_scale=float("inf")),
+                        "ValueError")])
 
 
 def _ps_case(shape: tuple[int, ...], K: int, size: object, scale: float, flags: tuple[str, ...]) -> Case:

@@ -1,6 +1,7 @@
 """roi_pool and its explicit backward: the card is in ``card.py``, the windows and winners in ``search.py``; below,
 resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program). The boxes' two forms
-and their host reading are roi_align's (``roi_align.ops._rois``, ``roi_align.sampling.boxes_on_host``).
+and the dispatch's common pieces are the RoI families' (``_roi.ops``), the boxes' host reading roi_align's
+(``roi_align.sampling.boxes_on_host``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import numpy as np
 from ..._calls import channels_last, check_cotangent, check_layout, resolve
 from ..._compat import dtype_name, is_dask_array, is_jax_array, namespace, to_compute
 from ..._types import Array
-from ...autodiff import compose, graph_node, in_graph
-from ..roi_align.ops import _rois
+from ...autodiff import graph_node, in_graph
+from .._roi import ops as roi
 from ..roi_align.sampling import boxes_on_host
 from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, ps_select, select
 
@@ -22,15 +23,6 @@ __all__ = ["roi_pool", "roi_pool_backward", "ps_roi_pool", "ps_roi_pool_backward
 
 def _args(output_size: Any, spatial_scale: Any) -> dict[str, Any]:
     return dict(output_size=output_size, spatial_scale=spatial_scale)
-
-
-def _node_args(args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments a capture node carries: spatial_scale as its exact ratio of two ints (Dynamo cannot write a
-    float into the node's argument string; capture.py divides them back, exactly)."""
-    scale = args["spatial_scale"]
-    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
-        return dict(args, spatial_scale=float(scale).as_integer_ratio())
-    return args
 
 
 def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
@@ -107,15 +99,13 @@ def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_s
         return channels_last(roi_pool, locals(), 2, ("x",))
     op = "roi_pool"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
-        return _dask_map(x, rois, args, p)
-    xc = to_compute(xp, x)  # half precision: float32 (the values are selected, so exact)
-    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_pool, roi_pool_backward, x, rois, args, p.K, p.pooled)
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32 (selected, so exact)
 
 
 def roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -168,19 +158,15 @@ def roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int
         return channels_last(roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _dask_map(x, rois, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_pool, roi_pool_backward, x, rois, args, p.K, p.pooled, grad_output)
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def _roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int],
@@ -189,30 +175,10 @@ def _roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, 
     :func:`roi_pool_backward` w.r.t. its cotangent (torch's capture node ``poolspec::roi_pool_select``)."""
     op = "roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
-    gc, xc = to_compute(xp, gg), to_compute(xp, x)
-    out = compose(select, (p,), gc, xc, rc) if is_jax_array(x) else select(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
-
-
-def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per channel block (an roi reads anywhere in its image, so images stay whole); the boxes, small,
-    as NumPy in every task."""
-    import dask.array as da
-
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    chans = x.chunks[1]
-    x = x.rechunk(((x.shape[0],), chans, (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: roi_pool(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: roi_pool_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
+    return roi.apply(select, p, xp, x, to_compute(xp, gg), to_compute(xp, x), rc)
 
 
 # --- ps_roi_pool: window averages, each bin reading its own group of channels (search.py's ``ps`` plan) ---------
@@ -268,15 +234,14 @@ def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatia
         return channels_last(ps_roi_pool, locals(), 2, ("x",))
     op = "ps_roi_pool"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
     if is_dask_array(x):
-        return _ps_dask_map(x, rois, args, p)
-    xc = to_compute(xp, x)
-    out = compose(ps_forward, (p,), xc, rc) if is_jax_array(x) else ps_forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(ps_roi_pool, ps_roi_pool_backward, x, rois, args, p.K, p.pooled,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(ps_forward, p, xp, x, to_compute(xp, x), rc)
 
 
 def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -332,19 +297,16 @@ def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: 
         return channels_last(ps_roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _ps_dask_map(x, rois, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(ps_backward, (p,), gc, xc, rc) if is_jax_array(x) else ps_backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(ps_roi_pool, ps_roi_pool_backward, x, rois, args, p.K, p.pooled, grad_output,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(ps_backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def _ps_roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int],
@@ -353,28 +315,7 @@ def _ps_roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[in
     windows (torch's capture node ``poolspec::ps_roi_pool_select``)."""
     op = "ps_roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
     check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
-    gc = to_compute(xp, gg)
-    out = compose(ps_select, (p,), gc, rc) if is_jax_array(x) else ps_select(p, gc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
-
-
-def _ps_dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per block of whole channel groups (PH * PW input channels per output channel)."""
-    import dask.array as da
-
-    group = p.pooled[0] * p.pooled[1]
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    per = max(1, max(x.chunks[1]) // group)  # output channels per block
-    outs = tuple(min(per, p.C - c) for c in range(0, p.C, per))
-    x = x.rechunk(((x.shape[0],), tuple(o * group for o in outs), (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: ps_roi_pool(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), outs, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), outs, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: ps_roi_pool_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
+    return roi.apply(ps_select, p, xp, x, to_compute(xp, gg), rc)
