@@ -18,16 +18,13 @@ if any configuration differs.
 
 from __future__ import annotations
 
-import argparse
-import inspect
-import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 import torchvision
+from roi_rules_common import corners, main, per_image, signature
 from torchvision.ops import ps_roi_align, ps_roi_pool
 
 
@@ -216,34 +213,20 @@ def pool_backward(g: np.ndarray, x_shape, rois: np.ndarray, scale, pooled, singl
 # --- the draws --------------------------------------------------------------------------------------------------
 
 def _boxes(rng: np.random.Generator, K: int, N: int, H: int, W: int, scale: float) -> np.ndarray:
-    """K boxes (batch index, x1, y1, x2, y2) in input coordinates (before spatial_scale) of every kind."""
+    """K boxes (batch index, x1, y1, x2, y2) in input coordinates (before spatial_scale) of every kind: the shared
+    kinds (``corners``), negative half-integers and a hair below half-integers."""
     out = np.zeros((K, 5))
     for k in range(K):
-        kind = rng.integers(0, 9)
+        kind = int(rng.integers(0, 9))
         s = 1 / scale
-        if kind == 0:  # inside, anywhere
-            a, b = np.sort(rng.uniform(0, W, 2)), np.sort(rng.uniform(0, H, 2))
-        elif kind == 1:  # integer / half-integer corners (rounding ties)
-            a, b = np.sort(rng.integers(-2, 2 * W + 3, 2) / 2), np.sort(rng.integers(-2, 2 * H + 3, 2) / 2)
-        elif kind == 2:  # partly outside
-            a, b = np.sort(rng.uniform(-3, W + 3, 2)), np.sort(rng.uniform(-3, H + 3, 2))
-        elif kind == 3:  # wholly outside
-            a = np.sort(rng.uniform(W + 1.5, W + 6, 2)) * rng.choice([1, -1])
-            b = np.sort(rng.uniform(-6, H + 6, 2))
-        elif kind == 4:  # degenerate
-            v, u = rng.uniform(-1, W + 1), rng.uniform(-1, H + 1)
-            a, b = np.array([v, v]), np.array([u, u + rng.choice([0.0, 0.5])])
-        elif kind == 5:  # negative (x2 < x1)
-            a, b = -np.sort(-rng.uniform(-1, W + 1, 2)), -np.sort(-rng.uniform(-1, H + 1, 2))
-        elif kind == 6:  # negative half-integers (rounding away from zero below 0)
+        if kind == 6:  # negative half-integers (rounding away from zero below 0)
             a, b = np.sort(rng.integers(-9, 3, 2) + 0.5), np.sort(rng.integers(-9, 3, 2) + 0.5)
-        elif kind == 7:  # larger than the image (many adaptive samples)
-            a, b = np.array([rng.uniform(-4, 0), rng.uniform(W, 3 * W)]), np.array([rng.uniform(-4, 0),
-                                                                                   rng.uniform(H, 3 * H)])
-        else:  # a hair below a half-integer (float64: round and roundf, via float32, disagree), given at scale 1
+        elif kind == 8:  # a hair below a half-integer (float64: round and roundf, via float32, disagree), at scale 1
             a = np.sort(rng.integers(-2, W + 2, 2) + 0.5 - 1e-10 * rng.integers(0, 2, 2))
             b = np.sort(rng.integers(-2, H + 2, 2) + 0.5 - 1e-10 * rng.integers(0, 2, 2))
             s = 1.0
+        else:  # inside, corners, partly / wholly outside, degenerate, negative, larger than the image
+            a, b = corners(rng, kind, W, H)
         batch = rng.integers(0, N) + rng.choice([0.0, 0.0, 0.25, 0.75])  # a fraction: truncated
         out[k] = [batch, a[0] * s, b[0] * s, a[1] * s, b[1] * s]
     return out
@@ -284,7 +267,7 @@ def run(count: int, seed: int = 6151) -> dict:
         if as_list:  # one (L, 4) tensor per image, in image order (the batch index then an integer)
             rois = rois[np.argsort(np.trunc(rois[:, 0]), kind="stable")]
             rois[:, 0] = np.trunc(rois[:, 0])
-            boxes = [torch.from_numpy(rois[rois[:, 0] == n, 1:].copy()) for n in range(N)]
+            boxes = per_image(torch, rois, N)
         else:
             boxes = torch.from_numpy(rois.copy())
         predicted = C % (pooled[0] * pooled[1]) != 0
@@ -327,9 +310,7 @@ def run(count: int, seed: int = 6151) -> dict:
     stats["channels"] = "C a multiple of PH * PW, or (one in ten) not: torchvision refuses it"
     versions = torch.__version__.split("+")[0], torchvision.__version__.split("+")[0]
     stats["reference"] = f"torch {versions[0]} + torchvision {versions[1]} CPU"
-    stats["signature"] = {f.__name__: [[p.name, "<required>" if p.default is inspect.Parameter.empty else p.default]
-                                       for p in inspect.signature(f).parameters.values()]
-                          for f in (ps_roi_align, ps_roi_pool)}
+    stats["signature"] = {f.__name__: signature(f) for f in (ps_roi_align, ps_roi_pool)}
     stats["bfloat16_refused"] = _refuses_bfloat16()
     return stats
 
@@ -345,18 +326,10 @@ def _refuses_bfloat16() -> dict[str, bool]:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("configs", nargs="?", type=int, default=3000)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("ps_roi_rules_counts.json"))
-    a = parser.parse_args()
-    stats = run(a.configs)
-    a.out.write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(json.dumps(stats, indent=1, sort_keys=True))
-    bad = any(s["mismatches"] or s["refusals_predicted_wrongly"] or s["refusals_predicted"] != s[
+def _failed(stats: dict) -> bool:
+    return any(s["mismatches"] or s["refusals_predicted_wrongly"] or s["refusals_predicted"] != s[
         "refused_by_torchvision"] for s in stats["by_op"].values())
-    sys.exit(1 if bad else 0)
 
 
 if __name__ == "__main__":
-    main()
+    main(__doc__, run, Path(__file__).with_name("ps_roi_rules_counts.json"), _failed)
