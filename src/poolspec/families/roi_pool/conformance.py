@@ -115,15 +115,15 @@ def _ps_case(shape: tuple[int, ...], K: int, size: object, scale: float, flags: 
 
 def ps_roi_pool_grid() -> list[Case]:
     """ps_roi_pool: each kind of box (windows reaching the last row and column, where torchvision's forward and
-    backward differ, among them) with two output sizes and one or two output channels, plus K = 0, many rois,
+    backward differ, among them) with two output sizes (the second with two output channels), plus K = 0, many rois,
     spatial scales, a 1 x 1 output and a 1-pixel image (every forward window empty)."""
     out = []
-    sizes: tuple[tuple[object, int], ...] = (((3, 2), 6), (2, 4))  # (output_size, PH * PW)
-    for kind, (size, n), co in itertools.product(_KINDS, sizes, (1, 2)):
+    sizes: tuple[tuple[object, int, int], ...] = (((3, 2), 6, 1), (2, 4, 2))  # (output_size, PH * PW, channels)
+    for kind, (size, n, co) in itertools.product(_KINDS, sizes):
         out.append(_ps_case((2, n * co, 7, 9), 4, size, 1.0, ("boxes_" + kind,)))
     out += [_ps_case((2, 4, 5, 6), 0, 2, 1.0, ("no_rois",)),
             _ps_case((1, 8, 9, 8), 24, (2, 2), 1.0, ("many_rois", "boxes_mixed")),
-            _ps_case((2, 98, 12, 10), 5, 7, 0.25, ("spatial_scale", "boxes_mixed")),
+            _ps_case((2, 49, 12, 10), 5, 7, 0.25, ("spatial_scale", "boxes_mixed")),
             _ps_case((2, 3, 12, 10), 5, (1, 1), 0.5, ("spatial_scale", "boxes_mixed")),
             _ps_case((1, 4, 1, 1), 3, 2, 1.0, ("one_pixel", "boxes_mixed")),
             _ps_case((3, 4, 4, 4), 6, (4, 1), 2.0, ("spatial_scale", "boxes_mixed"))]
