@@ -26,13 +26,14 @@ def count_inputs(torch: Any, case: BenchCase, x: Any, a: dict[str, Any], gen: An
 
 
 def roi_peers(torchvision_name: str) -> Peers:
-    """The peers of an RoI family: its op-count call, and ``torchvision.ops.<torchvision_name>`` as the native op
-    (None where torchvision is absent or built for another torch)."""
+    """The peers of an RoI family: its op-count call, and torchvision's op of each op's name as the native op
+    (``torchvision.ops.<op>``: the position-sensitive ops share their plain twin's family; else
+    ``torchvision_name``; None where torchvision is absent or built for another torch)."""
     def native(torch: Any, op: str) -> Callable[..., Any] | None:
         try:
             ops = importlib.import_module("torchvision.ops")
         except Exception:  # torchvision absent, or built for another torch
             return None
-        return getattr(ops, torchvision_name, None)
+        return getattr(ops, op, None) or getattr(ops, torchvision_name, None)
 
     return Peers(count_inputs=count_inputs, native=native)

@@ -35,13 +35,16 @@ def arguments(spec: str, sizes: list[int]) -> dict[str, Any]:
 def resolved(name: str, x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any], op: str,
              channel_group: int = 1) -> tuple[Any, ...]:
     """The output shape by card ``name``, K and x's batch and channels kept symbolic (C // channel_group output
-    channels, as ``_roi.ops.dask_map``); the eager checks of dtype and device."""
+    channels, as ``_roi.ops.dask_map``; 0: the call's PH * PW, a position-sensitive op's); the eager checks of
+    dtype and device."""
     from ...autodiff import torch_graph as g
 
     xs = tuple(g.symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
     bs = tuple(g.symbol(s, "K") if i == 0 else int(s) for i, s in enumerate(boxes.shape))
     r = card(name).resolve(xs, g.dtype_name(x), boxes=bs, **kw)
     g.check_port(op, "boxes", boxes, x)
+    if channel_group == 0:
+        channel_group = r.params["output_size"][0] * r.params["output_size"][1]
     channels = x.shape[1] if channel_group == 1 else x.shape[1] // channel_group
     return (boxes.shape[0], channels) + tuple(r.output_shape[2:])
 
@@ -88,13 +91,53 @@ def nodes(name: str, channel_group: int = 1) -> tuple[Any, Any]:
     return forward, backward
 
 
-def binder(forward: Any, backward: Any) -> Any:
-    """A family's ``capture.bind``: its op (or its backward) on ``tensors`` as a node."""
+def binder(forward: Any, backward: Any, *others: tuple[str, Any, Any]) -> Any:
+    """A family's ``capture.bind``: its op (or its backward) on ``tensors`` as a node; ``others``: the family's
+    further ops as (name, forward node, backward node), found by the op's or its backward's name."""
+    table = {name: (f, b) for name, f, b in others} | {f"{name}_backward": (f, b) for name, f, b in others}
+
     def bind(op: str, is_backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
         from ...autodiff import torch_graph as g
 
-        return (backward if is_backward else forward)(*tensors, *g.node_args(args))
+        f, b = table.get(op, (forward, backward))
+        return (b if is_backward else f)(*tensors, *g.node_args(args))
     return bind
+
+
+def grouped_nodes(name: str, select: Any) -> tuple[Any, Any, Any]:
+    """A position-sensitive op's nodes (PH * PW input channels per output channel): ``nodes(name)``, and
+    ``poolspec::<name>_select``, ``select(ggx, x, boxes, **arguments)``: a cotangent shaped like x through the
+    transpose of the backward (its derivative w.r.t. grad_output; not the forward where torchvision's backward is
+    not the forward's transpose); their derivatives (the op's the backward, the backward's the select, the
+    select's the backward) and vmap rules."""
+    forward, backward = nodes(name, channel_group=0)
+
+    @torch.library.custom_op(f"poolspec::{name}_select", mutates_args=())
+    def selected(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+                 sizes: list[int]) -> torch.Tensor:
+        from ...autodiff import torch_graph as g
+
+        return g.fresh(select(ggx, x, boxes, **arguments(spec, sizes)).contiguous(), ggx, x, boxes)
+
+    @selected.register_fake
+    def _(ggx: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        from ...autodiff import torch_graph as g
+
+        op = f"{name}_backward"
+        g.check_grad(op, ggx, tuple(x.shape), like=x)
+        return x.new_empty(resolved(name, x, boxes, arguments(spec, sizes), op, 0))
+
+    def vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
+        x, boxes = ctx.saved_tensors
+        return backward(grad, x, boxes, ctx.spec, ctx.sizes), None, None, None
+
+    torch.library.register_autograd(f"poolspec::{name}", vjp, setup_context=save_context)
+    torch.library.register_autograd(f"poolspec::{name}_backward", transpose_vjp(selected),
+                                    setup_context=save_pair_context)
+    torch.library.register_autograd(f"poolspec::{name}_select", transpose_vjp(backward),
+                                    setup_context=save_pair_context)
+    register_vmaps(forward, backward, selected)
+    return forward, backward, selected
 
 
 def batched(info: Any, dim: Any, a: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,7 @@ determinism.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...spec._card import REQUIRED, Argument, Example, Resolved
@@ -83,3 +84,41 @@ def resolved(op: str, shape: tuple[Any, ...], boxes: tuple[Any, ...], size: tupl
     channels = shape[1] if channel_group == 1 or isinstance(shape[1], str) else shape[1] // channel_group
     params = dict(params, boxes=tuple(boxes), in_spatial=(int(shape[2]), int(shape[3])))
     return Resolved(op, shape, (boxes[0], channels) + size, params, True)
+
+
+def check_groups(op: str, shape: tuple[Any, ...], a: dict[str, Any]) -> int:
+    """A position-sensitive op's own rules (ps_roi_align's, ps_roi_pool's): output_size entries >= 1 and C a
+    multiple of PH * PW; returns PH * PW, the input channels per output channel."""
+    size = int_tuple(op, "output_size", a["output_size"], 2)
+    if min(size) < 1:
+        fail(op, "output_size", a["output_size"], "every entry must be >= 1 (the channels are split into PH * PW "
+             "groups)")
+    shape = checked_shape(op, "x", shape, (4,))
+    if not isinstance(shape[1], str) and shape[1] % (size[0] * size[1]):
+        fail(op, "x / output_size", f"x channels {shape[1]}, output_size {size}", "x's channels must be a "
+             f"multiple of PH * PW = {size[0] * size[1]} (one input channel per output channel and bin)")
+    return size[0] * size[1]
+
+
+def grouped(op: str, r: Resolved, group: int) -> Resolved:
+    """The plain twin's resolved call as a position-sensitive op's: (K, C / group, PH, PW) (a symbol C: "C/group")."""
+    K, C, PH, PW = r.output_shape
+    return Resolved(op, r.input_shape, (K, f"{C}/{group}" if isinstance(C, str) else C // group, PH, PW), r.params,
+                    True)
+
+
+def grouped_arguments() -> tuple[Argument, ...]:
+    """A position-sensitive op's first arguments: :func:`arguments` with C a multiple of PH * PW and output_size
+    entries >= 1."""
+    x, boxes, size, scale = arguments()
+    return (replace(x, constraints=x.constraints + ("C a multiple of PH * PW",),
+                    description="the images, PH * PW channel groups per output channel"), boxes,
+            replace(size, constraints=("entries >= 1",)), scale)
+
+
+def grouped_examples(**detector: Any) -> tuple[Example, ...]:
+    """R-FCN's call (10 output channels of 7 x 7 bins on a stride-16 map, ``detector``'s further arguments) and a
+    small one."""
+    return (Example(("N", 490, 38, 50), dict(boxes=("K", 5), output_size=7, spatial_scale=0.0625, **detector)),
+            Example((2, 12, 16, 16), dict(boxes=(5, 5), output_size=(3, 2))))
+

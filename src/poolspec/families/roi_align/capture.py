@@ -63,4 +63,13 @@ torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, s
 roi.register_vmaps(roi_align, roi_align_backward)
 
 
-bind = roi.binder(roi_align, roi_align_backward)
+def _ps_roi_align_select(*args: Any, **kwargs: Any) -> Any:
+    from .ops import _ps_roi_align_select
+
+    return _ps_roi_align_select(*args, **kwargs)
+
+
+# ps_roi_align's nodes, its select the forward's taps with 0 where a bin has no samples (its forward: NaN or -0.0)
+ps_roi_align, ps_roi_align_backward, ps_roi_align_select = roi.grouped_nodes("ps_roi_align", _ps_roi_align_select)
+
+bind = roi.binder(roi_align, roi_align_backward, ("ps_roi_align", ps_roi_align, ps_roi_align_backward))

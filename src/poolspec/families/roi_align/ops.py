@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._calls import channels_last, check_layout, resolve
+from ..._calls import channels_last, check_cotangent, check_layout, resolve
 from ..._compat import dtype_name, is_dask_array, is_jax_array, is_torch_array, namespace, to_compute
 from ..._types import Array
 from ...autodiff import graph_node, in_graph
@@ -17,7 +17,7 @@ from ...spec._rules import fail
 from .._roi import ops as roi
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
-__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward"]
+__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward"]
 
 
 def _autograd_on_cpu(x: Any, rois: Any) -> bool:
@@ -37,11 +37,14 @@ def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: An
     return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio, aligned=aligned)
 
 
-def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
-    """The card's checks, then the boxes' values where a trace has them, and the plan."""
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
+    """The card's checks, then the boxes' values where a trace has them, and the plan (``ps``: ps_roi_align's,
+    whose C is the output channels)."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
     p = r.params
     N, C, H, W = (int(v) for v in x.shape)
+    if ps:
+        C //= p["output_size"][0] * p["output_size"][1]
     rc = to_compute(xp, rois)
     # the values of the boxes as given (inside a jit trace a cast of concrete boxes is already traced); torch's
     # bfloat16 has no NumPy twin, so its float32 cast is read
@@ -56,12 +59,12 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
                  "which this trace does not have (jax.jit or a transform over traced boxes): pass a positive "
                  "sampling_ratio, or concrete boxes")
         return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"], None,
-                                   None, ratio)
+                                   None, ratio, ps)
     host = np.asarray(host, dtype=np.float32 if dtype_name(xp, rc.dtype) == "float32" else np.float64)
-    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N)
+    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N, ps)
     fixed = ratio > 0
     return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"],
-                               None if fixed else gh, None if fixed else gw, ratio)
+                               None if fixed else gh, None if fixed else gw, ratio, ps)
 
 
 def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
@@ -270,3 +273,154 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
         parts.append(out[at:at + b.shape[0], 1:])
         at += b.shape[0]
     return parts
+
+
+# --- ps_roi_align: roi_align's taps, each bin reading its own group of channels (sampling.py's ``ps`` plan) ---
+
+def _ps_args(output_size: Any, spatial_scale: Any, sampling_ratio: Any) -> dict[str, Any]:
+    return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio)
+
+
+def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                 sampling_ratio: int = -1, *, layout: str = "channels_first") -> Array:
+    """Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
+    ``torchvision.ops.ps_roi_align``.
+
+    Each roi is split into an output_size (PH, PW) grid of bins; bin (ph, pw) of output channel c averages a grid
+    of bilinear samples of input channel (c * PH + ph) * PW + pw (torchvision's rules: boxes always shifted by
+    -0.5, the roi size never clamped; a bin without samples is 0 / count, NaN for a degenerate roi with an
+    adaptive grid). The input gradient is a sort and a segmented sum, not a scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W), C a multiple of PH * PW; float16, bfloat16 (computed in float32, rounded once),
+        float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
+        dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells.
+    sampling_ratio : int, default -1
+        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes on the host.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
+        permuted view.
+
+    Returns
+    -------
+    array
+        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+        batch index is not an image of x, an output_size entry is < 1, or sampling_ratio <= 0 under a trace
+        without the boxes' values.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # channel k holds 4 k .. 4 k + 3
+    >>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
+    [0.0, 5.0, 10.0, 15.0]
+    """
+    if check_layout("ps_roi_align", layout):
+        return channels_last(ps_roi_align, locals(), 2, ("x",))
+    op = "ps_roi_align"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)
+
+
+def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                          spatial_scale: float = 1.0, sampling_ratio: int = -1, *,
+                          layout: str = "channels_first") -> Array:
+    """The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+    PW).
+
+    Each tap adds (g * w) / count to the cell it read in its bin's input channel, through a sort and a segmented
+    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output`` and differentiable again
+    on torch and JAX.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output; x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
+        then (N, H, W, C).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_align`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.ps_roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                    np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+    >>> g.ravel().tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    if check_layout("ps_roi_align_backward", layout):
+        return channels_last(ps_roi_align_backward, locals(), 2, ("grad_output", "x"))
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled, grad_output,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
+
+
+def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                         sampling_ratio: int = -1) -> Any:
+    """``gg`` (shaped like x) through the transpose of :func:`ps_roi_align_backward`: the forward's taps, with 0
+    (not NaN or -0.0) in the bins without samples, to which the backward adds nothing (torch's capture node
+    ``poolspec::ps_roi_align_select``)."""
+    import dataclasses
+
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
+    p = dataclasses.replace(p, groups=tuple(dataclasses.replace(gr, fill=0) for gr in p.groups))
+    return roi.apply(forward, p, xp, x, to_compute(xp, gg), rc)

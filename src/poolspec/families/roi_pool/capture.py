@@ -59,4 +59,13 @@ torch.library.register_autograd("poolspec::roi_pool_select", roi.transpose_vjp(r
 roi.register_vmaps(roi_pool, roi_pool_backward, roi_pool_select)
 
 
-bind = roi.binder(roi_pool, roi_pool_backward)
+def _ps_roi_pool_select(*args: Any, **kwargs: Any) -> Any:
+    from .ops import _ps_roi_pool_select
+
+    return _ps_roi_pool_select(*args, **kwargs)
+
+
+# ps_roi_pool's nodes, its select the means of torchvision's backward windows (not the forward's)
+ps_roi_pool, ps_roi_pool_backward, ps_roi_pool_select = roi.grouped_nodes("ps_roi_pool", _ps_roi_pool_select)
+
+bind = roi.binder(roi_pool, roi_pool_backward, ("ps_roi_pool", ps_roi_pool, ps_roi_pool_backward))

@@ -86,4 +86,72 @@ def _card() -> Card:
     )
 
 
-FAMILY = Family("roi_pool", "sampled", 26, lambda: [_card()])
+_PS_NOTES = (
+    "channels: C must be a multiple of PH * PW (torchvision refuses others: ValueError naming x and output_size); "
+    "the output has C / (PH * PW) channels, and output channel c of bin (ph, pw) reads input channel (c * PH + "
+    "ph) * PW + pw only",
+    "per roi (batch index b, x1, y1, x2, y2): b is truncated to an int and must lie in [0, N); start_w = "
+    "round(x1 * spatial_scale) and likewise (the product in x's dtype, spatial_scale rounded to it first, round "
+    "half away from zero, then an int); roi_w = max(end_w - start_w, 1), roi_h likewise (not + 1 as roi_pool's); "
+    "bin_h = roi_h / PH, bin_w = roi_w / PW in x's dtype; bin (ph, pw) covers rows floor(ph * bin_h) + start_h to "
+    "ceil((ph + 1) * bin_h) + start_h (exclusive) and columns likewise",
+    "forward: each edge clamped to [0, H - 1] (columns [0, W - 1]: torchvision's forward never reads the last "
+    "row or column); output = (sum of the window's cells) / (rows * columns), an average, not a maximum; an empty "
+    "window (no row or no column left) is 0",
+    "input gradient (torchvision's backward, which is not the forward's transpose): the corners rounded with "
+    "roundf (a float64 product rounded to float32 first), each edge clamped to [0, H] (columns [0, W]), and g / "
+    "(rows * columns) of that window added to each of its cells; here a sort and a segmented sum (no scatter). "
+    "torch's and JAX's autodiff of ps_roi_pool give the same (the forward's value carries the backward windows' "
+    "derivative), to any order; boxes get no gradient",
+    "boxes: a (K, 5) array or a list of (L, 4) arrays, one per image, as roi_pool's; x's dtype and device; NaN "
+    "or infinite coordinates are refused where the values can be read; non-finite x is outside this card",
+    "float16: the box arithmetic in float16, as torchvision's CPU kernel, the sums in float32 and rounded once "
+    "(torchvision rounds every float16 addition); bfloat16 (which torchvision refuses): the box arithmetic in "
+    "float32",
+    "checked by scripts/check_ps_roi_rules.py (torch 2.14.1 + torchvision 0.29.1, CPU; counts in "
+    "scripts/ps_roi_rules_counts.json): of 3000 random configurations of ps_roi_align and ps_roi_pool, 1506 "
+    "ps_roi_pool ones (float64, float32 and float16 in float16 arithmetic; K in {0, 1, 2, 3, 5}; boxes inside, "
+    "on integer and half-integer corners (rounding ties), partly and wholly outside, degenerate, negative, larger "
+    "than the image, 1e-10 below half-integers (18 configurations where roundf, not round, decides the "
+    "gradient), batch indices with fractions, as a (K, 5) tensor and as a list of (L, 4) tensors): a NumPy "
+    "restatement of these rules gave torchvision's forward and input gradient bit for bit in all 1375 it "
+    "computed, and predicted its 131 refusals (C not a multiple of PH * PW) exactly",
+)
+
+
+def _resolve_ps_roi_pool(card: Card, shape: tuple[Any, ...], dtype: str | None, a: dict[str, Any]) -> Resolved:
+    """roi_pool's rule with the channels split."""
+    group = roi.check_groups(card.name, shape, a)
+    return roi.grouped(card.name, _resolve_roi_pool(card, shape, dtype, a), group)
+
+
+def _ps_card() -> Card:
+    arguments = roi.grouped_arguments()
+    return Card(
+        name="ps_roi_pool", version=1, category="sampling",
+        summary="Position-sensitive averages over regions of interest (R-FCN's PSRoIPool), as "
+                "torchvision.ops.ps_roi_pool.",
+        spatial_dims=(2,), input_ranks=(4,), dtypes=FLOATS, arguments=arguments,
+        shape_relation="x (N, C, H, W) and boxes (K, 5) give (K, C / (PH * PW), PH, PW); per bin the mean of a "
+                       "window of rounded box cells, in the bin's own input channel",
+        determinism="the windows' cells are read (Cells gathers) and summed; the input gradient routes g / area to "
+                    "the backward's windows by a sort and a segmented sum (no scatter, no atomics): bit-identical "
+                    "across runs on every backend; rois are taken about 16 MiB of window cells at a time, so "
+                    "memory stays O(input + output + one chunk)",
+        gradient=Gradient("ps_roi_pool_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
+                          "w.r.t. x, torchvision's backward (its windows reach the last row and column, which the "
+                          "forward's do not), to any order; boxes get none. Under a trace whose boxes are not "
+                          "concrete (jax.jit with traced boxes) every bin reads a frame of the whole image",
+                          wrt=("x",)),
+        torch_reference="torchvision.ops.ps_roi_pool",
+        notes=_PS_NOTES,
+        _resolve=_resolve_ps_roi_pool,
+        outputs=(Port("output", "array", "(K, C / (PH * PW), PH, PW)", "each roi's bin means, x's dtype"),),
+        examples=roi.grouped_examples(),
+        torch_determinism="torchvision's CUDA backward adds with atomicAdd (nondeterministic); its CPU backward is "
+                          "serial",
+        shaped_ports=("boxes",),
+    )
+
+
+FAMILY = Family("roi_pool", "sampled", 26, lambda: [_card(), _ps_card()])

@@ -1,7 +1,8 @@
 """roi_pool's conformance record: boxes inside, on half-integer coordinates after scaling (std::round's ties, negative
 ones included), partly and wholly outside (empty bins), degenerate, negative and larger than the image; values with
 ties, NaN, windows of -inf only and (float64) values below -FLT_MAX; K = 0, many rois on one image, spatial scales;
-float64, float32, float16 (torchvision's half arithmetic) and bfloat16; and the refused calls. Its reference vectors
+float64, float32, float16 (torchvision's half arithmetic) and bfloat16; and the refused calls; ps_roi_pool's likewise
+(finite values: it averages), channels not a multiple of PH * PW refused. Its reference vectors
 come from torchvision 0.29.1 (torch 2.14.1), written by ``scripts/generate_golden_roi_align.py --op roi_pool``
 (torch 2.13, which writes the other families', has no torchvision). The list-of-boxes form is tested against these
 cases in tests/test_roi_pool.py (a stored case holds the (K, 5) form)."""
@@ -108,8 +109,54 @@ def _roi_errors() -> list[GoldenCase]:
                         "ValueError")])
 
 
-RECORD = Family("roi_pool", ("roi_pool",), roi_pool_grid, roi_pool_random, _roi_inputs,
+def _ps_case(shape: tuple[int, ...], K: int, size: object, scale: float, flags: tuple[str, ...]) -> Case:
+    return Case("ps_roi_pool", shape, dict(output_size=size, spatial_scale=scale), flags, {"boxes": (K, 5)})
+
+
+def ps_roi_pool_grid() -> list[Case]:
+    """ps_roi_pool: each kind of box (windows reaching the last row and column, where torchvision's forward and
+    backward differ, among them) with two output sizes (the second with two output channels), plus K = 0, many rois,
+    spatial scales, a 1 x 1 output and a 1-pixel image (every forward window empty)."""
+    out = []
+    sizes: tuple[tuple[object, int, int], ...] = (((3, 2), 6, 1), (2, 4, 2))  # (output_size, PH * PW, channels)
+    for kind, (size, n, co) in itertools.product(_KINDS, sizes):
+        out.append(_ps_case((2, n * co, 7, 9), 4, size, 1.0, ("boxes_" + kind,)))
+    out += [_ps_case((2, 4, 5, 6), 0, 2, 1.0, ("no_rois",)),
+            _ps_case((1, 8, 9, 8), 24, (2, 2), 1.0, ("many_rois", "boxes_mixed")),
+            _ps_case((2, 49, 12, 10), 5, 7, 0.25, ("spatial_scale", "boxes_mixed")),
+            _ps_case((2, 3, 12, 10), 5, (1, 1), 0.5, ("spatial_scale", "boxes_mixed")),
+            _ps_case((1, 4, 1, 1), 3, 2, 1.0, ("one_pixel", "boxes_mixed")),
+            _ps_case((3, 4, 4, 4), 6, (4, 1), 2.0, ("spatial_scale", "boxes_mixed"))]
+    return out
+
+
+def ps_roi_pool_random(count: int = 16, seed: int = 131) -> list[Case]:
+    r = random.Random(seed)
+    out = []
+    for _ in range(count):
+        size = (r.randint(1, 3), r.randint(1, 3))
+        shape = (r.randint(1, 3), size[0] * size[1] * r.randint(1, 2), r.randint(1, 9), r.randint(1, 9))
+        out.append(_ps_case(shape, r.choice((0, 1, 2, 5)), size, r.choice((1.0, 0.5, 2.0, 0.25)),
+                            ("random", "boxes_mixed")))
+    return out
+
+
+def _ps_errors() -> list[GoldenCase]:
+    base: dict[str, object] = dict(output_size=2, spatial_scale=1.0)
+    e: list[tuple[str, tuple[int, ...], tuple[int, ...], dict[str, object], str]] = [
+        ("channels not a multiple", (1, 6, 4, 4), (1, 5), {}, "ValueError"),
+        ("zero output size", (1, 4, 4, 4), (1, 5), dict(output_size=(0, 2)), "ValueError"),
+        ("boxes shape", (1, 4, 4, 4), (3, 4), {}, "ValueError"),
+        ("input rank", (4, 4, 4), (1, 5), {}, "ValueError"),
+        ("infinite spatial scale", (1, 4, 4, 4), (1, 5), dict(spatial_scale=float("inf")), "ValueError")]
+    return [GoldenCase(f"ps_roi_pool-e{i:03d}", "ps_roi_pool", x, {**base, **args}, (flag.replace(" ", "_"),),
+                       "float64", error=error, ports={"boxes": boxes}) for i, (flag, x, boxes, args, error) in
+            enumerate(e)]
+
+
+RECORD = Family("roi_pool", ("roi_pool", "ps_roi_pool"), lambda: roi_pool_grid() + ps_roi_pool_grid(),
+                lambda: roi_pool_random() + ps_roi_pool_random(), _roi_inputs,
                 ports=("input", "boxes"), differentiable=("input",),
                 dtypes=(("float32", 2), ("float16", 5), ("bfloat16", 7)), dtype_rule=_dtype_rule,
-                errors=_roi_errors, reference="torchvision",
+                errors=lambda: _roi_errors() + _ps_errors(), reference="torchvision",
                 tolerance={"float64": (1e-12, 1e-12), "float32": (1e-6, 1e-6)})
