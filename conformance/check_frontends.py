@@ -51,16 +51,25 @@ def run(library: str, count: int, seed: int) -> dict:
     # A library with several front-end modules (tf.nn and tf.image, say) gets `count` configurations for each.
     groups = getattr(module, "MODULES", {library: module.config})
     draws = [(group, i) for group in groups for i in range(count)]
+    # a module's SCHEDULE(i) names the backends configuration i runs on (each of them; its status is the first
+    # that is not "passed"); by default the backends take turns
+    schedule = getattr(module, "SCHEDULE", None)
+    by_name = {b.name: b for b in backends}
     for i, (group, _) in enumerate(draws):
         config = groups[group](rng)
-        backend = backends[i % len(backends)]
-        outcome = check(module, config, backend, rng)
+        chosen = [by_name[n] for n in schedule(i) if n in by_name] if schedule else [backends[i % len(backends)]]
         c = counts[config.function]
         c["configs"] += 1
-        c[outcome.status] += 1
-        c["gradients_checked"] += outcome.gradient_checked
-        if outcome.status != "passed" and len(examples[outcome.status]) < 20:
-            examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
+        outcomes = []
+        for backend in chosen:
+            outcome = check(module, config, backend, rng)
+            outcomes.append(outcome)
+            if schedule:
+                c[f"on_{backend.name}"] += 1
+            c["gradients_checked"] += outcome.gradient_checked
+            if outcome.status != "passed" and len(examples[outcome.status]) < 20:
+                examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
+        c[next((o.status for o in outcomes if o.status != "passed"), "passed")] += 1
     return {"library": library, "available": True, "version": module.version(), "seed": seed,
             "configs": len(draws), "configs_per_module": {g: count for g in groups},
             "backends": [b.name for b in backends], "seconds": round(time.perf_counter() - start, 1),

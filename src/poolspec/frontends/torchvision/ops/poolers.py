@@ -87,9 +87,10 @@ class LevelMapper:
         if _float_name(b.dtype) not in ("float32", "float64"):
             b = xp.astype(b, xp.float32)  # torchvision's box_area upcasts (_upcast)
         area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-        s = xp.sqrt(area)
-        t = xp.floor(float(self.lvl0) + xp.log2(s / float(self.s0)) + xp.asarray(self.eps, dtype=s.dtype,
-                                                                                  device=device(s)))
+        with np.errstate(invalid="ignore", divide="ignore"):  # a negative or empty box: NaN or -inf, as torch's
+            s = xp.sqrt(area)
+            t = xp.floor(float(self.lvl0) + xp.log2(s / float(self.s0))
+                         + xp.asarray(self.eps, dtype=s.dtype, device=device(s)))
         t = xp.clip(t, float(self.k_min), float(self.k_max))
         nan = xp.isnan(t)
         t = xp.where(nan, xp.full_like(t, float(self.k_min - 1)), t)
