@@ -190,27 +190,7 @@ def _modules() -> dict[str, Any]:
     return groups
 
 
-class _Groups(dict):  # type: ignore[type-arg]
-    """MODULES, built on first use (whether poolspec has the position-sensitive ops is read then)."""
-
-    def _fill(self) -> None:
-        if not dict.__len__(self):
-            self.update(_modules())
-
-    def __iter__(self) -> Any:
-        self._fill()
-        return dict.__iter__(self)
-
-    def __getitem__(self, key: str) -> Any:
-        self._fill()
-        return dict.__getitem__(self, key)
-
-    def __len__(self) -> int:
-        self._fill()
-        return dict.__len__(self)
-
-
-MODULES = _Groups()
+MODULES = _modules()  # (whether poolspec has the position-sensitive ops is read at import)
 
 
 def config(rng: np.random.Generator) -> Config:

@@ -87,10 +87,13 @@ class LevelMapper:
         if _float_name(b.dtype) not in ("float32", "float64"):
             b = xp.astype(b, xp.float32)  # torchvision's box_area upcasts (_upcast)
         area = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-        with np.errstate(invalid="ignore", divide="ignore"):  # a negative or empty box: NaN or -inf, as torch's
-            s = xp.sqrt(area)
-            t = xp.floor(float(self.lvl0) + xp.log2(s / float(self.s0))
-                         + xp.asarray(self.eps, dtype=s.dtype, device=device(s)))
+        # an empty box's log2 is -inf, a negative (or NaN) area's NaN, as torch's; put back after the log so that
+        # no library warns (NumPy's and Dask's would, each where it computes)
+        inside = area > 0
+        s = xp.sqrt(xp.where(inside, area, xp.ones_like(area)))
+        lg = xp.log2(s / float(self.s0))
+        lg = xp.where(inside, lg, xp.where(area == 0, xp.full_like(lg, -np.inf), xp.full_like(lg, np.nan)))
+        t = xp.floor(float(self.lvl0) + lg + xp.asarray(self.eps, dtype=s.dtype, device=device(s)))
         t = xp.clip(t, float(self.k_min), float(self.k_max))
         nan = xp.isnan(t)
         t = xp.where(nan, xp.full_like(t, float(self.k_min - 1)), t)
