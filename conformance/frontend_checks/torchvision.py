@@ -6,10 +6,10 @@ torchvision's kernels.
 Boxes as Tensor[K, 5] and as lists of Tensor[L, 4] (one per image, some empty); boxes inside, across and outside
 the feature map, flipped (x2 < x1) and degenerate, with corners on half cells now and then (the rounding and
 sampling boundaries); output_size as an int or a pair, spatial_scale, sampling_ratio (adaptive included) and
-aligned over their ranges; float64 and float32 (and float16 for roi_pool: see _ALIGN_DT). A module's configuration also compares repr (the
-class's repr as an int32 array of its bytes, a second output). MultiScaleRoIAlign: dicts of 2 to 4 maps of a
-feature pyramid (maps the module does not name among them, maps that skip a level), one or two images of
-different sizes, canonical_scale and canonical_level varied.
+aligned over their ranges; float64 and float32, and float16 for roi_pool (see _ALIGN_DT). A module's
+configuration also compares repr (the class's repr as an int32 array of its bytes, a second output).
+MultiScaleRoIAlign: dicts of 2 to 4 maps of a feature pyramid (maps the module does not name among them, maps
+that skip a level), one or two images of different sizes, canonical_scale and canonical_level varied.
 
 Refused by both (a few per cent): a (K, 4) array of boxes, a list holding a (L, 5) array, an empty list; the
 batch index is always an image of the input (torchvision's kernels read outside the input otherwise).

@@ -188,7 +188,7 @@ def _filter_input(x: Mapping[str, Any], featmap_names: Any) -> list[Any]:
     return [v for k, v in x.items() if k in featmap_names]
 
 
-def _multiscale_roi_align(x_filtered: list[Any], boxes: list[Any], output_size: tuple[int, ...],
+def _multiscale_roi_align(x_filtered: list[Any], boxes: list[Any], output_size: Any,
                           sampling_ratio: int, scales: list[float], mapper: LevelMapper) -> Any:
     """torchvision's: one level, roi_align at its scale; else each roi at its level's map, put back in order."""
     first = x_filtered[0]
