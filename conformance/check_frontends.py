@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 
-def run(library: str, count: int, seed: int) -> dict:
+def run(library: str, count: int, seed: int, only: list[str] | None = None) -> dict:
     import numpy as np
 
     from conformance.frontend_checks import check, load
@@ -50,6 +50,8 @@ def run(library: str, count: int, seed: int) -> dict:
     start = time.perf_counter()
     # A library with several front-end modules (tf.nn and tf.image, say) gets `count` configurations for each.
     groups = getattr(module, "MODULES", {library: module.config})
+    if only:
+        groups = {g: f for g, f in groups.items() if g in only}
     draws = [(group, i) for group in groups for i in range(count)]
     # a module's SCHEDULE(i) names the backends configuration i runs on (each of them; its status is the first
     # that is not "passed"); by default the backends take turns
@@ -76,6 +78,30 @@ def run(library: str, count: int, seed: int) -> dict:
             "functions": {k: dict(v) for k, v in sorted(counts.items())}, "examples": dict(examples)}
 
 
+def _merged(path: Path, result: dict) -> dict:
+    """A run of some groups (--group) merged into the library's stored results: its functions replace theirs, the
+    counts are summed, and each run is listed with its groups, seed and time."""
+    if not path.exists() or not result.get("available"):
+        return result
+    old = json.loads(path.read_text())
+    if not old.get("available") or old.get("version") != result["version"]:
+        return result
+    runs = old.get("runs") or [{"groups": sorted(old["configs_per_module"]), "seed": old["seed"],
+                                "seconds": old["seconds"]}]
+    runs = [r for r in runs if not set(r["groups"]) <= set(result["configs_per_module"])]
+    runs.append({"groups": sorted(result["configs_per_module"]), "seed": result["seed"],
+                 "seconds": result["seconds"]})
+    per_module = {g: n for g, n in old["configs_per_module"].items() if g not in result["configs_per_module"]}
+    per_module |= result["configs_per_module"]
+    functions = {k: v for k, v in old["functions"].items() if k not in result["functions"]} | result["functions"]
+    examples = dict(old.get("examples", {}))
+    for status, lines in result.get("examples", {}).items():
+        examples[status] = (lines + examples.get(status, []))[:20]
+    return {**result, "configs": sum(per_module.values()), "configs_per_module": dict(sorted(per_module.items())),
+            "seconds": round(sum(r["seconds"] for r in runs), 1), "runs": runs,
+            "functions": dict(sorted(functions.items())), "examples": examples}
+
+
 def store(library: str, per_function: int, seed: int) -> int:
     from conformance.frontend_checks import load
     from conformance.frontend_checks import store as make
@@ -100,6 +126,9 @@ def main() -> int:
     parser.add_argument("--configs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--here", action="store_true", help="run in this interpreter (no venv switch)")
+    parser.add_argument("--group", action="append", default=[], metavar="NAME",
+                        help="run only this group of the library's MODULES (repeatable); its counts replace the "
+                             "group's in the stored results")
     parser.add_argument("--store", type=int, default=0, metavar="K",
                         help="instead: store K cases per function (the library's outputs and gradients) in "
                              "src/poolspec/data/conventions")
@@ -113,12 +142,15 @@ def main() -> int:
         venv = HERE / ".venvs" / library / "bin" / "python"
         if not args.here and venv.exists() and Path(sys.prefix).resolve() != venv.parent.parent.resolve():
             failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
-                                       str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]) != 0
+                                       str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]
+                                      + [a for g in args.group for a in ("--group", g)]) != 0
             continue
         if args.store:
             failed += store(library, args.store, args.seed) != 0
             continue
-        result = run(library, args.configs, args.seed)
+        result = run(library, args.configs, args.seed, args.group)
+        if args.group:
+            result = _merged(OUT / f"{library}.json", result)
         (OUT / f"{library}.json").write_text(json.dumps(result, indent=1) + "\n")
         bad = sum(v.get("failed", 0) + v.get("poolspec_refuses", 0) for v in result.get("functions", {}).values())
         print(f"{library}: {result.get('configs', 0)} configurations, {bad} failed"
