@@ -16,14 +16,13 @@ round). Exits 1 if any configuration differs at all.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 import torchvision
+from roi_rules_common import corners, draw_config, per_image, signature
+from roi_rules_common import main as common_main
 from torchvision.ops import roi_pool
 
 FLT_MAX = float(np.finfo(np.float32).max)
@@ -98,25 +97,10 @@ def _boxes(rng: np.random.Generator, K: int, N: int, H: int, W: int, scale: floa
     for k in range(K):
         kind = rng.integers(0, 8)
         s = 1 / scale
-        if kind == 0:  # inside, anywhere
-            a, b = np.sort(rng.uniform(0, W, 2)), np.sort(rng.uniform(0, H, 2))
-        elif kind == 1:  # integer / half-integer corners (after scaling: ties of the rounding)
-            a, b = np.sort(rng.integers(-2, 2 * W + 3, 2) / 2), np.sort(rng.integers(-2, 2 * H + 3, 2) / 2)
-        elif kind == 2:  # partly outside
-            a, b = np.sort(rng.uniform(-3, W + 3, 2)), np.sort(rng.uniform(-3, H + 3, 2))
-        elif kind == 3:  # wholly outside
-            a = np.sort(rng.uniform(W + 1.5, W + 6, 2)) * rng.choice([1, -1])
-            b = np.sort(rng.uniform(-6, H + 6, 2))
-        elif kind == 4:  # degenerate
-            v, u = rng.uniform(-1, W + 1), rng.uniform(-1, H + 1)
-            a, b = np.array([v, v]), np.array([u, u + rng.choice([0.0, 0.5])])
-        elif kind == 5:  # negative (x2 < x1)
-            a, b = -np.sort(-rng.uniform(-1, W + 1, 2)), -np.sort(-rng.uniform(-1, H + 1, 2))
-        elif kind == 6:  # negative half-integers (rounding away from zero below 0)
+        if kind == 6:  # negative half-integers (rounding away from zero below 0)
             a, b = np.sort(rng.integers(-9, 3, 2) + 0.5), np.sort(rng.integers(-9, 3, 2) + 0.5)
-        else:  # larger than the image
-            a, b = np.array([rng.uniform(-4, 0), rng.uniform(W, 3 * W)]), np.array([rng.uniform(-4, 0),
-                                                                                   rng.uniform(H, 3 * H)])
+        else:  # the shared kinds (7: larger than the image)
+            a, b = corners(rng, int(kind), W, H)
         batch = rng.integers(0, N) + (rng.choice([0.0, 0.25, 0.75]))  # a fraction: truncated
         # coordinates given before scaling; 1/scale may not be exact, the rounding ties are drawn at scale 1 too
         out[k] = [batch, a[0] * s, b[0] * s, a[1] * s, b[1] * s]
@@ -147,10 +131,7 @@ def run(count: int, seed: int = 4077) -> dict:
              "mismatches": 0, "by_kind": {}, "refused_by_torchvision": 0}
     kinds = stats["by_kind"]
     for _ in range(count):
-        N, C = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-        H, W = int(rng.integers(1, 9)), int(rng.integers(1, 9))
-        pooled = (int(rng.integers(1, 5)), int(rng.integers(1, 5)))
-        scale = float(rng.choice([1.0, 0.5, 0.25, 2.0, 1 / 3, float(rng.uniform(0.1, 2))]))
+        N, C, H, W, pooled, scale = draw_config(rng)
         dtype = (np.float64, np.float32, np.float16)[int(rng.choice(3, p=[0.4, 0.4, 0.2]))]
         K = int(rng.choice([0, 1, 2, 3, 5, 8]))
         rois = _boxes(rng, K, N, H, W, scale).astype(dtype)
@@ -160,7 +141,7 @@ def run(count: int, seed: int = 4077) -> dict:
         if as_list:  # the same rois as one (L, 4) tensor per image, in image order (batch index now an integer)
             rois = rois[np.argsort(np.trunc(rois[:, 0]), kind="stable")]
             rois[:, 0] = np.trunc(rois[:, 0])
-            boxes = [torch.from_numpy(rois[rois[:, 0] == n, 1:].copy()) for n in range(N)]
+            boxes = per_image(torch, rois, N)
         else:
             boxes = torch.from_numpy(rois.copy())
         stats["configurations"] += 1
@@ -190,7 +171,7 @@ def run(count: int, seed: int = 4077) -> dict:
     stats["values"] = "normal draws; rounded (ties); NaN, -inf and (float64) -1e300 sprinkled; windows of -inf only"
     versions = torch.__version__.split("+")[0], torchvision.__version__.split("+")[0]
     stats["reference"] = f"torch {versions[0]} + torchvision {versions[1]} CPU"
-    stats["signature"] = signature()
+    stats["signature"] = signature(roi_pool)
     stats["bfloat16_refused"] = _refuses_bfloat16()
     return stats
 
@@ -203,24 +184,9 @@ def _refuses_bfloat16() -> bool:
     return False
 
 
-def signature() -> list[list[object]]:
-    """torchvision.ops.roi_pool's parameters as [name, default] (default "<required>" where it has none): the
-    reference for the card's arguments (tests/test_spec.py)."""
-    import inspect
-
-    return [[p.name, "<required>" if p.default is inspect.Parameter.empty else p.default]
-            for p in inspect.signature(roi_pool).parameters.values()]
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("configs", nargs="?", type=int, default=3000)
-    parser.add_argument("--out", type=Path, default=Path(__file__).with_name("roi_pool_rules_counts.json"))
-    a = parser.parse_args()
-    stats = run(a.configs)
-    a.out.write_text(json.dumps(stats, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(json.dumps(stats, indent=1, sort_keys=True))
-    sys.exit(1 if stats["mismatches"] or stats["refused_by_torchvision"] else 0)
+    common_main(__doc__, run, Path(__file__).with_name("roi_pool_rules_counts.json"),
+                lambda s: bool(s["mismatches"] or s["refused_by_torchvision"]))
 
 
 if __name__ == "__main__":

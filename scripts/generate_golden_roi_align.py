@@ -1,8 +1,8 @@
-"""Generate roi_align's (or roi_pool's) golden reference vectors from torchvision 0.29.1 (torch 2.14.1, CPU) into
+"""Generate the golden reference vectors of roi_align (or roi_pool, ps_roi_align, ps_roi_pool) from torchvision 0.29.1
 poolspec's store.
 
-    python scripts/generate_golden_roi_align.py [--op roi_align|roi_pool] [--torchvision-python /work/tvenv/bin/python]
-                                                [--out DIR]
+    python scripts/generate_golden_roi_align.py [--op roi_align|roi_pool|ps_roi_align|ps_roi_pool]
+                                                [--torchvision-python /work/tvenv/bin/python] [--out DIR]
 
 scripts/generate_golden.py writes every other family from torch 2.13, which has no torchvision (and keeps these
 vectors as they are). This one takes the op's cases and inputs from the catalogue (as that script does: the
@@ -31,9 +31,9 @@ from poolspec.conformance.catalogue import golden_cases, inputs  # noqa: E402
 from poolspec.conformance.families import family  # noqa: E402
 from poolspec.conformance.golden import ARRAYS, MANIFEST, encode, store_name, write_npz  # noqa: E402
 
-OPS = ("roi_align", "roi_pool")  # the first is the default
+OPS = ("roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool")  # the first is the default
 # the half dtypes torchvision's CPU kernel computes itself, by op (the others: in float32, rounded once)
-NATIVE_HALF = {"roi_pool": ("float16",)}
+NATIVE_HALF = {"roi_pool": ("float16",), "ps_roi_pool": ("float16",)}
 TOL = {"float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
 
 
@@ -51,7 +51,8 @@ def _storage(a: np.ndarray, dtype: str) -> np.ndarray:
 def _output_shape(case) -> tuple[int, ...]:
     size = case.args["output_size"]
     ph, pw = (size, size) if isinstance(size, int) else size
-    return (case.ports["boxes"][0], case.shape[1], ph, pw)
+    channels = case.shape[1] // (ph * pw) if case.op.startswith("ps_") else case.shape[1]
+    return (case.ports["boxes"][0], channels, ph, pw)
 
 
 def generate(out_dir: Path, python: str, OP: str = "roi_align") -> int:

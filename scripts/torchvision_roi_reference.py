@@ -11,6 +11,11 @@ rounded once (poolspec's rule; torchvision's CPU kernel has no bfloat16). Error 
 OP roi_pool (default roi_align): ``output`` is torchvision.ops.roi_pool, float16 in float16 (torchvision's own
 kernel), bfloat16 in float32 from the bfloat16 values; ``grad_grad_output`` is v read at torchvision's argmax
 (``torch.ops.torchvision.roi_pool``; 0 where it is -1), as torchvision has no double backward of roi_pool.
+
+OP ps_roi_align (half as roi_align's) or ps_roi_pool (half as roi_pool's): ``grad_grad_output`` is the transpose of
+torchvision's backward applied to v, built from it one output element at a time (<grad_input(e_j), v>): it is not
+the forward (ps_roi_pool's backward windows differ from its forward's; ps_roi_align's bins without samples are NaN
+forward and contribute nothing backward).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import sys
 import numpy as np
 import torch
 import torchvision
-from torchvision.ops import roi_align, roi_pool
+from torchvision.ops import ps_roi_align, ps_roi_pool, roi_align, roi_pool
 
 HALF = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -62,8 +67,25 @@ def _linear(v: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, args: dict) -
     return roi_align(v, boxes, **args)
 
 
+def _transposed(fn):
+    """d<grad_input, v>/d(grad_output) of a backward linear in its cotangent, from torchvision's autograd: per
+    output element j, <grad_input(e_j), v>, summed in float64 (then rounded to v's dtype)."""
+    def second(v: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, args: dict) -> torch.Tensor:
+        y = fn(x, boxes, **args)
+        out = torch.zeros(y.numel(), dtype=torch.float64)
+        for j in range(y.numel()):
+            e = torch.zeros(y.numel(), dtype=y.dtype)
+            e[j] = 1
+            (gi,) = torch.autograd.grad(y, x, e.reshape(y.shape), retain_graph=True)
+            out[j] = (gi.double() * v.double()).sum()
+        return out.reshape(y.shape).to(v.dtype)
+    return second
+
+
 # per op: torchvision's function, whether its CPU kernel computes float16 itself, and the second order
-OPS = {"roi_align": (roi_align, False, _linear), "roi_pool": (roi_pool, True, _selected)}
+OPS = {"roi_align": (roi_align, False, _linear), "roi_pool": (roi_pool, True, _selected),
+       "ps_roi_align": (ps_roi_align, False, _transposed(ps_roi_align)),
+       "ps_roi_pool": (ps_roi_pool, True, _transposed(ps_roi_pool))}
 
 
 def main() -> None:
@@ -80,7 +102,9 @@ def main() -> None:
                     else args["output_size"])
         x, boxes = (_tensor(arrays[f"{name}/{k}"], dtype, native) for k in ("input", "boxes"))
         if case["error"]:
-            if 0 in x.shape[2:]:  # torchvision reads outside an empty image (a crash): not asked
+            size = args["output_size"]
+            if 0 in x.shape[2:] or 0 in (size if isinstance(size, tuple) else (size,)):
+                # torchvision reads outside an empty image, and divides C by PH * PW (crashes): not asked
                 refused[name] = False
                 continue
             try:

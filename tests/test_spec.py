@@ -26,12 +26,13 @@ N123 = (1, 2, 3)
 EXPECTED_OPS = (
     {f"avg_pool{n}d" for n in N123} | {f"adaptive_avg_pool{n}d" for n in N123} | {f"max_pool{n}d" for n in N123}
     | {f"adaptive_max_pool{n}d" for n in N123} | {f"max_unpool{n}d" for n in N123} | {f"lp_pool{n}d" for n in N123}
-    | {"interpolate", "grid_sample", "affine_grid", "roi_align", "roi_pool"}
+    | {"interpolate", "grid_sample", "affine_grid", "roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool"}
     | {f"fractional_max_pool{n}d" for n in (2, 3)}
 )
 # ops whose card has the pooling/interpolate shape (one array operand x, spatial sizes that a sample call
 # fixes); the sampling ops (two array ports) have their own tests below and in test_grid_sample.py
-SAMPLING = {"grid_sample", "affine_grid", "roi_align", "roi_pool", "fractional_max_pool2d", "fractional_max_pool3d"}
+SAMPLING = {"grid_sample", "affine_grid", "roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool",
+            "fractional_max_pool2d", "fractional_max_pool3d"}
 POOLING_STYLE = sorted(EXPECTED_OPS - SAMPLING)
 AVG_FAMILY = tuple(f"{kind}_pool{n}d" for kind in ("avg", "adaptive_avg") for n in N123)
 IMPLEMENTED = tuple(c.name for c in spec.cards() if c.status == "implemented")
@@ -152,9 +153,12 @@ def _torch_signature(name: str) -> list[tuple[str, Any]]:
     if spec.card(name).torch_reference.startswith("torchvision."):
         # torchvision does not import beside torch 2.13: its signature as scripts/check_roi_rules.py (roi_align) or
         # scripts/check_<op>_rules.py recorded it in the torchvision environment
-        stored = "roi_rules_counts.json" if name == "roi_align" else f"{name}_rules_counts.json"
+        # (the position-sensitive ops: one file for both, scripts/check_ps_roi_rules.py, a signature per op)
+        stored = {"roi_align": "roi_rules_counts.json", "ps_roi_align": "ps_roi_rules_counts.json",
+                  "ps_roi_pool": "ps_roi_rules_counts.json"}.get(name, f"{name}_rules_counts.json")
         counts = Path(__file__).resolve().parents[1] / "scripts" / stored
         recorded = json.loads(counts.read_text(encoding="utf-8"))["signature"]
+        recorded = recorded[name] if isinstance(recorded, dict) else recorded
         return [(n, REQUIRED if d == "<required>" else d) for n, d in recorded]
     F = _F()
     fn = getattr(F, name)

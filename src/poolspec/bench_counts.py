@@ -29,7 +29,8 @@ from .bench_cases import BenchCase
 # The budgets the ops are to meet (array operations, views included): ops whose taps come from plans, and ops that
 # sample at data-dependent positions.
 BUDGETS = {"plans": (16, 48), "sampled": (60, 160)}
-_SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d", "roi_align", "roi_pool")
+_SAMPLED = ("grid_sample", "affine_grid", "fractional_max_pool2d", "fractional_max_pool3d", "roi_align", "roi_pool",
+            "ps_roi_align", "ps_roi_pool")
 
 
 def budget(case: BenchCase) -> tuple[int, int]:
@@ -84,6 +85,9 @@ CASES = [
     _c("roi_align 64 boxes 7x7 s2 aligned", "roi_align", (2, 64, 50, 76), boxes=64, output_size=7,
        spatial_scale=1.0, sampling_ratio=2, aligned=True),
     _c("roi_pool 64 boxes 7x7", "roi_pool", (2, 64, 50, 76), boxes=64, output_size=7, spatial_scale=1.0),
+    _c("ps_roi_align 64 boxes 7x7 s2", "ps_roi_align", (2, 98, 50, 76), boxes=64, output_size=7, spatial_scale=1.0,
+       sampling_ratio=2),
+    _c("ps_roi_pool 64 boxes 7x7", "ps_roi_pool", (2, 98, 50, 76), boxes=64, output_size=7, spatial_scale=1.0),
 ]
 
 

@@ -17,64 +17,23 @@ from typing import Any
 import torch
 
 from ...autodiff import torch_graph as g
-from ...spec import card
+from .._roi import capture as roi
 
-
-def _arguments(spec: str, sizes: list[int]) -> dict[str, Any]:
-    """The node's keyword arguments, spatial_scale back from the ratio the public function wrote (ops.py)."""
-    kw = g.arguments(spec, sizes)
-    scale = kw["spatial_scale"]
-    return dict(kw, spatial_scale=scale[0] / scale[1]) if isinstance(scale, (tuple, list)) else kw
-
-
-@torch.library.custom_op("poolspec::roi_align", mutates_args=())
-def roi_align(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_align(x, boxes, **_arguments(spec, sizes))``."""
-    return g.eager_function("roi_align")(x, boxes, **_arguments(spec, sizes)).contiguous()
-
-
-@torch.library.custom_op("poolspec::roi_align_backward", mutates_args=())
-def roi_align_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
-                       sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_align_backward(grad_output, x, boxes, ...)``: grad_x."""
-    out = g.eager_function("roi_align_backward")(grad_output, x, boxes, **_arguments(spec, sizes))
-    return g.fresh(out.contiguous(), grad_output, x, boxes)
+roi_align, roi_align_backward = roi.nodes("roi_align")
 
 
 @torch.library.custom_op("poolspec::roi_align_boxes_backward", mutates_args=())
 def roi_align_boxes_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
                              sizes: list[int]) -> torch.Tensor:
     """``poolspec.roi_align_boxes_backward(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."""
-    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **_arguments(spec, sizes))
+    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **roi.arguments(spec, sizes))
     return g.fresh(out.contiguous(), grad_output, x, boxes)
-
-
-def _resolved(x: torch.Tensor, boxes: torch.Tensor, kw: dict[str, Any], op: str) -> tuple[Any, ...]:
-    """The output shape by the card, K and x's batch and channels kept symbolic; the eager checks of dtype and
-    device."""
-    xs = tuple(g.symbol(s, "NC"[i]) if i < 2 else int(s) for i, s in enumerate(x.shape))
-    bs = tuple(g.symbol(s, "K") if i == 0 else int(s) for i, s in enumerate(boxes.shape))
-    r = card("roi_align").resolve(xs, g.dtype_name(x), boxes=bs, **kw)
-    g.check_port(op, "boxes", boxes, x)
-    return (boxes.shape[0], x.shape[1]) + tuple(r.output_shape[2:])
-
-
-@roi_align.register_fake
-def _(x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    return x.new_empty(_resolved(x, boxes, _arguments(spec, sizes), "roi_align"))
-
-
-@roi_align_backward.register_fake
-def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    op = "roi_align_backward"
-    g.check_grad(op, grad_output, _resolved(x, boxes, _arguments(spec, sizes), op), like=x)
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 @roi_align_boxes_backward.register_fake
 def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
     op = "roi_align_boxes_backward"
-    g.check_grad(op, grad_output, _resolved(x, boxes, _arguments(spec, sizes), op), like=x)
+    g.check_grad(op, grad_output, roi.resolved("roi_align", x, boxes, roi.arguments(spec, sizes), op), like=x)
     return torch.empty_like(boxes, memory_format=torch.contiguous_format)
 
 
@@ -83,21 +42,11 @@ def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str
 # forward's gather); w.r.t. x it is zero; the boxes' gradient is not differentiated again (its node has no
 # derivative: torch says so if asked)
 
-def _context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-    x, boxes, ctx.spec, ctx.sizes = inputs
-    ctx.save_for_backward(x, boxes)
-
-
 def _vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
     x, boxes = ctx.saved_tensors
     gx = roi_align_backward(grad, x, boxes, ctx.spec, ctx.sizes) if ctx.needs_input_grad[0] else None
     gb = roi_align_boxes_backward(grad, x, boxes, ctx.spec, ctx.sizes) if ctx.needs_input_grad[1] else None
     return gx, gb, None, None
-
-
-def _backward_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-    _, x, boxes, ctx.spec, ctx.sizes = inputs
-    ctx.save_for_backward(x, boxes)
 
 
 def _backward_vjp(ctx: Any, ggx: torch.Tensor) -> tuple[Any, ...]:
@@ -106,45 +55,21 @@ def _backward_vjp(ctx: Any, ggx: torch.Tensor) -> tuple[Any, ...]:
     return roi_align(ggx, boxes, ctx.spec, ctx.sizes), zero, None, None, None
 
 
-torch.library.register_autograd("poolspec::roi_align", _vjp, setup_context=_context)
-torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, setup_context=_backward_context)
+torch.library.register_autograd("poolspec::roi_align", _vjp, setup_context=roi.save_context)
+torch.library.register_autograd("poolspec::roi_align_backward", _backward_vjp, setup_context=roi.save_pair_context)
 
 
 # vmap: the vmapped dimension joins the images' batch; each copy's rois are moved to its own images
+roi.register_vmaps(roi_align, roi_align_backward)
 
 
-def _joined(info: Any, x_dim: Any, b_dim: Any, x: torch.Tensor, boxes: torch.Tensor) -> tuple[Any, Any]:
-    B = info.batch_size
-    x = x.expand(B, *x.shape) if x_dim is None else x.movedim(x_dim, 0)
-    boxes = boxes.expand(B, *boxes.shape) if b_dim is None else boxes.movedim(b_dim, 0)
-    N = x.shape[1]
-    shift = (torch.arange(B, dtype=boxes.dtype, device=boxes.device) * N).reshape(B, 1, 1)
-    first = torch.zeros(5, dtype=boxes.dtype, device=boxes.device)
-    first[0] = 1
-    boxes = boxes + shift * first  # batch index b * N + n
-    return x.flatten(0, 1), boxes.flatten(0, 1)
+def _ps_roi_align_select(*args: Any, **kwargs: Any) -> Any:
+    from .ops import _ps_roi_align_select
+
+    return _ps_roi_align_select(*args, **kwargs)
 
 
-def _vmap(info: Any, in_dims: tuple[Any, ...], x: torch.Tensor, boxes: torch.Tensor, spec: str,
-          sizes: list[int]) -> tuple[torch.Tensor, int]:
-    x, boxes = _joined(info, in_dims[0], in_dims[1], x, boxes)
-    return roi_align(x, boxes, spec, sizes).unflatten(0, (info.batch_size, -1)), 0
+# ps_roi_align's nodes, its select the forward's taps with 0 where a bin has no samples (its forward: NaN or -0.0)
+ps_roi_align, ps_roi_align_backward, ps_roi_align_select = roi.grouped_nodes("ps_roi_align", _ps_roi_align_select)
 
-
-def _backward_vmap(info: Any, in_dims: tuple[Any, ...], grad_output: torch.Tensor, x: torch.Tensor,
-                   boxes: torch.Tensor, spec: str, sizes: list[int]) -> tuple[torch.Tensor, int]:
-    B = info.batch_size
-    grad_output = grad_output.expand(B, *grad_output.shape) if in_dims[0] is None else grad_output.movedim(
-        in_dims[0], 0)
-    x, boxes = _joined(info, in_dims[1], in_dims[2], x, boxes)
-    gx = roi_align_backward(grad_output.flatten(0, 1), x, boxes, spec, sizes)
-    return gx.unflatten(0, (B, -1)), 0
-
-
-torch.library.register_vmap("poolspec::roi_align", _vmap)
-torch.library.register_vmap("poolspec::roi_align_backward", _backward_vmap)
-
-
-def bind(op: str, backward: bool, args: dict[str, Any], tensors: tuple[Any, ...]) -> Any:
-    """roi_align (or its backward) on ``tensors`` as a node."""
-    return (roi_align_backward if backward else roi_align)(*tensors, *g.node_args(args))
+bind = roi.binder(roi_align, roi_align_backward, ("ps_roi_align", ps_roi_align, ps_roi_align_backward))

@@ -1,5 +1,6 @@
-"""roi_align and its explicit backward: the card is in ``card.py``, the sampling in ``sampling.py``; below, the
-boxes' two forms, resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program).
+"""roi_align and its explicit backward: the card is in ``card.py``, the sampling in ``sampling.py``; below,
+resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program). The boxes' two
+forms and the dispatch's common pieces are the RoI families' (``_roi.ops``).
 """
 
 from __future__ import annotations
@@ -8,39 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from ..._calls import channels_last, check_cotangent, check_layout, check_like, resolve
-from ..._compat import (
-    dtype_name,
-    is_dask_array,
-    is_jax_array,
-    is_torch_array,
-    namespace,
-    on,
-    to_compute,
-)
+from ..._calls import channels_last, check_cotangent, check_layout, resolve
+from ..._compat import dtype_name, is_dask_array, is_jax_array, is_torch_array, namespace, to_compute
 from ..._types import Array
-from ...autodiff import compose, graph_node, in_graph
+from ...autodiff import graph_node, in_graph
 from ...spec._rules import fail
+from .._roi import ops as roi
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
-__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward"]
-
-
-def _rois(op: str, x: Any, boxes: Any) -> Any:
-    """The boxes as one (K, 5) array: a list of (L, 4) arrays, one per image, gains its batch index column."""
-    if not isinstance(boxes, (list, tuple)):
-        return boxes
-    xp = namespace(x, *boxes, names=("x",) + tuple(f"boxes[{i}]" for i in range(len(boxes))), op=op)
-    parts = []
-    for i, b in enumerate(boxes):
-        if len(b.shape) != 2 or b.shape[1] != 4:
-            fail(op, f"boxes[{i}].shape", tuple(b.shape), "must be (L, 4): x1, y1, x2, y2 per box of image "
-                 f"{i} (a list of boxes holds one (L, 4) array per image)")
-        check_like(op, xp, f"boxes[{i}]", b, "x", x)
-        parts.append(xp.concat([xp.full((b.shape[0], 1), float(i), dtype=b.dtype, **on(b)), b], axis=1))
-    if not parts:
-        return xp.zeros((0, 5), dtype=x.dtype, **on(x))
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward"]
 
 
 def _autograd_on_cpu(x: Any, rois: Any) -> bool:
@@ -60,20 +37,14 @@ def _args(output_size: Any, spatial_scale: Any, sampling_ratio: Any, aligned: An
     return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio, aligned=aligned)
 
 
-def _node_args(args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments a capture node carries: spatial_scale as its exact ratio of two ints (Dynamo cannot write a
-    float into the node's argument string; capture.py divides them back, exactly)."""
-    scale = args["spatial_scale"]
-    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
-        return dict(args, spatial_scale=float(scale).as_integer_ratio())
-    return args
-
-
-def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
-    """The card's checks, then the boxes' values where a trace has them, and the plan."""
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
+    """The card's checks, then the boxes' values where a trace has them, and the plan (``ps``: ps_roi_align's,
+    whose C is the output channels)."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
     p = r.params
     N, C, H, W = (int(v) for v in x.shape)
+    if ps:
+        C //= p["output_size"][0] * p["output_size"][1]
     rc = to_compute(xp, rois)
     # the values of the boxes as given (inside a jit trace a cast of concrete boxes is already traced); torch's
     # bfloat16 has no NumPy twin, so its float32 cast is read
@@ -88,12 +59,12 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
                  "which this trace does not have (jax.jit or a transform over traced boxes): pass a positive "
                  "sampling_ratio, or concrete boxes")
         return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"], None,
-                                   None, ratio)
+                                   None, ratio, ps)
     host = np.asarray(host, dtype=np.float32 if dtype_name(xp, rc.dtype) == "float32" else np.float64)
-    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N)
+    gh, gw = host_grids(op, host, pooled, p["spatial_scale"], p["aligned"], ratio, N, ps)
     fixed = ratio > 0
     return xp, dtype, rc, plan(N, C, H, W, int(rois.shape[0]), pooled, p["spatial_scale"], p["aligned"],
-                               None if fixed else gh, None if fixed else gw, ratio)
+                               None if fixed else gh, None if fixed else gw, ratio, ps)
 
 
 def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
@@ -151,19 +122,17 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
         return channels_last(roi_align, locals(), 2, ("x",))
     op = "roi_align"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     if _autograd_on_cpu(x, rois):
         from ...autodiff.torch_graph import sampling
 
-        return sampling(op, _node_args(args), x, rois)
+        return sampling(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
-        return _dask_map(x, rc, args, p)
-    xc = to_compute(xp, x)  # half precision: float32, rounded once at the end
-    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_align, roi_align_backward, x, rc, args, p.K, p.pooled)
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32, rounded once
 
 
 def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -220,19 +189,15 @@ def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: in
         return channels_last(roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_align_backward"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _dask_map(x, rc, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_align, roi_align_backward, x, rc, args, p.K, p.pooled, grad_output)
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -287,12 +252,10 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
     """
     op = "roi_align_boxes_backward"
     args = _args(output_size, spatial_scale, sampling_ratio, aligned)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):  # a sum over every channel and cell: one task, lazily
         import dask
         import dask.array as da
@@ -312,20 +275,152 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
     return parts
 
 
-def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per channel block (an roi reads anywhere in its image, so images stay whole); the boxes, small,
-    as NumPy in every task."""
-    import dask.array as da
+# --- ps_roi_align: roi_align's taps, each bin reading its own group of channels (sampling.py's ``ps`` plan) ---
 
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    chans = x.chunks[1]
-    x = x.rechunk(((x.shape[0],), chans, (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: roi_align(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: roi_align_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
+def _ps_args(output_size: Any, spatial_scale: Any, sampling_ratio: Any) -> dict[str, Any]:
+    return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio)
 
+
+def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                 sampling_ratio: int = -1, *, layout: str = "channels_first") -> Array:
+    """Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
+    ``torchvision.ops.ps_roi_align``.
+
+    Each roi is split into an output_size (PH, PW) grid of bins; bin (ph, pw) of output channel c averages a grid
+    of bilinear samples of input channel (c * PH + ph) * PW + pw (torchvision's rules: boxes always shifted by
+    -0.5, the roi size never clamped; a bin without samples is 0 / count, NaN for a degenerate roi with an
+    adaptive grid). The input gradient is a sort and a segmented sum, not a scatter (bit-identical across runs).
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W), C a multiple of PH * PW; float16, bfloat16 (computed in float32, rounded once),
+        float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
+        dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells.
+    sampling_ratio : int, default -1
+        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes on the host.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
+        permuted view.
+
+    Returns
+    -------
+    array
+        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+        batch index is not an image of x, an output_size entry is < 1, or sampling_ratio <= 0 under a trace
+        without the boxes' values.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # channel k holds 4 k .. 4 k + 3
+    >>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
+    [0.0, 5.0, 10.0, 15.0]
+    """
+    if check_layout("ps_roi_align", layout):
+        return channels_last(ps_roi_align, locals(), 2, ("x",))
+    op = "ps_roi_align"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)
+
+
+def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                          spatial_scale: float = 1.0, sampling_ratio: int = -1, *,
+                          layout: str = "channels_first") -> Array:
+    """The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+    PW).
+
+    Each tap adds (g * w) / count to the cell it read in its bin's input channel, through a sort and a segmented
+    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output`` and differentiable again
+    on torch and JAX.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output; x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
+        then (N, H, W, C).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_align`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.ps_roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                    np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+    >>> g.ravel().tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    if check_layout("ps_roi_align_backward", layout):
+        return channels_last(ps_roi_align_backward, locals(), 2, ("grad_output", "x"))
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled, grad_output,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
+
+
+def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
+                         sampling_ratio: int = -1) -> Any:
+    """``gg`` (shaped like x) through the transpose of :func:`ps_roi_align_backward`: the forward's taps, with 0
+    (not NaN or -0.0) in the bins without samples, to which the backward adds nothing (torch's capture node
+    ``poolspec::ps_roi_align_select``)."""
+    import dataclasses
+
+    op = "ps_roi_align_backward"
+    args = _ps_args(output_size, spatial_scale, sampling_ratio)
+    rois = roi.rois(op, x, boxes)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
+    p = dataclasses.replace(p, groups=tuple(dataclasses.replace(gr, fill=0) for gr in p.groups))
+    return roi.apply(forward, p, xp, x, to_compute(xp, gg), rc)

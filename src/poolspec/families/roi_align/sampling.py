@@ -7,6 +7,10 @@ channel; an index N * H * W reads outside (0). The reads are ``kernels.cells.Cel
 ``autodiff.max_select`` and the input gradient its transpose ``autodiff.max_backward`` (a sort and a segmented sum,
 no scatter): the op is linear in x, so torch and JAX differentiate it natively through those two bindings, to any
 order and without a scatter.
+
+ps_roi_align (``_Plan.ps``) takes the same taps: x is read as planes (C / (PH * PW), PH * PW * N * H * W) ordered
+(bin, batch, row, column), so a tap of bin (ph, pw) reads cell (ph * PW + pw) * N * H * W + its cell of the image,
+and output channel c of that bin reads input channel (c * PH + ph) * PW + pw (torchvision's channel mapping).
 """
 
 from __future__ import annotations
@@ -44,6 +48,9 @@ class _Group:
     gh: int
     gw: int
     rois: tuple[int, ...] | None
+    # ps_roi_align's bins without samples: 0 / (grid_h * grid_w) unclamped, 0: +0, 1: -0 (a negative product),
+    # 2: NaN (0 / 0)
+    fill: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,10 +68,16 @@ class _Plan:
     groups: tuple[_Group, ...]
     # the roi order of the groups' concatenated outputs back to the boxes' order (None: already in order)
     order: tuple[int, ...] | None
+    # position-sensitive (ps_roi_align): C counts the output channels, the planes hold one image per bin
+    ps: bool = False
+
+    @property
+    def image_cells(self) -> int:
+        return self.N * self.H * self.W
 
     @property
     def cells(self) -> int:
-        return self.N * self.H * self.W
+        return self.image_cells * (self.pooled[0] * self.pooled[1] if self.ps else 1)
 
 
 def _np_dtype(name: str) -> Any:
@@ -72,9 +85,10 @@ def _np_dtype(name: str) -> Any:
 
 
 def host_grids(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, aligned: bool,
-               ratio: int, N: int) -> tuple[np.ndarray, np.ndarray]:
+               ratio: int, N: int, ps: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Checks of the boxes' values (finite, batch index in [0, N), torchvision's refusal) and, for
-    sampling_ratio <= 0, each roi's sample grid (gh, gw) in torchvision's arithmetic (``host``'s dtype)."""
+    sampling_ratio <= 0, each roi's sample grid (gh, gw) in torchvision's arithmetic (``host``'s dtype).
+    ``ps``: ps_roi_align's, which sizes no vector by the grid and so refuses no negative one."""
     dt = host.dtype.type
     if host.shape[0] == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -97,7 +111,7 @@ def host_grids(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float,
     if np.abs(grids).max() * (1 + max(pooled)) ** 2 > _MOST_SAMPLES:
         fail(op, "boxes", "...", f"ask for more than {_MOST_SAMPLES} samples (a box far larger than the image)")
     gh, gw = grids[:, 0].astype(np.int64), grids[:, 1].astype(np.int64)
-    if ((gh * gw) * (pooled[0] * pooled[1]) < 0).any():
+    if not ps and ((gh * gw) * (pooled[0] * pooled[1]) < 0).any():
         k = int(np.argmax((gh * gw) * (pooled[0] * pooled[1]) < 0))
         fail(op, "boxes", host[k].tolist(), f"roi {k}: its sample grid is negative on exactly one axis "
              f"({gh[k]}, {gw[k]}): an aligned roi negative by a bin or more, which torchvision refuses")
@@ -105,24 +119,31 @@ def host_grids(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float,
 
 
 def plan(N: int, C: int, H: int, W: int, K: int, pooled: tuple[int, int], scale: float, aligned: bool,
-         gh: np.ndarray | None, gw: np.ndarray | None, ratio: int) -> _Plan:
-    """The groups of a call: one for sampling_ratio > 0 (no box values needed), else one per distinct grid."""
+         gh: np.ndarray | None, gw: np.ndarray | None, ratio: int, ps: bool = False) -> _Plan:
+    """The groups of a call: one for sampling_ratio > 0 (no box values needed), else one per distinct grid (and,
+    for ps_roi_align's bins without samples, per value they take). ``ps``: C is the output channels."""
     if gh is None or gw is None:
-        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(ratio, ratio, None),), None)
-    grids = np.maximum(np.stack([gh, gw], 1), 0)
-    grids[(grids == 0).any(1)] = 0  # no samples on either axis: the bin is 0
-    keys = sorted({(int(a), int(b)) for a, b in grids})
+        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(ratio, ratio, None),), None, ps)
+    raw = np.stack([gh, gw], 1)
+    grids = np.maximum(raw, 0)
+    empty = (grids == 0).any(1)
+    grids[empty] = 0  # no samples on either axis: the bin is 0 (ps_roi_align: 0 / count, below)
+    fills = np.zeros(K, np.int64)
+    if ps:  # torchvision divides the empty sum by grid_h * grid_w, not clamped to 1
+        prod = raw[:, 0] * raw[:, 1]
+        fills = np.where(empty, np.where(prod == 0, 2, np.where(prod < 0, 1, 0)), 0)
+    keys = sorted({(int(a), int(b), int(f)) for (a, b), f in zip(grids, fills)})
     if len(keys) <= 1:
-        a, b = keys[0] if keys else (0, 0)
-        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(a, b, None),), None)
+        a, b, f = keys[0] if keys else (0, 0, 0)
+        return _Plan(N, C, H, W, K, pooled, scale, aligned, (_Group(a, b, None, f),), None, ps)
     groups, position = [], []
-    for a, b in keys:
-        members = np.flatnonzero((grids[:, 0] == a) & (grids[:, 1] == b))
-        groups.append(_Group(a, b, tuple(int(v) for v in members)))
+    for a, b, f in keys:
+        members = np.flatnonzero((grids[:, 0] == a) & (grids[:, 1] == b) & (fills == f))
+        groups.append(_Group(a, b, tuple(int(v) for v in members), f))
         position += members.tolist()
     order = np.empty(K, np.int64)
     order[np.array(position, dtype=np.int64)] = np.arange(K)
-    return _Plan(N, C, H, W, K, pooled, scale, aligned, tuple(groups), tuple(int(v) for v in order))
+    return _Plan(N, C, H, W, K, pooled, scale, aligned, tuple(groups), tuple(int(v) for v in order), ps)
 
 
 def boxes_on_host(rois: Any) -> np.ndarray | None:
@@ -227,6 +248,10 @@ def _taps(xp: Any, plan: _Plan, rois: Any, group: _Group, ph: tuple[int, int], i
     cols = xp.concat([X(xl), X(xh), X(xl), X(xh)], axis=-1)
     weights = xp.concat([Y(hy) * X(hx), Y(hy) * X(lx), Y(ly) * X(hx), Y(ly) * X(lx)], axis=-1)
     cells = xp.reshape(batch, (k, 1, 1, 1, 1, 1)) * (H * W) + xp.astype(rows, itype) * W + xp.astype(cols, itype)
+    if plan.ps:  # bin (ph, pw) reads its own image of the planes
+        bin_row = xp.reshape(xp.arange(ph[0], ph[1], dtype=itype, device=dev), (1, p, 1, 1, 1, 1))
+        bin_col = xp.reshape(xp.arange(0, PW, dtype=itype, device=dev), (1, 1, PW, 1, 1, 1))
+        cells = cells + (bin_row * PW + bin_col) * plan.image_cells
     cells = xp.where(inside, cells, xp.full_like(cells, plan.cells))  # outside: reads 0, routes nowhere
     if not derivatives:
         return xp.reshape(cells, (1, -1)), xp.reshape(weights, (k, p, PW, s * gw * 4))
@@ -289,10 +314,17 @@ def _group_rois(xp: Any, rois: Any, group: _Group) -> Any:
     return xp.take(rois, xp.asarray(np.array(group.rois, dtype=np.int64), device=device(rois)), axis=0)
 
 
-def _planes(xp: Any, x: Any) -> Any:
-    """x (N, C, H, W) as planes (C, N * H * W)."""
+def _planes(xp: Any, x: Any, plan: _Plan | None = None) -> Any:
+    """x (N, C, H, W) as planes (C, N * H * W); for ps_roi_align, (C / (PH * PW), PH * PW * N * H * W)."""
     N, C, H, W = x.shape
+    if plan is not None and plan.ps:
+        bins = plan.pooled[0] * plan.pooled[1]
+        v = xp.reshape(x, (N, C // bins, bins, H, W))
+        return xp.reshape(xp.permute_dims(v, (1, 2, 0, 3, 4)), (C // bins, bins * N * H * W))
     return xp.reshape(xp.permute_dims(x, (1, 0, 2, 3)), (C, N * H * W))
+
+
+_FILLS = (0.0, -0.0, float("nan"))
 
 
 def _reorder(xp: Any, out: Any, plan: _Plan) -> Any:
@@ -316,13 +348,13 @@ def forward(plan: _Plan, x: Any, rois: Any) -> Any:
     xp = namespace(x)
     PH, PW = plan.pooled
     C = plan.C
-    planes = _planes(xp, x)
+    planes = _planes(xp, x, plan)
     parts = []
     for group in plan.groups:
         gr = _group_rois(xp, rois, group)
         k = gr.shape[0]
         if group.gh * group.gw == 0 or k == 0 or PH * PW == 0:
-            parts.append(xp.zeros((C, k, PH, PW), dtype=x.dtype, device=device(x)))
+            parts.append(xp.full((C, k, PH, PW), _FILLS[group.fill], dtype=x.dtype, device=device(x)))
             continue
         count = float(group.gh * group.gw)
         pieces, acc = [], None
@@ -399,7 +431,12 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
                 total = part if total is None else total + part
     if total is None:  # nothing sampled: zeros, still a function of g (and x) for autodiff
         total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
-    out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
+    if plan.ps:
+        bins = PH * PW
+        out = xp.reshape(xp.permute_dims(xp.reshape(total, (C, bins, N, H, W)), (2, 0, 1, 3, 4)),
+                         (N, C * bins, H, W))
+    else:
+        out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
         out = out.contiguous()
     elif isinstance(out, np.ndarray):
@@ -505,7 +542,7 @@ def windows(mod: Any, plan: _Plan, rois: Any) -> list[Any] | None:
     channel against its taps' PH * PW * grid * 4 reads, and a product's multiply-add costs a small fraction of a
     gather's read (a detector's boxes: windows 2 to 5 times faster at 13 to 22 times the arithmetic; boxes larger
     than the image with few bins: hundreds of times the arithmetic, the taps win)."""
-    if mod is None or not windows_fit(plan):
+    if mod is None or plan.ps or not windows_fit(plan):  # (ps: each bin reads its own channels' image)
         return None
     xp = namespace(rois)
     PH, PW = plan.pooled

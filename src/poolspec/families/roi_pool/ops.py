@@ -1,6 +1,7 @@
 """roi_pool and its explicit backward: the card is in ``card.py``, the windows and winners in ``search.py``; below,
 resolving a call and its dispatch (Dask's channel blocks, torch's capture nodes, JAX's program). The boxes' two forms
-and their host reading are roi_align's (``roi_align.ops._rois``, ``roi_align.sampling.boxes_on_host``).
+and the dispatch's common pieces are the RoI families' (``_roi.ops``), the boxes' host reading roi_align's
+(``roi_align.sampling.boxes_on_host``).
 """
 
 from __future__ import annotations
@@ -12,34 +13,27 @@ import numpy as np
 from ..._calls import channels_last, check_cotangent, check_layout, resolve
 from ..._compat import dtype_name, is_dask_array, is_jax_array, namespace, to_compute
 from ..._types import Array
-from ...autodiff import compose, graph_node, in_graph
-from ..roi_align.ops import _rois
+from ...autodiff import graph_node, in_graph
+from .._roi import ops as roi
 from ..roi_align.sampling import boxes_on_host
-from .search import _Plan, backward, forward, frame, select
+from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, ps_select, select
 
-__all__ = ["roi_pool", "roi_pool_backward"]
+__all__ = ["roi_pool", "roi_pool_backward", "ps_roi_pool", "ps_roi_pool_backward"]
 
 
 def _args(output_size: Any, spatial_scale: Any) -> dict[str, Any]:
     return dict(output_size=output_size, spatial_scale=spatial_scale)
 
 
-def _node_args(args: dict[str, Any]) -> dict[str, Any]:
-    """The arguments a capture node carries: spatial_scale as its exact ratio of two ints (Dynamo cannot write a
-    float into the node's argument string; capture.py divides them back, exactly)."""
-    scale = args["spatial_scale"]
-    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
-        return dict(args, spatial_scale=float(scale).as_integer_ratio())
-    return args
-
-
-def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str, Any, _Plan]:
+def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False) -> tuple[Any, str, Any, _Plan]:
     """The card's checks, then the boxes' values where a trace has them (the window frame), and the plan. The boxes
     come back in the dtype of the box arithmetic: x's for float16 (torchvision's half arithmetic), else x's compute
-    dtype (float32 for bfloat16)."""
+    dtype (float32 for bfloat16). ``ps``: ps_roi_pool's plan (C the output channels)."""
     xp, dtype, r = resolve(op, x, {"boxes": rois}, **args)
     p = r.params
     N, C, H, W = (int(v) for v in x.shape)
+    if ps:
+        C //= p["output_size"][0] * p["output_size"][1]
     half = dtype == "float16"
     rc = rois if half else to_compute(xp, rois)
     # torch's bfloat16 has no NumPy twin, so its float32 cast is read
@@ -50,8 +44,8 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any]) -> tuple[Any, str
     else:
         host = np.asarray(host, dtype=np.float16 if half else np.float32 if dtype_name(xp, rc.dtype) == "float32"
                           else np.float64)
-        KH, KW = frame(op, host, pooled, scale, N, H, W)
-    return xp, dtype, rc, _Plan(N, C, H, W, int(rois.shape[0]), pooled, scale, KH, KW, half)
+        KH, KW = frame(op, host, pooled, scale, N, H, W, ps)
+    return xp, dtype, rc, _Plan(N, C, H, W, int(rois.shape[0]), pooled, scale, KH, KW, half, ps)
 
 
 def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
@@ -105,15 +99,13 @@ def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_s
         return channels_last(roi_pool, locals(), 2, ("x",))
     op = "roi_pool"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), x, rois)
+        return graph_node(op, roi.node_args(args), x, rois)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     if is_dask_array(x):
-        return _dask_map(x, rois, args, p)
-    xc = to_compute(xp, x)  # half precision: float32 (the values are selected, so exact)
-    out = compose(forward, (p,), xc, rc) if is_jax_array(x) else forward(p, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_pool, roi_pool_backward, x, rois, args, p.K, p.pooled)
+    return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32 (selected, so exact)
 
 
 def roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
@@ -166,19 +158,15 @@ def roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int
         return channels_last(roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     if in_graph(x):
-        return graph_node(op, _node_args(args), grad_output, x, rois)
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
-    if not dtype.startswith(("float", "bfloat")):
-        raise TypeError(f"{op}: x.dtype={dtype!r}: gradients need a floating dtype")
-    check_cotangent(op, xp, grad_output, x, (p.K, p.C) + p.pooled)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):
-        return _dask_map(x, rois, args, p, grad_output)
-    gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
-    out = compose(backward, (p,), gc, xc, rc) if is_jax_array(x) else backward(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+        return roi.dask_map(roi_pool, roi_pool_backward, x, rois, args, p.K, p.pooled, grad_output)
+    return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
 
 
 def _roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int],
@@ -187,27 +175,147 @@ def _roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, 
     :func:`roi_pool_backward` w.r.t. its cotangent (torch's capture node ``poolspec::roi_pool_select``)."""
     op = "roi_pool_backward"
     args = _args(output_size, spatial_scale)
-    rois = _rois(op, x, boxes)
+    rois = roi.rois(op, x, boxes)
     xp, dtype, rc, p = _resolve(op, x, rois, args)
     check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
-    gc, xc = to_compute(xp, gg), to_compute(xp, x)
-    out = compose(select, (p,), gc, xc, rc) if is_jax_array(x) else select(p, gc, xc, rc)
-    return out if out.dtype == x.dtype else xp.astype(out, x.dtype)
+    return roi.apply(select, p, xp, x, to_compute(xp, gg), to_compute(xp, x), rc)
 
 
-def _dask_map(x: Any, rois: Any, args: dict[str, Any], p: _Plan, grad: Any = None) -> Any:
-    """One task per channel block (an roi reads anywhere in its image, so images stay whole); the boxes, small,
-    as NumPy in every task."""
-    import dask.array as da
+# --- ps_roi_pool: window averages, each bin reading its own group of channels (search.py's ``ps`` plan) ---------
 
-    boxes = np.asarray(rois.compute()) if is_dask_array(rois) else np.asarray(rois)
-    boxes = boxes.astype(x.dtype) if boxes.dtype != x.dtype else boxes
-    chans = x.chunks[1]
-    x = x.rechunk(((x.shape[0],), chans, (x.shape[2],), (x.shape[3],)))
-    meta = np.empty((0, 0, 0, 0), dtype=x.dtype)
-    if grad is None:
-        return da.map_blocks(lambda xb: roi_pool(xb, boxes, **args), x, dtype=x.dtype, meta=meta,
-                             chunks=((p.K,), chans, (p.pooled[0],), (p.pooled[1],)))
-    grad = grad.rechunk(((grad.shape[0],), chans, (grad.shape[2],), (grad.shape[3],)))
-    return da.map_blocks(lambda gb, xb: roi_pool_backward(gb, xb, boxes, **args), grad, x, dtype=x.dtype,
-                         meta=meta, chunks=x.chunks)
+def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
+                layout: str = "channels_first") -> Array:
+    """Position-sensitive averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.ps_roi_pool``.
+
+    Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size (PH, PW) grid of
+    bins whose edges are floored and ceiled; bin (ph, pw) of output channel c is the mean of its window of input
+    channel (c * PH + ph) * PW + pw (torchvision's rules: a degenerate roi is one cell, an empty window is 0, and
+    the forward's windows stop before the image's last row and column). The gradient is torchvision's: its
+    backward's windows reach the last row and column, and it is a sort and a segmented sum, not a scatter.
+
+    Parameters
+    ----------
+    x : array
+        Features (N, C, H, W), C a multiple of PH * PW; float16 (box arithmetic in float16, as torchvision),
+        bfloat16 (in float32), float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask,
+        array-api-strict).
+    boxes : array or list of array
+        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
+        dtype and device.
+    output_size : int or tuple of int
+        The bins per roi (PH, PW); one int for both.
+    spatial_scale : float, default 1.0
+        The factor from box coordinates to x's cells.
+    layout : str, default "channels_first"
+        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
+        permuted view.
+
+    Returns
+    -------
+    array
+        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
+
+    Raises
+    ------
+    ValueError
+        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+        batch index is not an image of x, an output_size entry is < 1, or a box coordinate is not finite.
+    TypeError
+        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> poolspec.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1).ravel().tolist()  # rows, columns 0..1
+    [2.5]
+    """
+    if check_layout("ps_roi_pool", layout):
+        return channels_last(ps_roi_pool, locals(), 2, ("x",))
+    op = "ps_roi_pool"
+    args = _args(output_size, spatial_scale)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), x, rois)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_pool, ps_roi_pool_backward, x, rois, args, p.K, p.pooled,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(ps_forward, p, xp, x, to_compute(xp, x), rc)
+
+
+def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                         spatial_scale: float = 1.0, *, layout: str = "channels_first") -> Array:
+    """The gradient of :func:`ps_roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+    PW), as torchvision's backward.
+
+    Each bin adds g / area to every cell of its window in its input channel; torchvision's backward windows are
+    clamped to [0, H] x [0, W] and rounded with roundf (its forward's to [0, H - 1] x [0, W - 1], with round), so
+    this is not the transpose of the forward where a window reaches the last row or column. A sort and a segmented
+    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output``, differentiable again on
+    torch and JAX.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent, shaped like the forward's output; x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    layout : str, default "channels_first"
+        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
+        then (N, H, W, C).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. x, with x's shape and dtype.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_pool`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+        libraries.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> g = poolspec.ps_roi_pool_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+    ...                                   np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+    >>> g.ravel().tolist()  # the backward's window reaches the last row and column
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    if check_layout("ps_roi_pool_backward", layout):
+        return channels_last(ps_roi_pool_backward, locals(), 2, ("grad_output", "x"))
+    op = "ps_roi_pool_backward"
+    args = _args(output_size, spatial_scale)
+    rois = roi.rois(op, x, boxes)
+    if in_graph(x):
+        return graph_node(op, roi.node_args(args), grad_output, x, rois)
+    namespace(grad_output, x, names=("grad_output", "x"), op=op)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
+    if is_dask_array(x):
+        return roi.dask_map(ps_roi_pool, ps_roi_pool_backward, x, rois, args, p.K, p.pooled, grad_output,
+                            channel_group=p.pooled[0] * p.pooled[1])
+    return roi.apply(ps_backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
+
+
+def _ps_roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int],
+                        spatial_scale: float = 1.0) -> Any:
+    """``gg`` (shaped like x) through the transpose of :func:`ps_roi_pool_backward`: the means of the backward's
+    windows (torch's capture node ``poolspec::ps_roi_pool_select``)."""
+    op = "ps_roi_pool_backward"
+    args = _args(output_size, spatial_scale)
+    rois = roi.rois(op, x, boxes)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=True)
+    check_cotangent(op, xp, gg, x, tuple(x.shape), "grad_grad_input")
+    return roi.apply(ps_select, p, xp, x, to_compute(xp, gg), rc)

@@ -10,6 +10,14 @@ through those two bindings, to any order.
 
 The edge arithmetic is one function, :func:`edges`, run on the device for the search and on the host (NumPy) for
 the frame, so the host's bound is exactly the device's largest window.
+
+ps_roi_pool (``_Plan.ps``) averages the same kind of windows (its own size and clamping rules, ``edges``' keywords)
+over planes (C / (PH * PW), PH * PW * N * H * W) ordered (bin, batch, row, column): bin (ph, pw) of output channel
+c reads input channel (c * PH + ph) * PW + pw. It is linear: the sum of each window's cells (``Cells`` reads) over
+its area. torchvision's backward is not the transpose of its forward (the forward clamps the windows to [0, H - 1]
+and rounds with round, the backward clamps to [0, H] and rounds with roundf), so under autodiff the forward's value
+carries the derivative of the backward's windows: A x + (B x - B x) with the second pair's value held
+(``stop_gradient``), the value exactly A x and the derivative B, torchvision's gradient, to any order.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..._compat import device, dtype_name, index_dtype, is_jax_array, namespace, stop_gradient
-from ...autodiff import anchor, max_backward, max_select
+from ...autodiff import anchor, max_backward, max_select, untracked
 from ...kernels.cells import Cells
 from ...spec._rules import fail
 
@@ -50,10 +58,16 @@ class _Plan:
     KH: int
     KW: int
     half: bool
+    # position-sensitive (ps_roi_pool): C counts the output channels, the planes hold one image per bin
+    ps: bool = False
+
+    @property
+    def image_cells(self) -> int:
+        return self.N * self.H * self.W
 
     @property
     def cells(self) -> int:
-        return self.N * self.H * self.W
+        return self.image_cells * (self.pooled[0] * self.pooled[1] if self.ps else 1)
 
     @property
     def bins(self) -> int:
@@ -81,22 +95,27 @@ def _round(xp: Any, v: Any) -> Any:
 
 
 def edges(xp: Any, rois: Any, pooled: tuple[int, int], scale: float, H: int, W: int,
-          itype: Any) -> tuple[Any, Any, Any, Any, Any]:
-    """Per roi: its batch index (K,), its bins' rows [hs, he) (K, PH) and columns [ws, we) (K, PW), clamped to the
-    image, in torchvision's arithmetic (``rois``' dtype for the products and bin sizes, ``itype`` for the rest)."""
+          itype: Any, *, plus: int = 1, single: bool = False) -> tuple[Any, Any, Any, Any, Any]:
+    """Per roi: its batch index (K,), its bins' rows [hs, he) (K, PH) and columns [ws, we) (K, PW), clamped to
+    [0, H] and [0, W], in torchvision's arithmetic (``rois``' dtype for the products and bin sizes, ``itype`` for
+    the rest). The roi size is max(end - start + ``plus``, 1) (roi_pool's 1, ps_roi_pool's 0); ``single``: the
+    corners rounded by roundf, a float64 product rounded to float32 first (ps_roi_pool's backward)."""
     dt, dev = rois.dtype, device(rois)
     sc = xp.asarray(scale, dtype=dt, device=dev)
     wide = dtype_name(xp, dt) != "float16"  # float16's largest value, 65504, is within the bounds below
+    single = single and dtype_name(xp, dt) == "float64"
 
     def corner(j: int) -> Any:
         v = _kept(rois[:, j] * sc)
+        if single:
+            v = xp.astype(_kept(xp.astype(v, xp.float32)), dt)
         if wide:  # the card's bound
             v = xp.minimum(xp.maximum(v, xp.full_like(v, -_MOST)), xp.full_like(v, _MOST))
         return xp.astype(_round(xp, v), itype)
 
     sw, sh, ew, eh = (corner(j) for j in (1, 2, 3, 4))
     one = xp.ones_like(sw)
-    rw, rh = xp.maximum(ew - sw + 1, one), xp.maximum(eh - sh + 1, one)
+    rw, rh = xp.maximum(ew - sw + plus, one), xp.maximum(eh - sh + plus, one)
 
     def axis(size: Any, start: Any, P: int, L: int) -> tuple[Any, Any]:
         b = xp.astype(size, dt)
@@ -117,9 +136,11 @@ def edges(xp: Any, rois: Any, pooled: tuple[int, int], scale: float, H: int, W: 
     return xp.astype(rois[:, 0], itype), hs, he, ws, we
 
 
-def frame(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, N: int, H: int, W: int) -> tuple[int, int]:
+def frame(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, N: int, H: int, W: int,
+          ps: bool = False) -> tuple[int, int]:
     """Checks of the boxes' values (finite, within the card's bound, batch index in [0, N)) and the window frame:
-    the largest bin extent per axis (1 where no bin has a cell)."""
+    the largest bin extent per axis (1 where no bin has a cell); ``ps``: over ps_roi_pool's forward and backward
+    windows."""
     if host.shape[0] == 0 or pooled[0] * pooled[1] == 0:
         return 1, 1
     if not np.isfinite(host).all():
@@ -133,8 +154,21 @@ def frame(op: str, host: np.ndarray, pooled: tuple[int, int], scale: float, N: i
         fail(op, "boxes", f"|coordinate * spatial_scale| up to {scaled.max():g}", "must stay below 2^29 (torchvision's "
              "int conversion overflows beyond 2^31)")
     with np.errstate(all="ignore"):
+        if ps:
+            frames = [ps_edges(namespace(host), host, pooled, scale, H, W, np.int64, b) for b in (False, True)]
+            return (max(max(int((he - hs).max()) for _, hs, he, _, _ in frames), 1),
+                    max(max(int((we - ws).max()) for _, _, _, ws, we in frames), 1))
         _, hs, he, ws, we = edges(namespace(host), host, pooled, scale, H, W, np.int64)
     return max(int((he - hs).max()), 1), max(int((we - ws).max()), 1)
+
+
+def ps_edges(xp: Any, rois: Any, pooled: tuple[int, int], scale: float, H: int, W: int, itype: Any,
+             backward: bool) -> tuple[Any, Any, Any, Any, Any]:
+    """ps_roi_pool's windows: roi size max(end - start, 1); the forward's clamped to [0, H - 1] x [0, W - 1]
+    (torchvision's forward never reads the last row and column), the backward's to [0, H] x [0, W] with roundf."""
+    if backward:
+        return edges(xp, rois, pooled, scale, H, W, itype, plus=0, single=True)
+    return edges(xp, rois, pooled, scale, H - 1, W - 1, itype, plus=0)
 
 
 def _chunks(plan: _Plan) -> list[tuple[int, int]]:
@@ -259,6 +293,120 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
         gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
         total = max_backward(Cells(plan.cells, plan.bins), gc, winners, primal=x)
     out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
+    if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
+        out = out.contiguous()
+    elif isinstance(out, np.ndarray):
+        out = np.ascontiguousarray(out)
+    return out
+
+
+# --- ps_roi_pool: window averages over the position-sensitive planes ----------------------------------------------
+
+def _ps_planes(xp: Any, x: Any, plan: _Plan) -> Any:
+    """x (N, C, H, W) as planes (C / (PH * PW), PH * PW * N * H * W), ordered (bin, batch, row, column)."""
+    N, C, H, W = x.shape
+    bins = plan.pooled[0] * plan.pooled[1]
+    v = xp.reshape(x, (N, C // bins, bins, H, W))
+    return xp.reshape(xp.permute_dims(v, (1, 2, 0, 3, 4)), (C // bins, bins * N * H * W))
+
+
+def _ps_chunks(plan: _Plan) -> list[tuple[int, int]]:
+    """Ranges of rois of about ``_CHUNK_BYTES`` of window cells each (a function of the shapes and the frame)."""
+    per_roi = plan.pooled[0] * plan.pooled[1] * plan.KH * plan.KW * (_CELL_BYTES + _CELL_CHANNEL_BYTES * plan.C)
+    step = max(1, _CHUNK_BYTES // max(per_roi, 1))
+    return [(a, min(a + step, plan.K)) for a in range(0, plan.K, step)]
+
+
+def _ps_windows(xp: Any, plan: _Plan, rois: Any, backward: bool) -> tuple[Any, Any, Any]:
+    """The window cells (1, k * PH * PW * KH * KW) of rois (k, 5) (``plan.cells``: none), whether each is in its
+    window (k * PH * PW, KH * KW) and each bin's area (k * PH * PW,), as an integer."""
+    H, W = plan.H, plan.W
+    PH, PW = plan.pooled
+    KH, KW = plan.KH, plan.KW
+    dev, itype = device(rois), index_dtype(xp, rois)
+    batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, backward)
+    k = hs.shape[0]
+
+    def r(a: Any, shape: tuple[int, ...]) -> Any:
+        return xp.reshape(a, shape)
+
+    oy = r(xp.arange(KH, dtype=itype, device=dev), (1, 1, 1, KH, 1))
+    ox = r(xp.arange(KW, dtype=itype, device=dev), (1, 1, 1, 1, KW))
+    rows, cols = r(hs, (k, PH, 1, 1, 1)) + oy, r(ws, (k, 1, PW, 1, 1)) + ox
+    inside = (rows < r(he, (k, PH, 1, 1, 1))) & (cols < r(we, (k, 1, PW, 1, 1)))
+    bins = r(xp.arange(PH, dtype=itype, device=dev), (1, PH, 1, 1, 1)) * PW + r(
+        xp.arange(PW, dtype=itype, device=dev), (1, 1, PW, 1, 1))
+    cell = bins * plan.image_cells + r(batch, (k, 1, 1, 1, 1)) * (H * W) + rows * W + cols
+    cell = xp.where(inside, cell, xp.full_like(cell, plan.cells))
+    area = r(xp.maximum(he - hs, xp.zeros_like(he)), (k, PH, 1)) * r(xp.maximum(we - ws, xp.zeros_like(we)),
+                                                                     (k, 1, PW))
+    return r(cell, (1, -1)), r(inside, (k * PH * PW, KH * KW)), r(area, (-1,))
+
+
+def _ps_means(xp: Any, plan: _Plan, planes: Any, rois: Any, backward: bool) -> Any:
+    """Each (output channel, bin)'s window sum over its area (C, K * PH * PW), 0 for an empty window; the
+    forward's windows, or (``backward``) those of torchvision's backward."""
+    C, n = plan.C, plan.pooled[0] * plan.pooled[1]
+    parts = []
+    for a, b in _ps_chunks(plan):
+        cells, _, area = _ps_windows(xp, plan, rois[a:b, :], backward)
+        vals = max_select(Cells(plan.cells, cells.shape[1]), planes, cells)
+        sums = xp.sum(xp.reshape(vals, (C, (b - a) * n, plan.KH * plan.KW)), axis=-1) + 0.0  # (+0.0: no -0.0)
+        area = xp.astype(xp.maximum(area, xp.ones_like(area)), planes.dtype)  # empty: 0 / 1
+        parts.append(sums / _kept(xp.broadcast_to(xp.reshape(area, (1, -1)), sums.shape)))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+
+
+def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
+    """ps_roi_pool's output (K, C / (PH * PW), PH, PW) in x's (compute) dtype; under autodiff its derivative is
+    torchvision's backward (the module's docstring)."""
+    xp = namespace(x)
+    C, (PH, PW) = plan.C, plan.pooled
+    if plan.bins == 0:
+        return anchor(xp.zeros((plan.K, C, PH, PW), dtype=x.dtype, device=device(x)), x)
+    planes = _ps_planes(xp, x, plan)
+    out = _ps_means(xp, plan, planes, rois, False)
+    if not untracked(x):
+        held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
+        zero = _ps_means(xp, plan, planes, rois, True) - held  # 0, with the backward windows' derivative
+        zero = xp.where(xp.isfinite(held), zero, xp.zeros_like(zero))  # (inf - inf would spread NaN)
+        out = stop_gradient(out) + zero
+    return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+
+
+def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
+    """``gg`` (N, C, H, W) through the transpose of :func:`ps_backward`: the means of the backward's windows
+    (K, C / (PH * PW), PH, PW), the backward's derivative w.r.t. its cotangent."""
+    xp = namespace(gg)
+    C, (PH, PW) = plan.C, plan.pooled
+    if plan.bins == 0:
+        return anchor(xp.zeros((plan.K, C, PH, PW), dtype=gg.dtype, device=device(gg)), gg)
+    out = _ps_means(xp, plan, _ps_planes(xp, gg, plan), rois, True)
+    return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+
+
+def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
+    """The input gradient (N, C, H, W) for the cotangent g (K, C / (PH * PW), PH, PW), torchvision's: g / area
+    routed to every cell of the backward's windows (a sort and a segmented sum per plane, no scatter)."""
+    xp = namespace(x)
+    N, C, H, W = plan.N, plan.C, plan.H, plan.W
+    PH, PW = plan.pooled
+    n = PH * PW
+    if plan.bins == 0:
+        total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
+    else:
+        gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
+        total = None
+        for a, b in _ps_chunks(plan):
+            cells, inside, area = _ps_windows(xp, plan, rois[a:b, :], True)
+            area = xp.astype(xp.maximum(area, xp.ones_like(area)), g.dtype)
+            ga = gc[:, a * n:b * n]
+            share = ga / _kept(xp.broadcast_to(xp.reshape(area, (1, -1)), ga.shape))
+            spread = xp.where(xp.expand_dims(inside, axis=0), xp.expand_dims(share, axis=-1),
+                              xp.zeros((), dtype=g.dtype, device=device(g)))
+            part = max_backward(Cells(plan.cells, cells.shape[1]), xp.reshape(spread, (C, -1)), cells, primal=x)
+            total = part if total is None else total + part
+    out = xp.reshape(xp.permute_dims(xp.reshape(total, (C, n, N, H, W)), (2, 0, 1, 3, 4)), (N, C * n, H, W))
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
         out = out.contiguous()
     elif isinstance(out, np.ndarray):

@@ -65,6 +65,15 @@ class Module:
 
     training: bool
 
+    def __init_subclass__(cls, fn: Any = None, **attrs: Any) -> None:
+        """A public class of a family's ranks in one line, ``class MaxPool2d(_MaxPoolNd, fn=max_pool2d): ...``:
+        ``fn`` the function its forward calls (``_fn``), ``attrs`` its further class attributes; marked public."""
+        super().__init_subclass__()
+        if fn is not None:
+            for name, value in {"_fn": staticmethod(fn), **attrs}.items():
+                setattr(cls, name, value)
+            _plain(cls)
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         torch = _torch()
         if torch is not None and cls.__dict__.get("_poolspec_plain", False):
@@ -176,8 +185,8 @@ def torch_class(cls: type) -> type:
     home = getattr(cls, "_poolspec_home", MODULE)
     namespace: dict[str, Any] = {"__module__": home, "__doc__": cls.__doc__, "_poolspec_plain": False}
     for name in vars(Module):
-        if name in ("__new__", "__init__", "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
-                    "__annotations__", "training"):
+        if name in ("__new__", "__init__", "__init_subclass__", "__module__", "__qualname__", "__doc__", "__dict__",
+                    "__weakref__", "__annotations__", "training"):
             continue
         owner = next(k for k in cls.__mro__ if name in vars(k))
         if owner is Module:
@@ -220,21 +229,9 @@ class _MaxPoolNd(Module):
                               ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-
-
-@_plain
-class MaxPool1d(_MaxPoolNd):
-    _fn = staticmethod(max_pool1d)
-
-
-@_plain
-class MaxPool2d(_MaxPoolNd):
-    _fn = staticmethod(max_pool2d)
-
-
-@_plain
-class MaxPool3d(_MaxPoolNd):
-    _fn = staticmethod(max_pool3d)
+class MaxPool1d(_MaxPoolNd, fn=max_pool1d): ...
+class MaxPool2d(_MaxPoolNd, fn=max_pool2d): ...
+class MaxPool3d(_MaxPoolNd, fn=max_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- max unpool
@@ -258,24 +255,9 @@ class _MaxUnpoolNd(Module):
         return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-
-
-@_plain
-class MaxUnpool1d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool1d)
-    _tuple = staticmethod(_single)
-
-
-@_plain
-class MaxUnpool2d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool2d)
-    _tuple = staticmethod(_pair)
-
-
-@_plain
-class MaxUnpool3d(_MaxUnpoolNd):
-    _fn = staticmethod(max_unpool3d)
-    _tuple = staticmethod(_triple)
+class MaxUnpool1d(_MaxUnpoolNd, fn=max_unpool1d, _tuple=staticmethod(_single)): ...
+class MaxUnpool2d(_MaxUnpoolNd, fn=max_unpool2d, _tuple=staticmethod(_pair)): ...
+class MaxUnpool3d(_MaxUnpoolNd, fn=max_unpool3d, _tuple=staticmethod(_triple)): ...
 
 
 # ---------------------------------------------------------------------------------------------------- avg pool
@@ -322,17 +304,10 @@ class _AvgPoolWithDivisor(_AvgPoolNd):
                               self.count_include_pad, self.divisor_override)
 
 
+class AvgPool2d(_AvgPoolWithDivisor, fn=avg_pool2d): ...
 
 
-@_plain
-class AvgPool2d(_AvgPoolWithDivisor):
-    _fn = staticmethod(avg_pool2d)
-
-
-@_plain
-class AvgPool3d(_AvgPoolWithDivisor):
-    _fn = staticmethod(avg_pool3d)
-
+class AvgPool3d(_AvgPoolWithDivisor, fn=avg_pool3d):
     def __setstate__(self, d: dict[str, Any]) -> None:  # torch's: modules pickled before these attributes existed
         super().__setstate__(d)
         self.__dict__.setdefault("padding", 0)
@@ -381,18 +356,8 @@ class _FractionalMaxPoolNd(Module):
                               _random_samples=self._random_samples)
 
 
-
-
-@_plain
-class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    _n = 2
-    _fn = staticmethod(fractional_max_pool2d)
-
-
-@_plain
-class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    _n = 3
-    _fn = staticmethod(fractional_max_pool3d)
+class FractionalMaxPool2d(_FractionalMaxPoolNd, fn=fractional_max_pool2d, _n=2): ...
+class FractionalMaxPool3d(_FractionalMaxPoolNd, fn=fractional_max_pool3d, _n=3): ...
 
 
 # ---------------------------------------------------------------------------------------------------- lp pool
@@ -417,21 +382,9 @@ class _LPPoolNd(Module):
         return self._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
 
 
-
-
-@_plain
-class LPPool1d(_LPPoolNd):
-    _fn = staticmethod(lp_pool1d)
-
-
-@_plain
-class LPPool2d(_LPPoolNd):
-    _fn = staticmethod(lp_pool2d)
-
-
-@_plain
-class LPPool3d(_LPPoolNd):
-    _fn = staticmethod(lp_pool3d)
+class LPPool1d(_LPPoolNd, fn=lp_pool1d): ...
+class LPPool2d(_LPPoolNd, fn=lp_pool2d): ...
+class LPPool3d(_LPPoolNd, fn=lp_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- adaptive
@@ -463,21 +416,9 @@ class _AdaptiveMaxPoolNd(Module):
         return self._fn(input, self.output_size, self.return_indices)
 
 
-
-
-@_plain
-class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool1d)
-
-
-@_plain
-class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool2d)
-
-
-@_plain
-class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    _fn = staticmethod(adaptive_max_pool3d)
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool1d): ...
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool2d): ...
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd, fn=adaptive_max_pool3d): ...
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -496,21 +437,9 @@ class _AdaptiveAvgPoolNd(Module):
         return self._fn(input, self.output_size)
 
 
-
-
-@_plain
-class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool1d)
-
-
-@_plain
-class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool2d)
-
-
-@_plain
-class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    _fn = staticmethod(adaptive_avg_pool3d)
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool1d): ...
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool2d): ...
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd, fn=adaptive_avg_pool3d): ...
 
 
 # ---------------------------------------------------------------------------------------------------- upsampling
