@@ -24,15 +24,10 @@ def test_every_library_has_stored_cases_of_every_function():
     # torch.nn's module classes are checked against live torch (tests/test_frontend_torch_nn.py): torch is
     # poolspec's reference and a test dependency, and their forward is poolspec's own torch-signature function,
     # whose stored cases are the golden ones
-    # torchvision.ops' module classes likewise (conformance/frontend_checks/torchvision.py checks them against
-    # live torchvision; their forward is the stored functions'); its position-sensitive functions call
-    # poolspec.ps_roi_align / ps_roi_pool, stored once poolspec has them
-    import poolspec
-
+    # torchvision.ops' module classes likewise (conformance/frontend_checks/torchvision.py and
+    # tests/test_frontend_torchvision.py check them against live torchvision; their forward is the stored functions')
     def exempt(name: str) -> bool:
-        last = name.rsplit(".", 1)[-1]
-        return (name.startswith("torch.nn.") or name.startswith("torchvision.ops.") and last[0].isupper()
-                or last.startswith("ps_roi_") and not hasattr(poolspec, last))
+        return name.startswith("torch.nn.") or name.startswith("torchvision.ops.") and name[16].isupper()
 
     missing = sorted(c.name for c in frontend_cards() if c.name not in stored and not exempt(c.name))
     assert not missing, f"front-end functions without a stored case: {missing}"

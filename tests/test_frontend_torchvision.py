@@ -24,9 +24,6 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "tests" / "data" / "torchvision_modules"
 MANIFEST = json.loads(DATA.with_suffix(".json").read_text())
 CASES = MANIFEST["cases"]
-HAS_PS = hasattr(poolspec, "ps_roi_align") and hasattr(poolspec, "ps_roi_pool")
-PS_REASON = ("poolspec has no ps_roi_align / ps_roi_pool yet (branch wt-ps): the position-sensitive front-ends "
-             "call them")
 
 
 def _decode(value: Any) -> Any:
@@ -49,8 +46,6 @@ def test_every_module_class_and_the_list_form_have_cases():
     want = {"torchvision.ops." + n for n in ("roi_align", "roi_pool", "RoIAlign", "RoIPool", "MultiScaleRoIAlign")}
     assert want <= functions
     assert MANIFEST["version"].startswith("torchvision 0.29.1")
-    if not HAS_PS:
-        pytest.skip(PS_REASON)
     ps = {"torchvision.ops." + n for n in ("ps_roi_align", "ps_roi_pool", "PSRoIAlign", "PSRoIPool")}
     assert ps <= functions, "regenerate: scripts/torchvision_module_cases.py"
 
@@ -168,14 +163,14 @@ def test_multiscale_keeps_its_scales_and_refuses_what_torchvision_cannot_pool():
 
 
 def test_position_sensitive_functions_call_poolspec_s_ops():
+    """The front-ends are poolspec.ps_roi_align / ps_roi_pool on the boxes in (K, 5) form: the same values."""
     ops = _ops()
-    x, rois = np.ones((1, 4, 4, 4)), np.array([[0, 0.0, 0.0, 3.0, 3.0]])
-    if not HAS_PS:
-        with pytest.raises(NotImplementedError, match="has no poolspec.ps_roi_align"):
-            ops.ps_roi_align(x, rois, 2)
-        pytest.skip(PS_REASON)
-    assert ops.ps_roi_align(x, rois, 2).shape == (1, 1, 2, 2)
-    assert ops.ps_roi_pool(x, [rois[:, 1:]], 2).shape == (1, 1, 2, 2)
+    x = np.random.default_rng(0).standard_normal((2, 8, 5, 6))
+    rois = np.array([[1, 0.5, 0.0, 4.0, 3.5], [0, 1.0, 1.0, 2.0, 4.0]])
+    np.testing.assert_array_equal(ops.ps_roi_align(x, rois, 2, 0.5), poolspec.ps_roi_align(x, rois, 2, 0.5))
+    lists = [rois[rois[:, 0] == i, 1:] for i in range(2)]
+    order = np.argsort(rois[:, 0], kind="stable")
+    np.testing.assert_array_equal(ops.ps_roi_pool(x, lists, (2, 2)), poolspec.ps_roi_pool(x, rois[order], 2))
 
 
 JAX_JIT = json.loads((ROOT / "tests" / "data" / "torchvision_jax_jit.json").read_text())["cases"]

@@ -14,8 +14,7 @@ that skip a level), one or two images of different sizes, canonical_scale and ca
 Refused by both (a few per cent): a (K, 4) array of boxes, a list holding a (L, 5) array, an empty list; the
 batch index is always an image of the input (torchvision's kernels read outside the input otherwise).
 Not generated: bfloat16 (NumPy has none; torchvision's CPU kernels refuse it), NaN boxes, and output_size with
-other than two entries (the front-end refuses, see the card). ps_roi_align and ps_roi_pool (and their modules) run
-where poolspec has poolspec.ps_roi_align and poolspec.ps_roi_pool."""
+other than two entries (the front-end refuses, see the card)."""
 
 from __future__ import annotations
 
@@ -57,12 +56,6 @@ GRADIENTS = ("torch",)
 
 def SCHEDULE(i: int) -> list[str]:
     return ["torch", "numpy"] + (["jax"] if i % 10 == 0 else [])
-
-
-def _has_ps() -> bool:
-    import poolspec
-
-    return hasattr(poolspec, "ps_roi_align") and hasattr(poolspec, "ps_roi_pool")
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -182,15 +175,8 @@ _FUNCTIONS = ("roi_align", "roi_pool", "ps_roi_align", "ps_roi_pool", "RoIAlign"
               "PSRoIPool")
 
 
-def _modules() -> dict[str, Any]:
-    ps = _has_ps()
-    groups = {f"torchvision.ops.{f}": _group(f"torchvision.ops.{f}") for f in _FUNCTIONS
-              if ps or "ps_" not in f.lower() and not f.startswith("PS")}
-    groups["torchvision.ops.MultiScaleRoIAlign"] = _multiscale_config
-    return groups
-
-
-MODULES = _modules()  # (whether poolspec has the position-sensitive ops is read at import)
+MODULES: dict[str, Any] = {f"torchvision.ops.{f}": _group(f"torchvision.ops.{f}") for f in _FUNCTIONS}
+MODULES["torchvision.ops.MultiScaleRoIAlign"] = _multiscale_config
 
 
 def config(rng: np.random.Generator) -> Config:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ....families.roi_align.ops import _rois
+from ....families._roi.ops import rois as _rois
 from ..._common import fail, ints
 
 

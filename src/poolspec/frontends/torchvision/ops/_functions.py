@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...._types import Array
+from ....families.roi_align.ops import ps_roi_align as _ps_roi_align
 from ....families.roi_align.ops import roi_align as _roi_align
+from ....families.roi_pool.ops import ps_roi_pool as _ps_roi_pool
 from ....families.roi_pool.ops import roi_pool as _roi_pool
 from ._boxes import pair, roi_boxes
 
@@ -104,17 +106,6 @@ def roi_pool(input: Array, boxes: Any, output_size: Any, spatial_scale: float = 
     return _roi_pool(input, rois, pair("roi_pool", output_size), spatial_scale)
 
 
-def _position_sensitive(name: str) -> Any:
-    """poolspec's position-sensitive op (looked up at the call: it is newer than this front-end)."""
-    import poolspec
-
-    fn = getattr(poolspec, name, None)
-    if fn is None:
-        raise NotImplementedError(f"{name}: this poolspec ({poolspec.__version__}) has no poolspec.{name}, which "
-                                  f"torchvision.ops.{name}'s front-end calls")
-    return fn
-
-
 def ps_roi_align(input: Array, boxes: Any, output_size: Any, spatial_scale: float = 1.0,
                  sampling_ratio: int = -1) -> Array:
     """Position-sensitive RoI Align, as ``torchvision.ops.ps_roi_align``: bin (i, j) of output channel c averages
@@ -149,20 +140,17 @@ def ps_roi_align(input: Array, boxes: Any, output_size: Any, spatial_scale: floa
         poolspec.ps_roi_align refuses the values (C not a multiple of PH * PW).
     TypeError
         If boxes is neither an array nor a list of arrays, or the arrays' libraries or dtypes differ.
-    NotImplementedError
-        If this poolspec has no ps_roi_align.
 
     Examples
     --------
-    >>> import numpy as np, poolspec
+    >>> import numpy as np
     >>> from poolspec.frontends.torchvision import ops
-    >>> x = np.ones((1, 4, 4, 4))
-    >>> ops.ps_roi_align(x, np.array([[0, 0.0, 0.0, 3.0, 3.0]]), 2).shape  # doctest: +SKIP
+    >>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # 4 channels: one per bin of a 2 x 2 output
+    >>> ops.ps_roi_align(x, np.array([[0, 0.0, 0.0, 1.0, 1.0]]), 2, sampling_ratio=1).shape
     (1, 1, 2, 2)
     """
     rois = roi_boxes("ps_roi_align", input, boxes)
-    fn = _position_sensitive("ps_roi_align")
-    return fn(input, rois, pair("ps_roi_align", output_size), spatial_scale, sampling_ratio)
+    return _ps_roi_align(input, rois, pair("ps_roi_align", output_size), spatial_scale, sampling_ratio)
 
 
 def ps_roi_pool(input: Array, boxes: Any, output_size: Any, spatial_scale: float = 1.0) -> Array:
@@ -196,17 +184,14 @@ def ps_roi_pool(input: Array, boxes: Any, output_size: Any, spatial_scale: float
         poolspec.ps_roi_pool refuses the values (C not a multiple of PH * PW).
     TypeError
         If boxes is neither an array nor a list of arrays, or the arrays' libraries or dtypes differ.
-    NotImplementedError
-        If this poolspec has no ps_roi_pool.
 
     Examples
     --------
     >>> import numpy as np
     >>> from poolspec.frontends.torchvision import ops
     >>> x = np.ones((1, 4, 4, 4))
-    >>> ops.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 3.0, 3.0]]), 2).shape  # doctest: +SKIP
-    (1, 1, 2, 2)
+    >>> ops.ps_roi_pool(x, [np.array([[0.0, 0.0, 3.0, 3.0]])], 2).ravel().tolist()
+    [1.0, 1.0, 1.0, 1.0]
     """
     rois = roi_boxes("ps_roi_pool", input, boxes)
-    fn = _position_sensitive("ps_roi_pool")
-    return fn(input, rois, pair("ps_roi_pool", output_size), spatial_scale)
+    return _ps_roi_pool(input, rois, pair("ps_roi_pool", output_size), spatial_scale)
