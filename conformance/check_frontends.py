@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def run(library: str, count: int, seed: int, per_function: int | None = None, only_dedicated: bool = False,
-        jax_every: int = 1) -> dict:
+        jax_every: int = 1, only: list[str] | None = None) -> dict:
     import numpy as np
 
     from conformance.frontend_checks import check, load
@@ -62,11 +62,17 @@ def run(library: str, count: int, seed: int, per_function: int | None = None, on
     start = time.perf_counter()
     # A library with several front-end modules (tf.nn and tf.image, say) gets `count` configurations for each.
     groups = getattr(module, "MODULES", {library: module.config})
+    if only:
+        groups = {g: f for g, f in groups.items() if g in only}
     dedicated = getattr(module, "DEDICATED", {})
     per_function = count if per_function is None else per_function
     draws = [] if only_dedicated else [(group, False) for group in groups for _ in range(count)]
     draws += [(function, True) for function in dedicated for _ in range(per_function)]
     others = [b for b in backends if b.name != "jax"]
+    # a module's SCHEDULE(i) names the backends configuration i runs on (each of them; its status is the first
+    # that is not "passed"); by default the backends take turns
+    schedule = getattr(module, "SCHEDULE", None)
+    by_name = {b.name: b for b in backends}
     seconds: dict[str, float] = defaultdict(float)
     turn = 0  # the dedicated draws' NumPy / torch turns
     for i, (group, own) in enumerate(draws):
@@ -74,21 +80,26 @@ def run(library: str, count: int, seed: int, per_function: int | None = None, on
         config = (dedicated if own else groups)[group](rng)
         while not own and config.function in dedicated:  # counted by its own draws
             config = groups[group](rng)
-        backend = backends[i % len(backends)]
+        chosen = [backends[i % len(backends)]]
         if own and jax_every > 1:
             if i % jax_every == 0 and have.get("jax") is None:
-                backend = ALL["jax"]
+                chosen = [ALL["jax"]]
             else:
-                backend, turn = others[turn % len(others)], turn + 1
-        outcome = check(module, config, backend, rng)
+                chosen, turn = [others[turn % len(others)]], turn + 1
+        elif schedule:
+            chosen = [by_name[n] for n in schedule(i) if n in by_name]
         c = counts[config.function]
         c["configs"] += 1
-        c[outcome.status] += 1
-        c["gradients_checked"] += outcome.gradient_checked
-        c[f"on_{backend.name}"] += 1
+        outcomes = []
+        for backend in chosen:
+            outcome = check(module, config, backend, rng)
+            outcomes.append(outcome)
+            c[f"on_{backend.name}"] += 1
+            c["gradients_checked"] += outcome.gradient_checked
+            if outcome.status != "passed" and len(examples[outcome.status]) < 20:
+                examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
+        c[next((o.status for o in outcomes if o.status != "passed"), "passed")] += 1
         seconds[config.function] += time.perf_counter() - t0
-        if outcome.status != "passed" and len(examples[outcome.status]) < 20:
-            examples[outcome.status].append(f"[{backend.name}] {config.describe()}: {outcome.detail}")
     if only_dedicated:
         return merge(library, module, {k: dict(v) for k, v in counts.items()}, dict(examples), seed, per_function,
                      jax_every, [b.name for b in backends], seconds)
@@ -120,6 +131,30 @@ def merge(library: str, module: object, functions: dict, examples: dict, seed: i
     return {**old, "configs": sum(v["configs"] for v in merged.values()),
             "configs_per_function": {**old.get("configs_per_function", {}), **{f: per_function for f in functions}},
             "dedicated_runs": runs, "functions": merged, "examples": {k: v for k, v in old_examples.items() if v}}
+
+
+def _merged(path: Path, result: dict) -> dict:
+    """A run of some groups (--group) merged into the library's stored results: its functions replace theirs, the
+    counts are summed, and each run is listed with its groups, seed and time."""
+    if not path.exists() or not result.get("available"):
+        return result
+    old = json.loads(path.read_text())
+    if not old.get("available") or old.get("version") != result["version"]:
+        return result
+    runs = old.get("runs") or [{"groups": sorted(old["configs_per_module"]), "seed": old["seed"],
+                                "seconds": old["seconds"]}]
+    runs = [r for r in runs if not set(r["groups"]) <= set(result["configs_per_module"])]
+    runs.append({"groups": sorted(result["configs_per_module"]), "seed": result["seed"],
+                 "seconds": result["seconds"]})
+    per_module = {g: n for g, n in old["configs_per_module"].items() if g not in result["configs_per_module"]}
+    per_module |= result["configs_per_module"]
+    functions = {k: v for k, v in old["functions"].items() if k not in result["functions"]} | result["functions"]
+    examples = dict(old.get("examples", {}))
+    for status, lines in result.get("examples", {}).items():
+        examples[status] = (lines + examples.get(status, []))[:20]
+    return {**result, "configs": sum(per_module.values()), "configs_per_module": dict(sorted(per_module.items())),
+            "seconds": round(sum(r["seconds"] for r in runs), 1), "runs": runs,
+            "functions": dict(sorted(functions.items())), "examples": examples}
 
 
 def store(library: str, per_function: int, seed: int) -> int:
@@ -178,6 +213,9 @@ def main() -> int:
                              "three in turn)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--here", action="store_true", help="run in this interpreter (no venv switch)")
+    parser.add_argument("--group", action="append", default=[], metavar="NAME",
+                        help="run only this group of the library's MODULES (repeatable); its counts replace the "
+                             "group's in the stored results")
     parser.add_argument("--store", type=int, default=0, metavar="K",
                         help="instead: store K cases per function (the library's outputs and gradients) in "
                              "src/poolspec/data/conventions")
@@ -198,7 +236,7 @@ def main() -> int:
             extra += ["--jax-every", str(args.jax_every)]
             failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
                                        str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]
-                                      + extra) != 0
+                                      + extra + [a for g in args.group for a in ("--group", g)]) != 0
             continue
         if args.regressions:
             failed += store_regressions(library) != 0
@@ -206,7 +244,10 @@ def main() -> int:
         if args.store:
             failed += store(library, args.store, args.seed) != 0
             continue
-        result = run(library, args.configs, args.seed, args.per_function, args.only_dedicated, args.jax_every)
+        result = run(library, args.configs, args.seed, args.per_function, args.only_dedicated, args.jax_every,
+                     args.group)
+        if args.group:
+            result = _merged(OUT / f"{library}.json", result)
         (OUT / f"{library}.json").write_text(json.dumps(result, indent=1) + "\n")
         bad = sum(v.get("failed", 0) + v.get("poolspec_refuses", 0) for v in result.get("functions", {}).values())
         print(f"{library}: {result.get('configs', 0)} configurations, {bad} failed"

@@ -225,7 +225,8 @@ def _own_section(own: dict[str, dict[str, Any]]) -> list[str]:
              " --all --configs 2000`, each library in its venv; the RoI functions, which a module's mix draws rarely,"
              " 2,000 of their own each: `--per-function 2000`). *both refuse*: the library raises and so does the "
              "front-end (with a message naming the argument). Gradients: poolspec's through torch or JAX autodiff "
-             "against the library's own, where it has them. Forward on NumPy, JAX and torch in turn.", "",
+             "against the library's own, where it has them. Forward on NumPy, JAX and torch in turn (torchvision: "
+             "every configuration on torch, with its input gradient, and on NumPy, every tenth on JAX too).", "",
              "| library | function | configs | passed | both refuse | library refuses | poolspec refuses | failed | "
              "gradients checked |", "|---|---|---|---|---|---|---|---|---|"]
     for data in own.values():

@@ -15,6 +15,8 @@ MODULES = ["poolspec", "poolspec.spec", "poolspec.families", "poolspec.autodiff.
            "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.export",
            "poolspec.families._docs", "poolspec.families._roi.ops", "poolspec.families._roi.capture"] + [
     f"poolspec.frontends.{m}" for m in FRONTEND_MODULES] + [
+    "poolspec.frontends.torchvision.ops.poolers", "poolspec.frontends.torchvision.ops._modules",
+    "poolspec.frontends.torchvision.ops._cards"] + [
     f"poolspec.families.{f.name}.ops" for f in poolspec.families.all_families()]
 
 

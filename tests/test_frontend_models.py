@@ -136,7 +136,7 @@ def test_front_end_modules_list_the_mirrored_names_and_pass_on_the_rest():
     import poolspec.frontends.jax.image as jax_image
     import poolspec.frontends.keras.ops as keras_ops
     import poolspec.frontends.tf as tf
-    from poolspec.frontends import onnx
+    from poolspec.frontends import onnx, torchvision
 
     assert dir(linen) == ["avg_pool", "max_pool", "min_pool", "pool"]
     assert dir(keras_ops) == ["adaptive_average_pool", "adaptive_max_pool", "average_pool", "image", "max_pool"]
@@ -144,7 +144,10 @@ def test_front_end_modules_list_the_mirrored_names_and_pass_on_the_rest():
     assert dir(tf) == ["image", "nn"] and dir(tf.image) == ["crop_and_resize", "resize"]
     assert dir(jax_image) == ["ResizeMethod", "resize", "scale_and_translate"]
     assert dir(onnx) == sorted(onnx.__all__)
-    for module in (linen, keras_ops, keras_ops.image, tf, tf.nn, tf.image, jax_image):
+    assert dir(torchvision) == ["ops"]
+    assert dir(torchvision.ops) == ["MultiScaleRoIAlign", "PSRoIAlign", "PSRoIPool", "RoIAlign", "RoIPool",
+                                    "ps_roi_align", "ps_roi_pool", "roi_align", "roi_pool"]
+    for module in (linen, keras_ops, keras_ops.image, tf, tf.nn, tf.image, jax_image, torchvision, torchvision.ops):
         assert sorted(module.__all__) == dir(module)
         for name in module.__all__:
             assert getattr(module, name) is not None

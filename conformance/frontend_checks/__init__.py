@@ -1,6 +1,7 @@
 """Random configurations of each front-end against the live library it mirrors.
 
-One module per library (``jax``, ``flax``, ``keras``, ``tensorflow``, ``onnxruntime``, ``onnx_reference``), each
+One module per library (``jax``, ``flax``, ``keras``, ``tensorflow``, ``onnxruntime``, ``onnx_reference``,
+``torchvision``), each
 with:
 
 - ``LIBRARY`` (its pip name), ``available() -> str | None`` (None, or why it cannot run here) and
@@ -12,7 +13,10 @@ with:
 - ``frontend(config) -> callable``: the poolspec front-end function bound to the options, taking the arrays;
 - optionally ``DEDICATED`` (function -> generator of that function's configurations: ``check_frontends.py
   --per-function``) and ``REGRESSIONS`` (fixed calls at upstream bug reports, stored with every ``--store``: dicts
-  ``{"id", "config": () -> Config, "flags", "upstream"}``).
+  ``{"id", "config": () -> Config, "flags", "upstream"}``);
+- optionally ``GRADIENTS`` (the backends whose gradients are compared; default torch and JAX) and
+  ``SCHEDULE(i) -> backend names`` (the backends configuration ``i`` of a run is checked on; default: one, in
+  turn).
 
 :func:`check` runs one configuration on one backend; ``conformance/check_frontends.py`` runs thousands and
 writes ``conformance/results/frontends/<library>.json``; ``tests/test_frontends.py`` runs a few per backend.
@@ -31,7 +35,7 @@ import numpy as np
 
 from poolspec.conformance.conventions import close, vjp
 
-LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference")
+LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference", "torchvision")
 
 
 class Refused(Exception):
@@ -117,7 +121,7 @@ def check(module: Any, config: Config, backend: Any, rng: np.random.Generator) -
         worst = max(worst, err)
         if not ok:
             return Outcome("failed", f"output {i}: shape {g.shape} vs {w.shape}, max error {err:.3g}", max_err=err)
-    if not config.differentiable or backend.name not in ("torch", "jax"):
+    if not config.differentiable or backend.name not in getattr(module, "GRADIENTS", ("torch", "jax")):
         return Outcome("passed", max_err=worst)
     cotangents = [rng.standard_normal(w.shape).astype(w.dtype) for w in want if w.dtype.kind == "f"]
     try:

@@ -13,6 +13,9 @@ names and signatures, so that changing the import prefix is the whole port.
                                               ``MaxUnpool*``, ``FractionalMaxPool2d/3d``, ``Upsample``,
                                               ``UpsamplingNearest2d``, ``UpsamplingBilinear2d`` (module classes)
 ``poolspec.frontends.torch.nn.functional``    torch.nn.functional's pools, ``interpolate``, ``grid_sample``, ...
+``poolspec.frontends.torchvision.ops``        ``roi_align``, ``roi_pool``, ``ps_roi_align``, ``ps_roi_pool``,
+                                              ``RoIAlign``, ``RoIPool``, ``PSRoIAlign``, ``PSRoIPool``,
+                                              ``MultiScaleRoIAlign`` (module classes, as torch.nn's)
 ============================================  =============================================================
 
 They take any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), not only the mirrored

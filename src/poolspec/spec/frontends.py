@@ -36,7 +36,8 @@ def gradient(notes: str, wrt: tuple[str, ...] = ()) -> Gradient:
 
 
 # the modules of poolspec.frontends that hold cards, in page order
-MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx", "torch.nn")
+MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx", "torch.nn",
+           "torchvision.ops")
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ def index(cards: list[FrontendCard]) -> str:
              "from poolspec.frontends.tf import nn            # in place of: from tensorflow import nn",
              "from poolspec.frontends import onnx             # one function per ONNX operator",
              "from poolspec.frontends.torch import nn         # in place of: from torch import nn (modules)",
+             "from poolspec.frontends.torchvision import ops  # in place of: from torchvision import ops",
              "```", "",
              "| function | mirrors | library | summary |", "|---|---|---|---|"]
     for c in cards:

@@ -174,14 +174,16 @@ def torch_class(cls: type) -> type:
     """The ``torch.nn.Module`` twin of the plain class ``cls`` (built once, where torch is imported): ``cls``'s
     body on ``torch.nn.Module``, every method that ``cls`` takes from the plain :class:`Module` replaced by
     torch's, named as ``cls`` (``repr`` and ``Upsample.name`` read ``__name__``) and found by pickle as
-    ``poolspec.frontends.torch.nn._torch_<Name>``."""
+    ``poolspec.frontends.torch.nn._torch_<Name>`` (or ``<_poolspec_home>._torch_<Name>``)."""
     twin = _TWINS.get(cls)
     if twin is not None:
         return twin
     import torch  # only called where torch is in sys.modules (or a pickle of a twin is loaded)
 
     base = torch.nn.Module
-    namespace: dict[str, Any] = {"__module__": MODULE, "__doc__": cls.__doc__, "_poolspec_plain": False}
+    # a class of another front-end (torchvision.ops') names the module its twin is found in
+    home = getattr(cls, "_poolspec_home", MODULE)
+    namespace: dict[str, Any] = {"__module__": home, "__doc__": cls.__doc__, "_poolspec_plain": False}
     for name in vars(Module):
         if name in ("__new__", "__init__", "__init_subclass__", "__module__", "__qualname__", "__doc__", "__dict__",
                     "__weakref__", "__annotations__", "training"):
