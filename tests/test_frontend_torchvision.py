@@ -179,9 +179,9 @@ JAX_JIT = json.loads((ROOT / "tests" / "data" / "torchvision_jax_jit.json").read
 @pytest.mark.parametrize("n", range(len(JAX_JIT)))
 def test_roi_align_under_xla_on_corners_at_half_cells(n):
     """Two calls found by conformance/frontend_checks/torchvision.py (float64, boxes whose scaled corners fall on
-    half cells, spatial_scale 1.845 and 1.999): NumPy, torch and eager JAX give torchvision's values (stored from
-    torchvision 0.29.1), poolspec.roi_align compiled by XLA (its JAX path) does not: a sample position an ulp off
-    crosses the image's edge (-1 or H) and reads 0. A bug of the core op's JAX program, not of the front-end."""
+    half cells, spatial_scale 1.845 and 1.999), torchvision's values stored from torchvision 0.29.1: XLA's fused
+    multiply-add once put a sample an ulp past the image's edge (-1 or H), where it reads 0; the JAX program now
+    keeps each product apart from the add after it (roi_align's sampling._product)."""
     pytest.importorskip("jax")
     import jax
     import jax.numpy as jnp
@@ -197,5 +197,4 @@ def test_roi_align_under_xla_on_corners_at_half_cells(n):
         np.testing.assert_allclose(np.asarray(ops.roi_align(jnp.asarray(x), jnp.asarray(boxes), **options)), want,
                                    rtol=1e-12, atol=1e-12)
     got = np.asarray(ops.roi_align(jnp.asarray(x), jnp.asarray(boxes), **options))
-    if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
-        pytest.xfail(f"XLA's roi_align differs by {np.abs(got - want).max():.3g} (a known bug of the core op)")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -45,12 +45,10 @@ _REFUSES = ("An empty list of boxes: torchvision fails in torch.cat (ValueError 
             "1-tuple an IndexError); the front-end refuses it (ValueError naming output_size).")
 _HALF = ("float16: torchvision's CPU kernel rounds every step to float16; poolspec computes in float32 and rounds "
          "once, so float16 results agree to float16's tolerance, not bit for bit (the check's float16 tolerance).",)
-_XLA = ("Known difference, on JAX only: poolspec.roi_align compiled by XLA puts a sample an ulp off where a box's "
-        "scaled corner falls on a half cell (x * spatial_scale = k / 2 up to rounding) and the sample lands on the "
-        "image's edge (-1 or H), which flips whether it reads 0: 1 of the 200 float64 RoIAlign configurations on "
-        "JAX (0.30 apart), reproduced in tests/test_frontend_torchvision.py (eager JAX, NumPy and torch give "
-        "torchvision's values); float32 on JAX: sample positions an ulp apart give ~1e-5 (3 of the 200 "
-        "MultiScaleRoIAlign configurations on JAX, beyond float32's check tolerance).",)
+_XLA = ("On JAX, poolspec.roi_align's compiled program keeps each product apart from the add after it: XLA's fused "
+        "multiply-add had put a sample an ulp past the image's edge (-1 or H) where a box's scaled corner falls on "
+        "a half cell, so it read 0 (found by this front-end's check on JAX, 1 float64 RoIAlign and 3 float32 "
+        "MultiScaleRoIAlign configurations of 200; the calls are kept in tests/test_frontend_torchvision.py).",)
 _MODULE = ("A class is a plain Python class on NumPy, JAX, Dask, CuPy and array-api-strict (torch is never "
            "imported), and its torch.nn.Module twin where the caller has imported torch (nn.Sequential, .to(), "
            "hooks, pickling); constructor arguments are stored as given, nothing is checked at construction (as "
