@@ -157,6 +157,11 @@ CASES = [
     MemoryCase("roi_align 16x400^2, whole-map boxes -> 14x14 adaptive", "roi_align", (1, 16, 400, 400),
                dict(output_size=14, spatial_scale=1.0, sampling_ratio=0, aligned=True), {"boxes": (8, 5)},
                flags=("boxes_large", "aligned")),
+    # roi_pool searches a bounded frame of window cells per bin: many boxes, and boxes past the whole map
+    MemoryCase("roi_pool 16x400^2, 64 boxes -> 7x7", "roi_pool", (1, 16, 400, 400),
+               dict(output_size=7, spatial_scale=1.0), {"boxes": (64, 5)}, flags=("boxes_mixed",)),
+    MemoryCase("roi_pool 16x400^2, whole-map boxes -> 14x14", "roi_pool", (1, 16, 400, 400),
+               dict(output_size=14, spatial_scale=1.0), {"boxes": (8, 5)}, flags=("boxes_large",)),
 ]
 
 BY_KEY = {c.key: c for c in CASES}
