@@ -4,6 +4,9 @@ gradient, bit-identical repeats, the card's refusals, torch.compile / torch.expo
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -282,6 +285,66 @@ def test_boxes_gradient_is_torchs_and_jaxs_autodiff():
     per = [boxes[boxes[:, 0] == i, 1:] for i in range(x.shape[0])]
     listed = poolspec.roi_align_boxes_backward(g[np.argsort(boxes[:, 0], kind="stable")], x, per, size, **kw)
     assert isinstance(listed, list) and [p.shape for p in listed] == [p.shape for p in per]
+
+
+# ps_roi_align's box gradient: central differences of live torchvision's ps_roi_align (float64, away from the
+# steps), written by scripts/ps_roi_align_boxes_cases.py in the torchvision environment
+PS_BOXES = Path(__file__).resolve().parent / "data" / "ps_roi_align_boxes"
+
+
+def _ps_box_cases():
+    meta = json.loads(PS_BOXES.with_suffix(".json").read_text())
+    assert meta["version"].startswith("torchvision 0.29.1")
+    arrays = np.load(PS_BOXES.with_suffix(".npz"))
+    return [(arrays[f"{i}/x"], arrays[f"{i}/boxes"], arrays[f"{i}/grad_output"], arrays[f"{i}/grad_boxes"],
+             dict(kw, output_size=tuple(kw["output_size"]))) for i, kw in enumerate(meta["cases"])]
+
+
+def test_ps_boxes_gradient_matches_torchvisions_differences(backend):
+    """ps_roi_align_boxes_backward against central differences of torchvision's ps_roi_align (which gives no box
+    gradient itself); bit-identical over repeats; the batch index gets 0."""
+    cases = _ps_box_cases()
+    assert sum(bool(np.abs(want).max() > 0.1) for *_, want, _ in cases) >= len(cases) - 4  # not all zeros
+    for x, boxes, g, want, kw in cases if backend.name in ("numpy", "torch") else cases[::3]:
+        args = (backend.asarray(g), backend.asarray(x), backend.asarray(boxes))
+        runs = [backend.to_numpy(poolspec.ps_roi_align_boxes_backward(*args, **kw)) for _ in range(5)]
+        assert len({r.tobytes() for r in runs}) == 1
+        np.testing.assert_allclose(runs[0], want, rtol=1e-6, atol=1e-8)
+        assert runs[0].dtype == boxes.dtype and not runs[0][:, 0].any()
+
+
+def test_ps_boxes_gradient_is_torchs_and_jaxs_autodiff():
+    """torch autograd (eager, and under torch.compile through the boxes' node), jax.grad (fixed grids: traced boxes)
+    give torchvision's differences, as ps_roi_align_boxes_backward; a list of boxes gets a list back; a wrong
+    cotangent is refused."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    cases = _ps_box_cases()
+    for x, boxes, g, want, kw in cases:
+        b = torch.tensor(boxes, requires_grad=True)
+        y = poolspec.ps_roi_align(torch.tensor(x), b, **kw)
+        got = torch.autograd.grad(y, b, torch.tensor(g))[0] if y.requires_grad else torch.zeros_like(b)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-8)
+        if kw["sampling_ratio"] > 0:
+            jg = jax.grad(lambda bb, x=x, g=g, kw=kw: (poolspec.ps_roi_align(jax.numpy.asarray(x), bb, **kw)
+                                                       * g).sum())(jax.numpy.asarray(boxes))
+            np.testing.assert_allclose(np.asarray(jg), want, rtol=1e-6, atol=1e-8)
+    x, boxes, g, want, kw = next(c for c in cases if c[1].shape[0] > 1 and np.abs(c[3]).max() > 0.1)
+    xt, b = torch.tensor(x, requires_grad=True), torch.tensor(boxes, requires_grad=True)
+    compiled = torch.compile(lambda t, bb: poolspec.ps_roi_align(t, bb, **kw), fullgraph=True, backend="aot_eager")
+    gx, gb = torch.autograd.grad(compiled(xt, b), (xt, b), torch.tensor(g))
+    np.testing.assert_allclose(gb.numpy(), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gb.numpy(), poolspec.ps_roi_align_boxes_backward(g, x, boxes, **kw), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(gx.numpy(), poolspec.ps_roi_align_backward(g, x, boxes, **kw), rtol=1e-12, atol=1e-12)
+    per = [boxes[np.trunc(boxes[:, 0]) == i, 1:] for i in range(x.shape[0])]
+    order = np.argsort(np.trunc(boxes[:, 0]), kind="stable")
+    listed = poolspec.ps_roi_align_boxes_backward(g[order], x, per, **kw)
+    assert isinstance(listed, list) and [p.shape for p in listed] == [p.shape for p in per]
+    np.testing.assert_allclose(np.concatenate(listed), want[order, 1:], rtol=1e-6, atol=1e-8)
+    with pytest.raises(ValueError, match="grad_output"):
+        poolspec.ps_roi_align_boxes_backward(g[:, :, :1], x, boxes, **kw)
 
 
 def test_regression_cases_name_their_upstream_report():

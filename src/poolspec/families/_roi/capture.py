@@ -104,12 +104,13 @@ def binder(forward: Any, backward: Any, *others: tuple[str, Any, Any]) -> Any:
     return bind
 
 
-def grouped_nodes(name: str, select: Any) -> tuple[Any, Any, Any]:
+def grouped_nodes(name: str, select: Any, boxes_backward: Any = None) -> tuple[Any, Any, Any]:
     """A position-sensitive op's nodes (PH * PW input channels per output channel): ``nodes(name)``, and
     ``poolspec::<name>_select``, ``select(ggx, x, boxes, **arguments)``: a cotangent shaped like x through the
     transpose of the backward (its derivative w.r.t. grad_output; not the forward where torchvision's backward is
     not the forward's transpose); their derivatives (the op's the backward, the backward's the select, the
-    select's the backward) and vmap rules."""
+    select's the backward) and vmap rules. ``boxes_backward``: the node of the op's gradient w.r.t. the boxes
+    (grad_output, x, boxes, spec, sizes), where it has one."""
     forward, backward = nodes(name, channel_group=0)
 
     @torch.library.custom_op(f"poolspec::{name}_select", mutates_args=())
@@ -129,7 +130,9 @@ def grouped_nodes(name: str, select: Any) -> tuple[Any, Any, Any]:
 
     def vjp(ctx: Any, grad: torch.Tensor) -> tuple[Any, ...]:
         x, boxes = ctx.saved_tensors
-        return backward(grad, x, boxes, ctx.spec, ctx.sizes), None, None, None
+        gx = backward(grad, x, boxes, ctx.spec, ctx.sizes) if ctx.needs_input_grad[0] else None
+        wants = boxes_backward is not None and ctx.needs_input_grad[1]
+        return gx, boxes_backward(grad, x, boxes, ctx.spec, ctx.sizes) if wants else None, None, None
 
     torch.library.register_autograd(f"poolspec::{name}", vjp, setup_context=save_context)
     torch.library.register_autograd(f"poolspec::{name}_backward", transpose_vjp(selected),

@@ -22,19 +22,28 @@ from .._roi import capture as roi
 roi_align, roi_align_backward = roi.nodes("roi_align")
 
 
-@torch.library.custom_op("poolspec::roi_align_boxes_backward", mutates_args=())
-def roi_align_boxes_backward(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
-                             sizes: list[int]) -> torch.Tensor:
-    """``poolspec.roi_align_boxes_backward(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."""
-    out = g.eager_function("roi_align_boxes_backward")(grad_output, x, boxes, **roi.arguments(spec, sizes))
-    return g.fresh(out.contiguous(), grad_output, x, boxes)
+def _boxes_node(name: str, channel_group: int = 1) -> Any:
+    """The node ``poolspec::<name>_boxes_backward`` (grad_output, x, boxes, spec, sizes): the gradient w.r.t. the
+    boxes (K, 5) by the public function of its name."""
+    op = f"{name}_boxes_backward"
+
+    @torch.library.custom_op(f"poolspec::{op}", mutates_args=())
+    def node(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str,
+             sizes: list[int]) -> torch.Tensor:
+        out = g.eager_function(op)(grad_output, x, boxes, **roi.arguments(spec, sizes))
+        return g.fresh(out.contiguous(), grad_output, x, boxes)
+
+    @node.register_fake
+    def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
+        g.check_grad(op, grad_output, roi.resolved(name, x, boxes, roi.arguments(spec, sizes), op, channel_group),
+                     like=x)
+        return torch.empty_like(boxes, memory_format=torch.contiguous_format)
+
+    node.__doc__ = f"``poolspec.{op}(grad_output, x, boxes, ...)``: grad_boxes (K, 5)."
+    return node
 
 
-@roi_align_boxes_backward.register_fake
-def _(grad_output: torch.Tensor, x: torch.Tensor, boxes: torch.Tensor, spec: str, sizes: list[int]) -> torch.Tensor:
-    op = "roi_align_boxes_backward"
-    g.check_grad(op, grad_output, roi.resolved("roi_align", x, boxes, roi.arguments(spec, sizes), op), like=x)
-    return torch.empty_like(boxes, memory_format=torch.contiguous_format)
+roi_align_boxes_backward = _boxes_node("roi_align")
 
 
 # derivatives: the op's are its explicit backwards (nodes: w.r.t. x, and w.r.t. the boxes where they require it);
@@ -69,7 +78,10 @@ def _ps_roi_align_select(*args: Any, **kwargs: Any) -> Any:
     return _ps_roi_align_select(*args, **kwargs)
 
 
-# ps_roi_align's nodes, its select the forward's taps with 0 where a bin has no samples (its forward: NaN or -0.0)
-ps_roi_align, ps_roi_align_backward, ps_roi_align_select = roi.grouped_nodes("ps_roi_align", _ps_roi_align_select)
+# ps_roi_align's nodes, its select the forward's taps with 0 where a bin has no samples (its forward: NaN or -0.0),
+# and its boxes' gradient (first order, as roi_align's)
+ps_roi_align_boxes_backward = _boxes_node("ps_roi_align", channel_group=0)
+ps_roi_align, ps_roi_align_backward, ps_roi_align_select = roi.grouped_nodes("ps_roi_align", _ps_roi_align_select,
+                                                                             ps_roi_align_boxes_backward)
 
 bind = roi.binder(roi_align, roi_align_backward, ("ps_roi_align", ps_roi_align, ps_roi_align_backward))

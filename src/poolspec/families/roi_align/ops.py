@@ -17,7 +17,8 @@ from ...spec._rules import fail
 from .._roi import ops as roi
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
-__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward"]
+__all__ = ["roi_align", "roi_align_backward", "roi_align_boxes_backward", "ps_roi_align", "ps_roi_align_backward",
+           "ps_roi_align_boxes_backward"]
 
 
 def _autograd_on_cpu(x: Any, rois: Any) -> bool:
@@ -250,17 +251,22 @@ def roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_si
     >>> g.ravel().tolist()  # the sample moves half as far as either end: 1/2 and 4/2 per unit
     [0.0, 0.5, 2.0, 0.5, 2.0]
     """
-    op = "roi_align_boxes_backward"
-    args = _args(output_size, spatial_scale, sampling_ratio, aligned)
+    return _boxes_backward("roi_align_boxes_backward", roi_align_boxes_backward, grad_output, x, boxes,
+                           _args(output_size, spatial_scale, sampling_ratio, aligned))
+
+
+def _boxes_backward(op: str, public: Any, grad_output: Any, x: Any, boxes: Any, args: dict[str, Any],
+                    ps: bool = False) -> Any:
+    """A boxes' gradient (``public`` the function ``op``, which Dask's task calls again), in the boxes' form."""
     rois = roi.rois(op, x, boxes)
     namespace(grad_output, x, names=("grad_output", "x"), op=op)
-    xp, dtype, rc, p = _resolve(op, x, rois, args)
+    xp, dtype, rc, p = _resolve(op, x, rois, args, ps=ps)
     roi.check_grad(op, xp, dtype, grad_output, x, (p.K, p.C) + p.pooled)
     if is_dask_array(x):  # a sum over every channel and cell: one task, lazily
         import dask
         import dask.array as da
 
-        task = dask.delayed(lambda gv, xv, bv: roi_align_boxes_backward(gv, xv, bv, **args))(grad_output, x, rc)
+        task = dask.delayed(lambda gv, xv, bv: public(gv, xv, bv, **args))(grad_output, x, rc)
         out = da.from_delayed(task, shape=(p.K, 5), dtype=rc.dtype, meta=np.empty((0, 0), dtype=rc.dtype))
     else:
         gc, xc = to_compute(xp, grad_output), to_compute(xp, x)
@@ -408,6 +414,53 @@ def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size:
         return roi.dask_map(ps_roi_align, ps_roi_align_backward, x, rc, args, p.K, p.pooled, grad_output,
                             channel_group=p.pooled[0] * p.pooled[1])
     return roi.apply(backward, p, xp, x, to_compute(xp, grad_output), to_compute(xp, x), rc)
+
+
+def ps_roi_align_boxes_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
+                                spatial_scale: float = 1.0, sampling_ratio: int = -1) -> Any:
+    """The gradient of :func:`ps_roi_align` w.r.t. ``boxes`` for the cotangent ``grad_output`` (torchvision has
+    none): roi_align's rule (:func:`roi_align_boxes_backward`) with ``aligned=True``, as ps_roi_align always
+    shifts by -0.5 and never clamps the roi size; torch and JAX give the same through autodiff of ps_roi_align.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent (K, C / (PH * PW), PH, PW); x's dtype, library and device.
+    x : array
+        The forward's features (N, C, H, W).
+    boxes : array or list of array
+        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+    output_size : int or tuple of int
+        The forward's output_size.
+    spatial_scale : float, default 1.0
+        The forward's spatial_scale.
+    sampling_ratio : int, default -1
+        The forward's sampling_ratio.
+
+    Returns
+    -------
+    array or list of array
+        The gradient in the boxes' form: (K, 5) with 0 for the batch index, or a list of (L, 4) arrays.
+
+    Raises
+    ------
+    ValueError
+        If the forward's arguments are invalid (as in :func:`ps_roi_align`) or grad_output is not shaped like the
+        forward's output.
+    TypeError
+        If the dtypes or libraries of the arrays differ, or the dtype is not floating.
+
+    Examples
+    --------
+    >>> import numpy as np, poolspec
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)  # x[y, x] = 4 y + x
+    >>> g = poolspec.ps_roi_align_boxes_backward(np.ones((1, 1, 1, 1)), x, np.array([[0, 1.0, 1.0, 3.0, 3.0]]),
+    ...                                          1, sampling_ratio=1)
+    >>> g.ravel().tolist()  # the sample moves half as far as either end: 1/2 and 4/2 per unit
+    [0.0, 0.5, 2.0, 0.5, 2.0]
+    """
+    return _boxes_backward("ps_roi_align_boxes_backward", ps_roi_align_boxes_backward, grad_output, x, boxes,
+                           _ps_args(output_size, spatial_scale, sampling_ratio), ps=True)
 
 
 def _ps_roi_align_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,

@@ -449,10 +449,11 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
 def boxes_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The gradient w.r.t. the boxes (K, 5) for the cotangent g (K, C, PH, PW): per tap, the cotangent times the
     value read, summed over channels, times the tap weight's derivative w.r.t. each coordinate, over count; the
-    batch index gets 0. The sample grids and counts are constants (their steps have no derivative)."""
+    batch index gets 0. The sample grids and counts are constants (their steps have no derivative); ps_roi_align's
+    plan reads each bin's taps in its own channels (its planes)."""
     xp = namespace(x)
     PH, PW = plan.pooled
-    planes = _planes(xp, x)
+    planes = _planes(xp, x, plan)
     gc = xp.permute_dims(g, (1, 0, 2, 3))  # (C, K, PH, PW)
     parts = []
     for group in plan.groups:
