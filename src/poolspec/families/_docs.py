@@ -119,6 +119,10 @@ spatial_scale : float, default 1.0
 sampling_ratio : int, default -1
     Samples per bin along each axis; <= 0: ceil(roi size / output size) per roi, read from the boxes' values on
     the host (under a trace without box values pass a positive one).""",
+    "roi_layout": """\
+layout : str, default "channels_first"
+    "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, {c_out}), read through a permuted
+    view (nothing is copied to change layout).""",
     "roi_returns": """\
 Returns
 -------
@@ -128,6 +132,33 @@ array
 TypeError
     If {arr} or boxes is not a supported array, their libraries or dtypes differ, the dtype is not floating, or an
     argument has a wrong type.""",
+    # the RoI families' backward w.r.t. x
+    "roi_backward_arguments": """\
+grad_output : array
+    The cotangent, shaped like the forward's output (K, {c_out}, PH, PW); x's dtype, library and device.
+x : array
+    The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+boxes : array or list of array
+    The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+output_size : int or tuple of int
+    The forward's output_size.
+spatial_scale : float, default 1.0
+    The forward's spatial_scale.""",
+    "roi_backward_layout": """\
+layout : str, default "channels_first"
+    "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, {c_out}); the gradient then
+    (N, H, W, C).""",
+    "roi_backward_returns": """\
+{routed_returns}
+
+Raises
+------
+ValueError
+    If the forward's arguments are invalid (as in :func:`{op}`), grad_output is not shaped like the forward's output,
+    or the arrays are on different devices.
+TypeError
+    If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+    libraries.""",
     # torchvision.ops' front-ends: ``kernel`` adds to "torchvision's kernel's", ``refused`` to what the op refuses
     "torchvision_boxes": """\
 ``boxes`` pass torchvision's shape check (a list of (L, 4) arrays gains its image index), output_size is read as
