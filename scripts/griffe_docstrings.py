@@ -1,9 +1,9 @@
 """A griffe extension for the docs site (mkdocs.yml): a function's docstring as ``help()`` shows it.
 
 mkdocstrings reads the source without running it, so a docstring filled at import (the families' templates,
-``poolspec/families/_docs.py``) would be missing from the site. A family's public function without a docstring
-in its source gets the imported function's: the site renders exactly the text of ``help(poolspec.<name>)``
-(tests/test_docs_site.py checks it, variant by variant)."""
+``poolspec/families/_docs.py``) would be missing from the site. A family's public function, or a torchvision.ops
+front-end function, without a docstring in its source gets the imported function's: the site renders exactly the
+text of ``help(poolspec.<name>)`` (tests/test_docs_site.py checks it, variant by variant)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ import griffe
 
 # the checkout's package, as mkdocs.yml's ``paths: [src]`` reads it (not an installed copy)
 SRC = Path(__file__).resolve().parents[1] / "src"
-FAMILIES = "poolspec.families."
+# the families' public functions, and torchvision.ops' front-end functions (their module imports neither torch
+# nor torchvision): the other front-ends' modules import TensorFlow, Keras and Flax
+FUNCTION_MODULES = ("poolspec.families.", "poolspec.frontends.torchvision.")
 
 
 # the front-ends whose classes' docstrings are filled at import (torch.nn's modules: one template per family)
@@ -39,8 +41,7 @@ class RuntimeDocstrings(griffe.Extension):
             cls.docstring = griffe.Docstring(text, parent=cls)
 
     def on_function_instance(self, *, node: Any, func: griffe.Function, agent: Any, **kwargs: Any) -> None:
-        # the families' public functions only: the front-ends' modules import TensorFlow, Keras and Flax
-        if func.docstring is not None or func.name.startswith("_") or not func.path.startswith(FAMILIES):
+        if func.docstring is not None or func.name.startswith("_") or not func.path.startswith(FUNCTION_MODULES):
             return
         try:
             # import_paths replaces sys.path for the import: the checkout first, then the installed dependencies

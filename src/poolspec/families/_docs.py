@@ -105,9 +105,80 @@ ValueError
 TypeError
     If :func:`{op}` would raise it, x's dtype is not floating{no_gradient}, grad_output's dtype differs from x's, or the
     arrays come from different libraries.""",
+    # the RoI families' (roi_align, roi_pool and their position-sensitive twins) and torchvision.ops' front-ends:
+    # ``arr`` names the features (x, or the front-ends' input), ``c_out`` the output channels
+    "roi_boxes": """\
+boxes : array or list of array
+    A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays (x1, y1, x2, y2), one per image;
+    {arr}'s library, dtype and device.
+output_size : int or tuple of int
+    The bins per roi (PH, PW); one int for both.
+spatial_scale : float, default 1.0
+    The factor from box coordinates to {arr}'s cells (1 / the feature stride).""",
+    "roi_sampling_ratio": """\
+sampling_ratio : int, default -1
+    Samples per bin along each axis; <= 0: ceil(roi size / output size) per roi, read from the boxes' values on
+    the host (under a trace without box values pass a positive one).""",
+    "roi_layout": """\
+layout : str, default "channels_first"
+    "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, {c_out}), read through a permuted
+    view (nothing is copied to change layout).""",
+    "roi_returns": """\
+Returns
+-------
+array
+    (K, {c_out}, PH, PW) in {arr}'s dtype, namespace and device.""",
+    "roi_type_error": """\
+TypeError
+    If {arr} or boxes is not a supported array, their libraries or dtypes differ, the dtype is not floating, or an
+    argument has a wrong type.""",
+    # the RoI families' backward w.r.t. x
+    "roi_backward_arguments": """\
+grad_output : array
+    The cotangent, shaped like the forward's output (K, {c_out}, PH, PW); x's dtype, library and device.
+x : array
+    The forward's features (N, C, H, W); its shape, dtype and device define the result's.
+boxes : array or list of array
+    The forward's boxes, (K, 5) or a list of (L, 4) arrays.
+output_size : int or tuple of int
+    The forward's output_size.
+spatial_scale : float, default 1.0
+    The forward's spatial_scale.""",
+    "roi_backward_layout": """\
+layout : str, default "channels_first"
+    "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, {c_out}); the gradient then
+    (N, H, W, C).""",
+    "roi_backward_returns": """\
+{routed_returns}
+
+Raises
+------
+ValueError
+    If the forward's arguments are invalid (as in :func:`{op}`), grad_output is not shaped like the forward's output,
+    or the arrays are on different devices.
+TypeError
+    If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
+    libraries.""",
+    # torchvision.ops' front-ends: ``kernel`` adds to "torchvision's kernel's", ``refused`` to what the op refuses
+    "torchvision_boxes": """\
+``boxes`` pass torchvision's shape check (a list of (L, 4) arrays gains its image index), output_size is read as
+torch's ``_pair``, and the numbers are :func:`poolspec.{op}`'s, which are torchvision's kernel's{kernel}.""",
+    "torchvision_raises": """\
+Raises
+------
+ValueError
+    If boxes break torchvision's shape rule (Tensor[K, 5] or List[Tensor[L, 4]]), the list is empty, output_size is
+    not one or two ints, or :func:`poolspec.{op}` refuses the values{refused}.
+{roi_type_error}""",
+    "torchvision_examples": """\
+Examples
+--------
+>>> import numpy as np
+>>> from poolspec.frontends.torchvision import ops""",
 }
 # the blocks' fields that a family may change
-_BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": ""}
+_BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": "", "arr": "x", "c_out": "C", "kernel": "",
+                   "refused": ""}
 
 
 def rank_fields(n: int) -> dict[str, str]:

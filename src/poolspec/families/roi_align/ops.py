@@ -14,6 +14,7 @@ from ..._compat import dtype_name, is_dask_array, is_jax_array, is_torch_array, 
 from ..._types import Array
 from ...autodiff import graph_node, in_graph
 from ...spec._rules import fail
+from .._docs import Template
 from .._roi import ops as roi
 from .sampling import _Plan, backward, boxes_backward, boxes_on_host, forward, host_grids, plan
 
@@ -68,57 +69,46 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False)
                                None if fixed else gh, None if fixed else gw, ratio, ps)
 
 
+_ROI_ALIGN_DOC = Template("""\
+Bilinear averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_align``.
+
+Each roi is split into an output_size grid of bins; each bin is the mean of a grid of bilinear samples
+(torchvision's rules: the half-pixel shift with ``aligned``, the roi size clamped to at least 1 without it,
+points more than one cell outside the image read 0). The input gradient is a sort and a segmented sum, not a
+scatter (bit-identical across runs); boxes get no gradient, as in torchvision.
+
+Parameters
+----------
+x : array
+    Features (N, C, H, W); float16, bfloat16 (computed in float32, rounded once), float32 or float64, any
+    array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+{roi_boxes}
+{roi_sampling_ratio}
+aligned : bool, default False
+    True: pixel centres at +0.5 (boxes shifted by -0.5), the roi size not clamped.
+{roi_layout}
+
+{roi_returns}
+
+Raises
+------
+ValueError
+    If x is not 4-D, boxes are not (K, 5) or (L, 4) arrays, a batch index is not an image of x, output_size or
+    spatial_scale is not positive, or sampling_ratio <= 0 under a trace without the boxes' values.
+{roi_type_error}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> poolspec.roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True).ravel().tolist()
+[2.5]
+""")
+
+
+@_ROI_ALIGN_DOC.document()
 def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
               sampling_ratio: int = -1, aligned: bool = False, *, layout: str = "channels_first") -> Array:
-    """Bilinear averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_align``.
-
-    Each roi is split into an output_size grid of bins; each bin is the mean of a grid of bilinear samples
-    (torchvision's rules: the half-pixel shift with ``aligned``, the roi size clamped to at least 1 without it,
-    points more than one cell outside the image read 0). The input gradient is a sort and a segmented sum, not a
-    scatter (bit-identical across runs); boxes get no gradient, as in torchvision.
-
-    Parameters
-    ----------
-    x : array
-        Features (N, C, H, W); float16, bfloat16 (computed in float32, rounded once), float32 or float64, any
-        array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
-    boxes : array or list of array
-        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays (x1, y1, x2, y2), one per image;
-        x's library, dtype and device.
-    output_size : int or tuple of int
-        The bins per roi (PH, PW); one int for both.
-    spatial_scale : float, default 1.0
-        The factor from box coordinates to x's cells (1 / the feature stride).
-    sampling_ratio : int, default -1
-        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes' values on the
-        host (under a trace without box values pass a positive one).
-    aligned : bool, default False
-        True: pixel centres at +0.5 (boxes shifted by -0.5), the roi size not clamped.
-    layout : str, default "channels_first"
-        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C), read through a permuted
-        view (nothing is copied to change layout).
-
-    Returns
-    -------
-    array
-        (K, C, PH, PW) in x's dtype, namespace and device.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-D, boxes are not (K, 5) or (L, 4) arrays, a batch index is not an image of x, output_size or
-        spatial_scale is not positive, or sampling_ratio <= 0 under a trace without the boxes' values.
-    TypeError
-        If x or boxes is not a supported array, their libraries or dtypes differ, the dtype is not floating, or an
-        argument has a wrong type.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
-    >>> poolspec.roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True).ravel().tolist()
-    [2.5]
-    """
     if check_layout("roi_align", layout):
         return channels_last(roi_align, locals(), 2, ("x",))
     op = "roi_align"
@@ -136,56 +126,37 @@ def roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_
     return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32, rounded once
 
 
+_ROI_ALIGN_BACKWARD_DOC = Template("""\
+The gradient of :func:`roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
+
+Each tap adds (g * w) / count to the cell it read, through a sort and a segmented sum (no scatter, no
+atomics): bit-identical across runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
+
+Parameters
+----------
+{roi_backward_arguments}
+sampling_ratio : int, default -1
+    The forward's sampling_ratio.
+aligned : bool, default False
+    The forward's aligned.
+{roi_backward_layout}
+
+{roi_backward_returns}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> g = poolspec.roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+...                                 np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True)
+>>> g.ravel().tolist()
+[0.25, 0.25, 0.25, 0.25]
+""")
+
+
+@_ROI_ALIGN_BACKWARD_DOC.document()
 def roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
                        spatial_scale: float = 1.0, sampling_ratio: int = -1, aligned: bool = False, *,
                        layout: str = "channels_first") -> Array:
-    """The gradient of :func:`roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
-
-    Each tap adds (g * w) / count to the cell it read, through a sort and a segmented sum (no scatter, no
-    atomics): bit-identical across runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output (K, C, PH, PW); x's dtype, library and device.
-    x : array
-        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
-    boxes : array or list of array
-        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
-    output_size : int or tuple of int
-        The forward's output_size.
-    spatial_scale : float, default 1.0
-        The forward's spatial_scale.
-    sampling_ratio : int, default -1
-        The forward's sampling_ratio.
-    aligned : bool, default False
-        The forward's aligned.
-    layout : str, default "channels_first"
-        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C); the gradient then (N, H, W,
-        C).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the forward's arguments are invalid (as in :func:`roi_align`), grad_output is not shaped like the
-        forward's output, or the arrays are on different devices.
-    TypeError
-        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
-        libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> g = poolspec.roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
-    ...                                 np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1, aligned=True)
-    >>> g.ravel().tolist()
-    [0.25, 0.25, 0.25, 0.25]
-    """
     if check_layout("roi_align_backward", layout):
         return channels_last(roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_align_backward"
@@ -287,55 +258,46 @@ def _ps_args(output_size: Any, spatial_scale: Any, sampling_ratio: Any) -> dict[
     return dict(output_size=output_size, spatial_scale=spatial_scale, sampling_ratio=sampling_ratio)
 
 
+_PS_ROI_ALIGN_DOC = Template("""\
+Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
+``torchvision.ops.ps_roi_align``.
+
+Each roi is split into an output_size (PH, PW) grid of bins; bin (ph, pw) of output channel c averages a grid
+of bilinear samples of input channel (c * PH + ph) * PW + pw (torchvision's rules: boxes always shifted by
+-0.5, the roi size never clamped; a bin without samples is 0 / count, NaN for a degenerate roi with an
+adaptive grid). The input gradient is a sort and a segmented sum, not a scatter (bit-identical across runs).
+
+Parameters
+----------
+x : array
+    Features (N, C, H, W), C a multiple of PH * PW; float16, bfloat16 (computed in float32, rounded once),
+    float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
+{roi_boxes}
+{roi_sampling_ratio}
+{roi_layout}
+
+{roi_returns}
+
+Raises
+------
+ValueError
+    If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+    batch index is not an image of x, an output_size entry is < 1, or sampling_ratio <= 0 under a trace
+    without the boxes' values.
+{roi_type_error}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # channel k holds 4 k .. 4 k + 3
+>>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
+[0.0, 5.0, 10.0, 15.0]
+""")
+
+
+@_PS_ROI_ALIGN_DOC.document(c_out="C / (PH * PW)")
 def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0,
                  sampling_ratio: int = -1, *, layout: str = "channels_first") -> Array:
-    """Position-sensitive bilinear averages of ``x`` over each region of ``boxes``, as
-    ``torchvision.ops.ps_roi_align``.
-
-    Each roi is split into an output_size (PH, PW) grid of bins; bin (ph, pw) of output channel c averages a grid
-    of bilinear samples of input channel (c * PH + ph) * PW + pw (torchvision's rules: boxes always shifted by
-    -0.5, the roi size never clamped; a bin without samples is 0 / count, NaN for a degenerate roi with an
-    adaptive grid). The input gradient is a sort and a segmented sum, not a scatter (bit-identical across runs).
-
-    Parameters
-    ----------
-    x : array
-        Features (N, C, H, W), C a multiple of PH * PW; float16, bfloat16 (computed in float32, rounded once),
-        float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask, array-api-strict).
-    boxes : array or list of array
-        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
-        dtype and device.
-    output_size : int or tuple of int
-        The bins per roi (PH, PW); one int for both.
-    spatial_scale : float, default 1.0
-        The factor from box coordinates to x's cells.
-    sampling_ratio : int, default -1
-        Samples per bin along each axis; <= 0: ceil(roi size / output size), read from the boxes on the host.
-    layout : str, default "channels_first"
-        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
-        permuted view.
-
-    Returns
-    -------
-    array
-        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
-        batch index is not an image of x, an output_size entry is < 1, or sampling_ratio <= 0 under a trace
-        without the boxes' values.
-    TypeError
-        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(16.0).reshape(1, 4, 2, 2)  # channel k holds 4 k .. 4 k + 3
-    >>> poolspec.ps_roi_align(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 2, sampling_ratio=1).ravel().tolist()
-    [0.0, 5.0, 10.0, 15.0]
-    """
     if check_layout("ps_roi_align", layout):
         return channels_last(ps_roi_align, locals(), 2, ("x",))
     op = "ps_roi_align"
@@ -350,56 +312,37 @@ def ps_roi_align(x: Array, boxes: Any, output_size: int | tuple[int, int], spati
     return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)
 
 
+_PS_ROI_ALIGN_BACKWARD_DOC = Template("""\
+The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+PW).
+
+Each tap adds (g * w) / count to the cell it read in its bin's input channel, through a sort and a segmented
+sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output`` and differentiable again
+on torch and JAX.
+
+Parameters
+----------
+{roi_backward_arguments}
+sampling_ratio : int, default -1
+    The forward's sampling_ratio.
+{roi_backward_layout}
+
+{roi_backward_returns}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> g = poolspec.ps_roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+...                                    np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+>>> g.ravel().tolist()
+[0.25, 0.25, 0.25, 0.25]
+""")
+
+
+@_PS_ROI_ALIGN_BACKWARD_DOC.document(c_out="C / (PH * PW)")
 def ps_roi_align_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
                           spatial_scale: float = 1.0, sampling_ratio: int = -1, *,
                           layout: str = "channels_first") -> Array:
-    """The gradient of :func:`ps_roi_align` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
-    PW).
-
-    Each tap adds (g * w) / count to the cell it read in its bin's input channel, through a sort and a segmented
-    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output`` and differentiable again
-    on torch and JAX.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output; x's dtype, library and device.
-    x : array
-        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
-    boxes : array or list of array
-        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
-    output_size : int or tuple of int
-        The forward's output_size.
-    spatial_scale : float, default 1.0
-        The forward's spatial_scale.
-    sampling_ratio : int, default -1
-        The forward's sampling_ratio.
-    layout : str, default "channels_first"
-        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
-        then (N, H, W, C).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the forward's arguments are invalid (as in :func:`ps_roi_align`) or grad_output is not shaped like the
-        forward's output.
-    TypeError
-        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
-        libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> g = poolspec.ps_roi_align_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
-    ...                                    np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
-    >>> g.ravel().tolist()
-    [0.25, 0.25, 0.25, 0.25]
-    """
     if check_layout("ps_roi_align_backward", layout):
         return channels_last(ps_roi_align_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_align_backward"

@@ -14,6 +14,7 @@ from ..._calls import channels_last, check_cotangent, check_layout, resolve
 from ..._compat import dtype_name, is_dask_array, is_jax_array, namespace, to_compute
 from ..._types import Array
 from ...autodiff import graph_node, in_graph
+from .._docs import Template
 from .._roi import ops as roi
 from ..roi_align.sampling import boxes_on_host
 from .search import _Plan, backward, forward, frame, ps_backward, ps_forward, ps_select, select
@@ -48,53 +49,44 @@ def _resolve(op: str, x: Any, rois: Any, args: dict[str, Any], ps: bool = False)
     return xp, dtype, rc, _Plan(N, C, H, W, int(rois.shape[0]), pooled, scale, KH, KW, half, ps)
 
 
+_ROI_POOL_DOC = Template("""\
+Maxima of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_pool``.
+
+Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size grid of bins whose
+edges are floored and ceiled (torchvision's rules: a degenerate roi is one cell, a bin outside the image is 0);
+each bin is the first maximum of its cells (NaN never wins). The input gradient routes the cotangent to the
+winners by a sort and a segmented sum, not a scatter (bit-identical across runs); boxes get no gradient, as in
+torchvision.
+
+Parameters
+----------
+x : array
+    Features (N, C, H, W); float16, bfloat16, float32 or float64, any array-API array (NumPy, torch, JAX, CuPy,
+    Dask, array-api-strict).
+{roi_boxes}
+{roi_layout}
+
+{roi_returns}
+
+Raises
+------
+ValueError
+    If x is not 4-D or has an empty spatial dimension, boxes are not (K, 5) or (L, 4) arrays, a batch index is
+    not an image of x, a box coordinate is not finite, output_size is negative or spatial_scale not finite.
+{roi_type_error}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> poolspec.roi_pool(x, np.array([[0, 0.5, 0.5, 2.5, 2.5]]), 2).ravel().tolist()
+[10.0, 11.0, 14.0, 15.0]
+""")
+
+
+@_ROI_POOL_DOC.document()
 def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
              layout: str = "channels_first") -> Array:
-    """Maxima of ``x`` over each region of ``boxes``, as ``torchvision.ops.roi_pool``.
-
-    Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size grid of bins whose
-    edges are floored and ceiled (torchvision's rules: a degenerate roi is one cell, a bin outside the image is 0);
-    each bin is the first maximum of its cells (NaN never wins). The input gradient routes the cotangent to the
-    winners by a sort and a segmented sum, not a scatter (bit-identical across runs); boxes get no gradient, as in
-    torchvision.
-
-    Parameters
-    ----------
-    x : array
-        Features (N, C, H, W); float16, bfloat16, float32 or float64, any array-API array (NumPy, torch, JAX, CuPy,
-        Dask, array-api-strict).
-    boxes : array or list of array
-        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays (x1, y1, x2, y2), one per image;
-        x's library, dtype and device.
-    output_size : int or tuple of int
-        The bins per roi (PH, PW); one int for both.
-    spatial_scale : float, default 1.0
-        The factor from box coordinates to x's cells (1 / the feature stride).
-    layout : str, default "channels_first"
-        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C), read through a permuted
-        view (nothing is copied to change layout).
-
-    Returns
-    -------
-    array
-        (K, C, PH, PW) in x's dtype, namespace and device.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-D or has an empty spatial dimension, boxes are not (K, 5) or (L, 4) arrays, a batch index is
-        not an image of x, a box coordinate is not finite, output_size is negative or spatial_scale not finite.
-    TypeError
-        If x or boxes is not a supported array, their libraries or dtypes differ, the dtype is not floating, or an
-        argument has a wrong type.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
-    >>> poolspec.roi_pool(x, np.array([[0, 0.5, 0.5, 2.5, 2.5]]), 2).ravel().tolist()
-    [10.0, 11.0, 14.0, 15.0]
-    """
     if check_layout("roi_pool", layout):
         return channels_last(roi_pool, locals(), 2, ("x",))
     op = "roi_pool"
@@ -108,52 +100,33 @@ def roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_s
     return roi.apply(forward, p, xp, x, to_compute(xp, x), rc)  # half precision: float32 (selected, so exact)
 
 
+_ROI_POOL_BACKWARD_DOC = Template("""\
+The gradient of :func:`roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
+
+The winners are found again from ``x``; each bin's cotangent goes to its winner (nothing for a bin without
+one), shared winners summed through a sort and a segmented sum (no scatter, no atomics): bit-identical across
+runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
+
+Parameters
+----------
+{roi_backward_arguments}
+{roi_backward_layout}
+
+{roi_backward_returns}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> g = poolspec.roi_pool_backward(np.ones((1, 1, 1, 1)), x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+>>> np.flatnonzero(g).tolist()
+[10]
+""")
+
+
+@_ROI_POOL_BACKWARD_DOC.document()
 def roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
                       spatial_scale: float = 1.0, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C, PH, PW).
-
-    The winners are found again from ``x``; each bin's cotangent goes to its winner (nothing for a bin without
-    one), shared winners summed through a sort and a segmented sum (no scatter, no atomics): bit-identical across
-    runs. Linear in ``grad_output``, and differentiable again on torch and JAX.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output (K, C, PH, PW); x's dtype, library and device.
-    x : array
-        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
-    boxes : array or list of array
-        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
-    output_size : int or tuple of int
-        The forward's output_size.
-    spatial_scale : float, default 1.0
-        The forward's spatial_scale.
-    layout : str, default "channels_first"
-        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C); the gradient then (N, H, W,
-        C).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the forward's arguments are invalid (as in :func:`roi_pool`), grad_output is not shaped like the
-        forward's output, or the arrays are on different devices.
-    TypeError
-        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
-        libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
-    >>> g = poolspec.roi_pool_backward(np.ones((1, 1, 1, 1)), x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
-    >>> np.flatnonzero(g).tolist()
-    [10]
-    """
     if check_layout("roi_pool_backward", layout):
         return channels_last(roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "roi_pool_backward"
@@ -183,53 +156,45 @@ def _roi_pool_select(gg: Any, x: Any, boxes: Any, output_size: int | tuple[int, 
 
 # --- ps_roi_pool: window averages, each bin reading its own group of channels (search.py's ``ps`` plan) ---------
 
+_PS_ROI_POOL_DOC = Template("""\
+Position-sensitive averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.ps_roi_pool``.
+
+Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size (PH, PW) grid of
+bins whose edges are floored and ceiled; bin (ph, pw) of output channel c is the mean of its window of input
+channel (c * PH + ph) * PW + pw (torchvision's rules: a degenerate roi is one cell, an empty window is 0, and
+the forward's windows stop before the image's last row and column). The gradient is torchvision's: its
+backward's windows reach the last row and column, and it is a sort and a segmented sum, not a scatter.
+
+Parameters
+----------
+x : array
+    Features (N, C, H, W), C a multiple of PH * PW; float16 (box arithmetic in float16, as torchvision),
+    bfloat16 (in float32), float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask,
+    array-api-strict).
+{roi_boxes}
+{roi_layout}
+
+{roi_returns}
+
+Raises
+------
+ValueError
+    If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
+    batch index is not an image of x, an output_size entry is < 1, or a box coordinate is not finite.
+{roi_type_error}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+>>> poolspec.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1).ravel().tolist()  # rows, columns 0..1
+[2.5]
+""")
+
+
+@_PS_ROI_POOL_DOC.document(c_out="C / (PH * PW)")
 def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatial_scale: float = 1.0, *,
                 layout: str = "channels_first") -> Array:
-    """Position-sensitive averages of ``x`` over each region of ``boxes``, as ``torchvision.ops.ps_roi_pool``.
-
-    Each roi's corners are scaled and rounded to cells, and the roi is split into an output_size (PH, PW) grid of
-    bins whose edges are floored and ceiled; bin (ph, pw) of output channel c is the mean of its window of input
-    channel (c * PH + ph) * PW + pw (torchvision's rules: a degenerate roi is one cell, an empty window is 0, and
-    the forward's windows stop before the image's last row and column). The gradient is torchvision's: its
-    backward's windows reach the last row and column, and it is a sort and a segmented sum, not a scatter.
-
-    Parameters
-    ----------
-    x : array
-        Features (N, C, H, W), C a multiple of PH * PW; float16 (box arithmetic in float16, as torchvision),
-        bfloat16 (in float32), float32 or float64, any array-API array (NumPy, torch, JAX, CuPy, Dask,
-        array-api-strict).
-    boxes : array or list of array
-        A (K, 5) array (batch index, x1, y1, x2, y2) or a list of (L, 4) arrays, one per image; x's library,
-        dtype and device.
-    output_size : int or tuple of int
-        The bins per roi (PH, PW); one int for both.
-    spatial_scale : float, default 1.0
-        The factor from box coordinates to x's cells.
-    layout : str, default "channels_first"
-        "channels_last" for x laid out (N, H, W, C): the result is then (K, PH, PW, C / (PH * PW)), read through a
-        permuted view.
-
-    Returns
-    -------
-    array
-        (K, C / (PH * PW), PH, PW) in x's dtype, namespace and device.
-
-    Raises
-    ------
-    ValueError
-        If x is not 4-D, its channels are not a multiple of PH * PW, boxes are not (K, 5) or (L, 4) arrays, a
-        batch index is not an image of x, an output_size entry is < 1, or a box coordinate is not finite.
-    TypeError
-        If x or boxes is not a supported array, their libraries or dtypes differ, or the dtype is not floating.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
-    >>> poolspec.ps_roi_pool(x, np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1).ravel().tolist()  # rows, columns 0..1
-    [2.5]
-    """
     if check_layout("ps_roi_pool", layout):
         return channels_last(ps_roi_pool, locals(), 2, ("x",))
     op = "ps_roi_pool"
@@ -244,55 +209,36 @@ def ps_roi_pool(x: Array, boxes: Any, output_size: int | tuple[int, int], spatia
     return roi.apply(ps_forward, p, xp, x, to_compute(xp, x), rc)
 
 
+_PS_ROI_POOL_BACKWARD_DOC = Template("""\
+The gradient of :func:`ps_roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
+PW), as torchvision's backward.
+
+Each bin adds g / area to every cell of its window in its input channel; torchvision's backward windows are
+clamped to [0, H] x [0, W] and rounded with roundf (its forward's to [0, H - 1] x [0, W - 1], with round), so
+this is not the transpose of the forward where a window reaches the last row or column. A sort and a segmented
+sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output``, differentiable again on
+torch and JAX.
+
+Parameters
+----------
+{roi_backward_arguments}
+{roi_backward_layout}
+
+{roi_backward_returns}
+
+Examples
+--------
+>>> import numpy as np, poolspec
+>>> g = poolspec.ps_roi_pool_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
+...                                   np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
+>>> g.ravel().tolist()  # the backward's window reaches the last row and column
+[0.25, 0.25, 0.25, 0.25]
+""")
+
+
+@_PS_ROI_POOL_BACKWARD_DOC.document(c_out="C / (PH * PW)")
 def ps_roi_pool_backward(grad_output: Array, x: Array, boxes: Any, output_size: int | tuple[int, int],
                          spatial_scale: float = 1.0, *, layout: str = "channels_first") -> Array:
-    """The gradient of :func:`ps_roi_pool` w.r.t. ``x`` for the cotangent ``grad_output`` (K, C / (PH * PW), PH,
-    PW), as torchvision's backward.
-
-    Each bin adds g / area to every cell of its window in its input channel; torchvision's backward windows are
-    clamped to [0, H] x [0, W] and rounded with roundf (its forward's to [0, H - 1] x [0, W - 1], with round), so
-    this is not the transpose of the forward where a window reaches the last row or column. A sort and a segmented
-    sum (no scatter, no atomics): bit-identical across runs; linear in ``grad_output``, differentiable again on
-    torch and JAX.
-
-    Parameters
-    ----------
-    grad_output : array
-        The cotangent, shaped like the forward's output; x's dtype, library and device.
-    x : array
-        The forward's features (N, C, H, W); its shape, dtype and device define the result's.
-    boxes : array or list of array
-        The forward's boxes, (K, 5) or a list of (L, 4) arrays.
-    output_size : int or tuple of int
-        The forward's output_size.
-    spatial_scale : float, default 1.0
-        The forward's spatial_scale.
-    layout : str, default "channels_first"
-        "channels_last" for x and grad_output laid out (N, H, W, C) and (K, PH, PW, C / (PH * PW)); the gradient
-        then (N, H, W, C).
-
-    Returns
-    -------
-    array
-        The gradient w.r.t. x, with x's shape and dtype.
-
-    Raises
-    ------
-    ValueError
-        If the forward's arguments are invalid (as in :func:`ps_roi_pool`) or grad_output is not shaped like the
-        forward's output.
-    TypeError
-        If x's dtype is not floating, grad_output's dtype differs from x's, or the arrays come from different
-        libraries.
-
-    Examples
-    --------
-    >>> import numpy as np, poolspec
-    >>> g = poolspec.ps_roi_pool_backward(np.ones((1, 1, 1, 1)), np.zeros((1, 1, 2, 2)),
-    ...                                   np.array([[0, 0.0, 0.0, 2.0, 2.0]]), 1)
-    >>> g.ravel().tolist()  # the backward's window reaches the last row and column
-    [0.25, 0.25, 0.25, 0.25]
-    """
     if check_layout("ps_roi_pool_backward", layout):
         return channels_last(ps_roi_pool_backward, locals(), 2, ("grad_output", "x"))
     op = "ps_roi_pool_backward"

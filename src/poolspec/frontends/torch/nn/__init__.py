@@ -27,10 +27,6 @@ array([[ 5.,  7.],
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 from ..._common import mirror as _mirror
 from . import functional
 from ._cards import CARDS
@@ -60,33 +56,14 @@ from .modules import (
     Upsample,
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
-    torch_class,
+    torch_aware,
 )
 
 __all__ = ["functional", *_CLASSES]
 _ = CARDS  # the front-end cards (poolspec.spec.frontend_card("torch.nn.MaxPool2d"))
 _PASS_ON, __dir__ = _mirror(__name__, "torch.nn", __all__)
-_CLASS_SET = frozenset(_CLASSES)
-
-
-def __getattr__(name: str) -> Any:
-    """torch.nn's other names; ``_torch_<Name>``, the torch twin of a class (as pickle finds it)."""
-    if name.startswith("_torch_") and name[7:] in _CLASS_SET:
-        return torch_class(globals()[name[7:]])
-    return _PASS_ON(name)
-
-
-class _TorchAware(types.ModuleType):
-    """This module's type: a class read from it is its torch twin where torch is imported."""
-
-    def __getattribute__(self, name: str) -> Any:
-        value = super().__getattribute__(name)
-        if name in _CLASS_SET and sys.modules.get("torch") is not None:
-            return torch_class(value)
-        return value
-
-
-sys.modules[__name__].__class__ = _TorchAware
+# a class read from this module is its torch twin where torch is imported; other names are torch.nn's
+__getattr__ = torch_aware(__name__, _CLASSES, _PASS_ON)
 
 # the names the classes are defined with (their plain base included), for tools that read the module statically
 _DEFINED = (Module, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import collections
 import sys
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from typing import Any, NamedTuple
 
@@ -195,6 +196,32 @@ def torch_class(cls: type) -> type:
     twin.__qualname__ = f"_torch_{cls.__name__}"
     _TWINS[cls] = twin
     return twin
+
+
+def torch_aware(module: str, classes: Iterable[str], pass_on: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Make the front-end module ``module`` torch-aware: a class of ``classes`` read from it is its torch twin where
+    torch is imported (:func:`torch_class`). The answer is the module's ``__getattr__``: ``_torch_<Name>``, the
+    twin of a class (as pickle finds it), and every other name from ``pass_on``."""
+    names = frozenset(classes)
+    home = sys.modules[module]
+    defined = vars(home)
+
+    def __getattr__(name: str) -> Any:
+        if name.startswith("_torch_") and name[7:] in names:
+            return torch_class(defined[name[7:]])
+        return pass_on(name)
+
+    class _TorchAware(types.ModuleType):
+        """The module's type: a class read from it is its torch twin where torch is imported."""
+
+        def __getattribute__(self, name: str) -> Any:
+            value = super().__getattribute__(name)
+            if name in names and sys.modules.get("torch") is not None:
+                return torch_class(value)
+            return value
+
+    home.__class__ = _TorchAware
+    return __getattr__
 
 
 def _plain(cls: type) -> type:

@@ -16,12 +16,8 @@ imported torch, as :mod:`poolspec.frontends.torch.nn`'s (torch and torchvision a
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any
-
 from ..._common import mirror as _mirror
-from ...torch.nn.modules import torch_class
+from ...torch.nn.modules import torch_aware
 from . import poolers
 from ._cards import CARDS
 from ._functions import ps_roi_align, ps_roi_pool, roi_align, roi_pool
@@ -39,27 +35,8 @@ for _name in FUNCTIONS:
 del _name
 
 _PASS_ON, __dir__ = _mirror(__name__, "torchvision.ops", __all__)
-_CLASS_SET = frozenset(CLASSES)
-
-
-def __getattr__(name: str) -> Any:
-    """torchvision.ops' other names; ``_torch_<Name>``, the torch twin of a class (as pickle finds it)."""
-    if name.startswith("_torch_") and name[7:] in _CLASS_SET:
-        return torch_class(globals()[name[7:]])
-    return _PASS_ON(name)
-
-
-class _TorchAware(types.ModuleType):
-    """This module's type: a class read from it is its torch twin where torch is imported."""
-
-    def __getattribute__(self, name: str) -> Any:
-        value = super().__getattribute__(name)
-        if name in _CLASS_SET and sys.modules.get("torch") is not None:
-            return torch_class(value)
-        return value
-
-
-sys.modules[__name__].__class__ = _TorchAware
+# a class read from this module is its torch twin where torch is imported; other names are torchvision.ops'
+__getattr__ = torch_aware(__name__, CLASSES, _PASS_ON)
 
 # the names the classes are defined with, for tools that read the module statically
 _DEFINED = (roi_align, roi_pool, ps_roi_align, ps_roi_pool, RoIAlign, RoIPool, PSRoIAlign, PSRoIPool,

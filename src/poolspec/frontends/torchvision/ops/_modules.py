@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...torch.nn.modules import Module, _plain
+from ...torch.nn.modules import Module
 from ._functions import ps_roi_align, ps_roi_pool, roi_align, roi_pool
 from .poolers import HOME
 
@@ -18,8 +18,28 @@ _RAISES = """Raises
         At the call: boxes neither an array nor a list of arrays, or arrays of different libraries or dtypes."""
 
 
-@_plain
-class RoIAlign(Module):
+class _RoIModule(Module):
+    """What the four RoI modules share: ``forward(input, rois)`` calls ``_fn`` with the attributes ``_args`` names,
+    in order, as torchvision's modules pass them; ``repr`` lists them as torchvision's ``__repr__`` does."""
+
+    _poolspec_home = HOME
+    _fn: Any = None
+    _args: tuple[str, ...] = ("output_size", "spatial_scale")
+
+    def __init__(self, output_size: Any, spatial_scale: float) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+
+    def forward(self, input: Any, rois: Any) -> Any:
+        return self._fn(input, rois, *[getattr(self, name) for name in self._args])
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{name}={getattr(self, name)}" for name in self._args)
+        return f"{self.__class__.__name__}({args})"
+
+
+class RoIAlign(_RoIModule, fn=roi_align, _args=("output_size", "spatial_scale", "sampling_ratio", "aligned")):
     __doc__ = f"""RoI Align as a module, as ``torchvision.ops.RoIAlign``: ``forward(input, rois)`` is
     ``roi_align(input, rois, output_size, spatial_scale, sampling_ratio, aligned)``.
 
@@ -51,25 +71,14 @@ class RoIAlign(Module):
     >>> m(np.arange(16.0).reshape(1, 1, 4, 4), np.array([[0, 0.0, 0.0, 2.0, 2.0]])).ravel().tolist()
     [2.5]
     """
-    _poolspec_home = HOME
 
     def __init__(self, output_size: Any, spatial_scale: float, sampling_ratio: int, aligned: bool = False) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size, spatial_scale)
         self.sampling_ratio = sampling_ratio
         self.aligned = aligned
 
-    def forward(self, input: Any, rois: Any) -> Any:
-        return roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned)
 
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale}, "
-                f"sampling_ratio={self.sampling_ratio}, aligned={self.aligned})")
-
-
-@_plain
-class RoIPool(Module):
+class RoIPool(_RoIModule, fn=roi_pool):
     __doc__ = f"""RoI max pooling as a module, as ``torchvision.ops.RoIPool``: ``forward(input, rois)`` is
     ``roi_pool(input, rois, output_size, spatial_scale)``.
 
@@ -97,22 +106,9 @@ class RoIPool(Module):
     >>> m(np.arange(16.0).reshape(1, 1, 4, 4), [np.array([[0.0, 0.0, 3.0, 3.0]])]).ravel().tolist()
     [5.0, 7.0, 13.0, 15.0]
     """
-    _poolspec_home = HOME
-
-    def __init__(self, output_size: Any, spatial_scale: float) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-
-    def forward(self, input: Any, rois: Any) -> Any:
-        return roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale})"
 
 
-@_plain
-class PSRoIAlign(Module):
+class PSRoIAlign(_RoIModule, fn=ps_roi_align, _args=("output_size", "spatial_scale", "sampling_ratio")):
     __doc__ = f"""Position-sensitive RoI Align as a module, as ``torchvision.ops.PSRoIAlign``: ``forward(input,
     rois)`` is ``ps_roi_align(input, rois, output_size, spatial_scale, sampling_ratio)``.
 
@@ -138,24 +134,13 @@ class PSRoIAlign(Module):
     >>> ops.PSRoIAlign(2, 0.5, -1)
     PSRoIAlign(output_size=2, spatial_scale=0.5, sampling_ratio=-1)
     """
-    _poolspec_home = HOME
 
     def __init__(self, output_size: Any, spatial_scale: float, sampling_ratio: int) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
+        super().__init__(output_size, spatial_scale)
         self.sampling_ratio = sampling_ratio
 
-    def forward(self, input: Any, rois: Any) -> Any:
-        return ps_roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio)
 
-    def __repr__(self) -> str:
-        return (f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale}, "
-                f"sampling_ratio={self.sampling_ratio})")
-
-
-@_plain
-class PSRoIPool(Module):
+class PSRoIPool(_RoIModule, fn=ps_roi_pool):
     __doc__ = f"""Position-sensitive RoI pooling as a module, as ``torchvision.ops.PSRoIPool``: ``forward(input,
     rois)`` is ``ps_roi_pool(input, rois, output_size, spatial_scale)``.
 
@@ -179,15 +164,3 @@ class PSRoIPool(Module):
     >>> ops.PSRoIPool(2, 1.0)
     PSRoIPool(output_size=2, spatial_scale=1.0)
     """
-    _poolspec_home = HOME
-
-    def __init__(self, output_size: Any, spatial_scale: float) -> None:
-        super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-
-    def forward(self, input: Any, rois: Any) -> Any:
-        return ps_roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale})"
