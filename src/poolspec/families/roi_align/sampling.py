@@ -6,7 +6,8 @@ The image is read as planes (C, N * H * W): one flat cell index per tap (batch, 
 channel; an index N * H * W reads outside (0). The reads are ``kernels.cells.Cells`` through
 ``autodiff.max_select`` and the input gradient its transpose ``autodiff.max_backward`` (a sort and a segmented sum,
 no scatter): the op is linear in x, so torch and JAX differentiate it natively through those two bindings, to any
-order and without a scatter.
+order and without a scatter. On JAX roi_align reads the image as rows of channels instead (``jax_taps``: one
+contiguous read per tap, its transpose a sort by cell and a sum per cell rank after rank).
 
 ps_roi_align (``_Plan.ps``) takes the same taps: x is read as planes (C / (PH * PW), PH * PW * N * H * W) ordered
 (bin, batch, row, column), so a tap of bin (ph, pw) reads cell (ph * PW + pw) * N * H * W + its cell of the image,
