@@ -6,7 +6,8 @@ The image is read as planes (C, N * H * W): one flat cell index per tap (batch, 
 channel; an index N * H * W reads outside (0). The reads are ``kernels.cells.Cells`` through
 ``autodiff.max_select`` and the input gradient its transpose ``autodiff.max_backward`` (a sort and a segmented sum,
 no scatter): the op is linear in x, so torch and JAX differentiate it natively through those two bindings, to any
-order and without a scatter.
+order and without a scatter. On JAX roi_align reads the image as rows of channels instead (``jax_taps``: one
+contiguous read per tap, its transpose a sort by cell and a sum per cell rank after rank).
 
 ps_roi_align (``_Plan.ps``) takes the same taps: x is read as planes (C / (PH * PW), PH * PW * N * H * W) ordered
 (bin, batch, row, column), so a tap of bin (ph, pw) reads cell (ph * PW + pw) * N * H * W + its cell of the image,
@@ -343,6 +344,8 @@ def _reorder(xp: Any, out: Any, plan: _Plan) -> Any:
 
 def forward(plan: _Plan, x: Any, rois: Any) -> Any:
     """roi_align's output (K, C, PH, PW) in x's (compute) dtype."""
+    if is_jax_array(x) and not plan.ps:
+        return _jax_forward(plan, x, rois)
     mod = _WINDOWS(x) if unrecorded(x) else None
     found = windows(mod, plan, rois)
     if found is not None:
@@ -398,6 +401,8 @@ def _join(xp: Any, pieces: list[Any], plan: _Plan, group: _Group, k: int) -> Any
 def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The input gradient (N, C, H, W) for the cotangent g (K, C, PH, PW): per chunk (g * w) / count routed to the
     cells the taps read (a sort and a segmented sum), the chunks added in order."""
+    if is_jax_array(g) and not plan.ps:
+        return _jax_backward(plan, g, rois)
     mod = _WINDOWS(g) if unrecorded(g) else None  # (x is not read: only its shape)
     found = windows(mod, plan, rois)
     if found is not None:
@@ -444,6 +449,89 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     elif isinstance(out, np.ndarray):
         out = np.ascontiguousarray(out)
     return out
+
+
+# On JAX the image is read as rows of channels (N * H * W, C), one contiguous read per tap, and the gradient is
+# ``jax_taps.route`` (a sort by cell and each cell's reads added rank after rank): both are primitives whose
+# derivatives are each other, so JAX differentiates the forward natively to any order without a scatter.
+
+
+def _jax_forward(plan: _Plan, x: Any, rois: Any) -> Any:
+    """roi_align's output (K, C, PH, PW) on JAX: per chunk of taps, each bin's weighted reads of rows."""
+    from .jax_taps import select
+
+    xp = namespace(x)
+    PH, PW = plan.pooled
+    C = plan.C
+    rows = xp.reshape(xp.permute_dims(x, (0, 2, 3, 1)), (plan.cells, C))
+    parts = []
+    for group in plan.groups:
+        gr = _group_rois(xp, rois, group)
+        k = gr.shape[0]
+        if group.gh * group.gw == 0 or k == 0 or PH * PW == 0:
+            parts.append(xp.full((k, PH, PW, C), _FILLS[group.fill], dtype=x.dtype, device=device(x)))
+            continue
+        pieces, acc = [], None
+        for ks, ps, iys in _chunks(plan, group, k):
+            cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
+            T = w.shape[-1]
+            part = xp.reshape(select(rows, xp.reshape(cells, (-1, T)), xp.reshape(w, (-1, T))),
+                              tuple(w.shape[:3]) + (C,))  # (k, p, PW, C)
+            if iys != (0, group.gh) or acc is not None:  # a bin row's samples in several chunks: their sums added
+                acc = part if acc is None else acc + part
+                if iys[1] < group.gh:
+                    continue
+                part, acc = acc, None
+            pieces.append(part)
+        if len(pieces) == 1:
+            joined = pieces[0]
+        elif pieces[0].shape[1] == PH:  # whole rois
+            joined = xp.concat(pieces, axis=0)
+        else:  # one roi's rows of bins after another's
+            joined = _rows_of_bins(xp, pieces, PH)
+        parts.append(_divide(xp, joined, float(group.gh * group.gw)))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)  # (K, PH, PW, C) in group order
+    if plan.order is not None:
+        out = xp.permute_dims(_reorder(xp, xp.permute_dims(out, (3, 1, 2, 0)), plan), (3, 1, 2, 0))
+    return xp.permute_dims(out, (0, 3, 1, 2))
+
+
+def _rows_of_bins(xp: Any, pieces: list[Any], PH: int) -> Any:
+    """One roi's pieces of bin rows (1, p', PW, C) after another's, joined per roi (PH rows each)."""
+    rois, per = [], []
+    for piece in pieces:
+        per.append(piece)
+        if sum(p.shape[1] for p in per) == PH:
+            rois.append(xp.concat(per, axis=1))
+            per = []
+    return xp.concat(rois, axis=0)
+
+
+def _jax_backward(plan: _Plan, g: Any, rois: Any) -> Any:
+    """The input gradient (N, C, H, W) on JAX: per chunk, (g * w) / count of every tap routed to its cell
+    (``jax_taps.route``), the chunks added in order."""
+    from .jax_taps import route
+
+    xp = namespace(g)
+    N, C, H, W = plan.N, plan.C, plan.H, plan.W
+    gl = xp.permute_dims(g, (0, 2, 3, 1))  # (K, PH, PW, C)
+    total = None
+    for group in plan.groups:
+        if group.gh * group.gw == 0 or plan.pooled[0] * plan.pooled[1] == 0:
+            continue
+        gr = _group_rois(xp, rois, group)
+        gg = gl if group.rois is None else xp.take(
+            gl, xp.asarray(np.array(group.rois, dtype=np.int64), device=device(g)), axis=0)
+        for ks, ps, iys in _chunks(plan, group, gr.shape[0]):
+            cells, w = _taps(xp, plan, gr[ks[0]:ks[1], :], group, ps, iys)
+            T = w.shape[-1]
+            gk = xp.reshape(gg[ks[0]:ks[1], ps[0]:ps[1], ...], (-1, C))
+            part = route(gk, xp.reshape(cells, (-1, T)), xp.reshape(w, (-1, T)), plan.cells,
+                         float(group.gh * group.gw))
+            total = part if total is None else total + part
+    if total is None:
+        total = xp.zeros((plan.cells, C), dtype=g.dtype, device=device(g))
+    return xp.permute_dims(xp.reshape(total, (N, H, W, C)), (0, 3, 1, 2))
 
 
 def boxes_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
