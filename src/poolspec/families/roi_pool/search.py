@@ -8,6 +8,12 @@ marks a bin without a winner (it reads 0). The search is not differentiated; the
 ``autodiff.max_backward`` (a sort and a segmented sum, no scatter), so torch and JAX differentiate the op natively
 through those two bindings, to any order.
 
+Off JAX, windows of more than ``_TABLE_FRAME`` cells are searched through range-maximum tables instead
+(:func:`_table_search`): per cell an int64 key (the value's order high, the cell low) doubled into the best key of
+each 2^a x 2^b block, four blocks covering each bin; the work is O(channels x cells x levels + channels x bins)
+rather than O(channels x bins x frame), and the winners are the same (the first maximum of overlapping blocks is
+the first maximum of one of them). JAX keeps the frame search: its program is one for any boxes of the shapes.
+
 The edge arithmetic is one function, :func:`edges`, run on the device for the search and on the host (NumPy) for
 the frame, so the host's bound is exactly the device's largest window.
 
