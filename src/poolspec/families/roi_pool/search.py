@@ -239,7 +239,7 @@ def _table_search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
     union is the first maximum of one of them. Only the (a, b) of the call's bins are built, a chunk of channels at
     a time: the work is O(C * cells * levels + C * bins), not O(C * bins * frame)."""
     xp = namespace(x)
-    N, C, H, W = plan.N, plan.C, plan.H, plan.W
+    C, H, W = plan.C, plan.H, plan.W
     PH, PW = plan.pooled
     dev, itype = device(x), index_dtype(xp, x)
     batch, hs, he, ws, we = (to_host(a).astype(np.int64) for a in edges(
@@ -259,9 +259,8 @@ def _table_search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
     slot = xp.asarray(slot, dtype=itype, device=dev)
     queries = {}
     for (i, j), bins in groups.items():
-        hb, wb = H - (1 << i) + 1, W - (1 << j) + 1
         rows, cols = (r0[bins], r1[bins] - (1 << i)), (c0[bins], c1[bins] - (1 << j))
-        at = [batch[k[bins]] * (hb * wb) + r * wb + c for r in rows for c in cols]
+        at = [batch[k[bins]] * (H * W) + r * W + c for r in rows for c in cols]
         queries[(i, j)] = xp.asarray(np.concatenate(at), dtype=itype, device=dev)
     planes = _planes(xp, stop_gradient(x))
     thr = -float("inf") if plan.half else -FLT_MAX
@@ -275,22 +274,25 @@ def _table_search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
     for lo in range(0, C, per):
         p = planes[lo:min(lo + per, C), :]
         cc = p.shape[0]
-        cols_table = xp.reshape(_keys(xp, p, first, thr), (cc, N, H, W))
+        # flat (channel, image, row, column), so that every doubling is one contiguous pass: a cell's block then
+        # reaches past its row (or image, or channel) only where the block is not whole, which no bin reads
+        cols_table = xp.reshape(_keys(xp, p, first, thr), (-1,))
+        offsets = xp.reshape(xp.arange(cc, dtype=itype, device=dev) * plan.image_cells, (cc, 1))
         done_j, found = 0, []
         for j in sorted({j for _, j in pairs}):
             while done_j < j:  # blocks 2^(j+1) wide: two of 2^j side by side
                 s = 1 << done_j
-                cols_table = xp.maximum(cols_table[..., :-s], cols_table[..., s:])
+                cols_table = xp.maximum(cols_table[:-s], cols_table[s:])
                 done_j += 1
             table, done_i = cols_table, 0
             for i in sorted(i for i, jj in pairs if jj == j):
                 while done_i < i:
-                    s = 1 << done_i
-                    table = xp.maximum(table[:, :, :-s, :], table[:, :, s:, :])
+                    s = (1 << done_i) * W
+                    table = xp.maximum(table[:-s], table[s:])
                     done_i += 1
                 q = queries[(i, j)]
                 g = q.shape[0] // 4
-                v = xp.reshape(xp.take(xp.reshape(table, (cc, -1)), q, axis=1), (cc, 4, g))
+                v = xp.reshape(xp.take(table, xp.reshape(offsets + xp.reshape(q, (1, -1)), (-1,))), (cc, 4, g))
                 found.append(xp.max(v, axis=1))
         # an empty bin: cell 0's key (read, never a winner)
         found.append(xp.full((cc, 1), 0xFFFFFFFF, dtype=xp.int64, device=dev))
