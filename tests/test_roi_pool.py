@@ -115,6 +115,30 @@ def test_edge_rules():
     assert half.dtype == np.float16 and half.ravel().tolist() == [-np.inf]  # float16's T(-FLT_MAX)
 
 
+@pytest.mark.parametrize("route", ["tables", "frame"])
+def test_both_searches_match_torchvision(backend, route, monkeypatch):
+    """Every stored case (ties, NaN, -inf and cells below -FLT_MAX among them) through each search: the
+    range-maximum tables (the CPU's route for windows of many cells; here for every window, a channel at a time)
+    and the frame search (the route of small windows, of JAX and of traced boxes; here for every window)."""
+    from poolspec.families.roi_pool import search
+
+    if route == "tables":
+        monkeypatch.setattr(search, "_TABLE_FRAME", 0)
+        monkeypatch.setattr(search, "_TABLE_BYTES", 1)
+    else:
+        monkeypatch.setattr(search, "_TABLE_FRAME", 1 << 40)
+    if backend.name == "jax":
+        pytest.skip("JAX searches the frame whatever the windows (one program for any boxes): the tests above")
+    for case in PICK + [c for c in ALL if c.dtype == "float32"][::3]:
+        a = case.arrays()
+        x, boxes = backend.asarray(a["input"]), backend.asarray(a["boxes"])
+        out = poolspec.roi_pool(x, boxes, **case.arguments)
+        np.testing.assert_array_equal(backend.to_numpy(out), a["output"], err_msg=case.name)
+        gx = poolspec.roi_pool_backward(backend.asarray(a["grad_output"]), x, boxes, **case.arguments)
+        np.testing.assert_allclose(backend.to_numpy(gx), a["grad_input"], rtol=case.rtol, atol=case.atol,
+                                   err_msg=case.name)
+
+
 def test_gradient_is_bit_identical_over_repeats(backend):
     case = next(c for c in CASES if "many_rois" in c.flags)
     a = case.arrays()
@@ -175,6 +199,10 @@ def test_large_calls_are_chunked_with_the_same_values(monkeypatch):
     b = np.array([[0, -2.0, 1.0, 19.0, 16.5], [1, 3.0, 2.0, 9.5, 7.0], [0, 0.0, 0.0, 30.0, 30.0]])
     g = rng.standard_normal((3, 3, 3, 2))
     whole, whole_g = poolspec.roi_pool(x, b, (3, 2)), poolspec.roi_pool_backward(g, x, b, (3, 2))
+    monkeypatch.setattr(search, "_TABLE_BYTES", 1)  # the tables and the gradient's route a channel at a time
+    np.testing.assert_array_equal(poolspec.roi_pool(x, b, (3, 2)), whole)
+    np.testing.assert_array_equal(poolspec.roi_pool_backward(g, x, b, (3, 2)), whole_g)
+    monkeypatch.setattr(search, "_TABLE_FRAME", 1 << 40)  # the frame search, its bins a chunk at a time
     for budget in (1, 4000, 40000):  # one bin, a few bins, whole rois per chunk
         monkeypatch.setattr(search, "_CHUNK_BYTES", budget)
         np.testing.assert_array_equal(poolspec.roi_pool(x, b, (3, 2)), whole)

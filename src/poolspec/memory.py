@@ -157,11 +157,20 @@ CASES = [
     MemoryCase("roi_align 16x400^2, whole-map boxes -> 14x14 adaptive", "roi_align", (1, 16, 400, 400),
                dict(output_size=14, spatial_scale=1.0, sampling_ratio=0, aligned=True), {"boxes": (8, 5)},
                flags=("boxes_large", "aligned")),
-    # roi_pool searches a bounded frame of window cells per bin: many boxes, and boxes past the whole map
+    # roi_pool searches a bounded frame of window cells per bin, or (windows of many cells, off JAX) range-maximum
+    # tables a chunk of channels at a time: many boxes, and boxes past the whole map
     MemoryCase("roi_pool 16x400^2, 64 boxes -> 7x7", "roi_pool", (1, 16, 400, 400),
                dict(output_size=7, spatial_scale=1.0), {"boxes": (64, 5)}, flags=("boxes_mixed",)),
     MemoryCase("roi_pool 16x400^2, whole-map boxes -> 14x14", "roi_pool", (1, 16, 400, 400),
                dict(output_size=14, spatial_scale=1.0), {"boxes": (8, 5)}, flags=("boxes_large",)),
+    MemoryCase("roi_pool 256x400^2, 1000 boxes -> 7x7", "roi_pool", (1, 256, 400, 400),
+               dict(output_size=7, spatial_scale=1.0), {"boxes": (1000, 5)}, flags=("boxes_mixed",)),
+    MemoryCase("roi_pool 256x400^2, 1000 whole-map boxes -> 14x14", "roi_pool", (1, 256, 400, 400),
+               dict(output_size=14, spatial_scale=1.0), {"boxes": (1000, 5)}, flags=("boxes_large",)),
+    # position-sensitive: each bin reads its own channel (245 = 5 x 7 x 7)
+    MemoryCase("ps_roi_align 245x400^2, 1000 boxes -> 7x7 s2", "ps_roi_align", (1, 245, 400, 400),
+               dict(output_size=7, spatial_scale=1.0, sampling_ratio=2), {"boxes": (1000, 5)},
+               flags=("boxes_mixed",)),
 ]
 
 BY_KEY = {c.key: c for c in CASES}

@@ -8,6 +8,12 @@ marks a bin without a winner (it reads 0). The search is not differentiated; the
 ``autodiff.max_backward`` (a sort and a segmented sum, no scatter), so torch and JAX differentiate the op natively
 through those two bindings, to any order.
 
+Off JAX, windows of more than ``_TABLE_FRAME`` cells are searched through range-maximum tables instead
+(:func:`_table_search`): per cell an int64 key (the value's order high, the cell low) doubled into the best key of
+each 2^a x 2^b block, four blocks covering each bin; the work is O(channels x cells x levels + channels x bins)
+rather than O(channels x bins x frame), and the winners are the same (the first maximum of overlapping blocks is
+the first maximum of one of them). JAX keeps the frame search: its program is one for any boxes of the shapes.
+
 The edge arithmetic is one function, :func:`edges`, run on the device for the search and on the host (NumPy) for
 the frame, so the host's bound is exactly the device's largest window.
 
@@ -27,7 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from ..._compat import device, dtype_name, index_dtype, is_jax_array, namespace, stop_gradient
+from ..._compat import (
+    device,
+    dtype_name,
+    index_dtype,
+    is_jax_array,
+    library_of,
+    namespace,
+    readable,
+    stop_gradient,
+    to_host,
+)
 from ...autodiff import anchor, max_backward, max_select, untracked
 from ...kernels.cells import Cells
 from ...spec._rules import fail
@@ -36,6 +52,14 @@ from ...spec._rules import fail
 # position): bins are searched a chunk at a time, so the memory stays O(input + output + one chunk).
 _CHUNK_BYTES = 1 << 24
 _CELL_BYTES, _CELL_CHANNEL_BYTES = 24, 24
+# The CPU's route for windows of more than _TABLE_FRAME cells (the frame): range-maximum tables (each cell the
+# best of the 2^a x 2^b block at it) built a chunk of channels of about max(_TABLE_BYTES, the planes' bytes) at a
+# time (_TABLE_CELL_BYTES per cell and channel: the tables in hand, the next one and the comparison's temporaries)
+_TABLE_FRAME = 16
+_TABLE_BYTES = 1 << 25
+_TABLE_CELL_BYTES = 48
+# and the gradient's route (Cells.route) a chunk of channels of about as many bytes, at _ROUTE_BYTES per cell
+_ROUTE_BYTES = 64
 # torchvision's initial maximum, -FLT_MAX, of x's dtype
 FLT_MAX = float(np.finfo(np.float32).max)
 # |coordinate * spatial_scale| bound: edges then stay within int32 (torchvision's int overflows beyond 2^31)
@@ -185,9 +209,109 @@ def _planes(xp: Any, x: Any) -> Any:
     return xp.reshape(xp.permute_dims(x, (1, 0, 2, 3)), (C, N * H * W))
 
 
+def _tabled(plan: _Plan, x: Any, rois: Any) -> bool:
+    """Whether the bins are searched through range-maximum tables (:func:`_table_search`): windows of many cells,
+    on arrays whose operations are cheap passes (the CPU's), with the boxes' values at hand."""
+    return (not plan.ps and plan.KH * plan.KW > _TABLE_FRAME and plan.image_cells < 1 << 32
+            and not is_jax_array(x) and readable(x) and readable(rois))
+
+
+def _keys(xp: Any, p: Any, first: Any, thr: float) -> Any:
+    """Each cell's int64 key: its value's order in the high 32 bits (cells <= ``thr`` and NaN as -inf, so they
+    never win; -0.0 as 0.0, which torchvision's comparisons do not tell apart), 2^32 - 1 - its flat cell ``first``
+    in the low 32: the larger key is the greater value, on a tie the earlier cell. float32 orders by its bits (sign
+    and magnitude read as two's complement), other dtypes by their rank among the chunk's values."""
+    v = xp.where(p > thr, p, xp.full_like(p, -float("inf"))) + 0.0
+    lib = library_of(p)
+    if dtype_name(xp, v.dtype) == "float32" and lib in ("numpy", "torch"):
+        bits = v.view(np.int32) if lib == "numpy" else v.contiguous().view(xp.int32)
+        order = xp.where(bits < 0, bits ^ 0x7FFFFFFF, bits)
+    else:
+        flat = xp.reshape(v, (-1,))
+        order = xp.reshape(xp.searchsorted(xp.sort(flat), flat), v.shape)  # the values below each
+    return xp.astype(order, xp.int64) * (1 << 32) + (0xFFFFFFFF - xp.astype(first, xp.int64))
+
+
+def _table_search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
+    """:func:`search` by range-maximum tables: T[a, b] holds, per cell, the best key (:func:`_keys`) of the
+    2^a x 2^b block at it, built by doubling along columns then rows; a bin of h x w cells is the best of four such
+    blocks (a = floor(log2 h), b = floor(log2 w)) at its corners, which cover it, and the first maximum of their
+    union is the first maximum of one of them. Only the (a, b) of the call's bins are built, a chunk of channels at
+    a time: the work is O(C * cells * levels + C * bins), not O(C * bins * frame)."""
+    xp = namespace(x)
+    C, H, W = plan.C, plan.H, plan.W
+    PH, PW = plan.pooled
+    dev, itype = device(x), index_dtype(xp, x)
+    batch, hs, he, ws, we = (to_host(a).astype(np.int64) for a in edges(
+        xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype))
+    k = np.repeat(np.arange(plan.K), PH * PW)
+    ph, pw = np.tile(np.repeat(np.arange(PH), PW), plan.K), np.tile(np.arange(PW), plan.K * PH)
+    r0, r1, c0, c1 = hs[k, ph], he[k, ph], ws[k, pw], we[k, pw]
+    live = np.flatnonzero((r1 > r0) & (c1 > c0))
+    a = np.frexp((r1 - r0)[live].astype(np.float64))[1] - 1  # floor(log2 h), exactly
+    b = np.frexp((c1 - c0)[live].astype(np.float64))[1] - 1
+    pairs = sorted({(int(i), int(j)) for i, j in zip(a.tolist(), b.tolist())}, key=lambda t: (t[1], t[0]))
+    groups = {p: live[(a == p[0]) & (b == p[1])] for p in pairs}
+    order = np.concatenate([groups[p] for p in pairs] + [np.zeros(0, np.int64)])
+    # bin n's key is column slot[n] of the searched bins (in pair order), or the last column (an empty bin)
+    slot = np.full(plan.bins, order.size, dtype=np.int64)
+    slot[order] = np.arange(order.size)
+    slot = xp.asarray(slot, dtype=itype, device=dev)
+    queries = {}
+    for (i, j), bins in groups.items():
+        rows, cols = (r0[bins], r1[bins] - (1 << i)), (c0[bins], c1[bins] - (1 << j))
+        at = [batch[k[bins]] * (H * W) + r * W + c for r in rows for c in cols]
+        queries[(i, j)] = xp.asarray(np.concatenate(at), dtype=itype, device=dev)
+    planes = _planes(xp, stop_gradient(x))
+    thr = -float("inf") if plan.half else -FLT_MAX
+    size = C * plan.image_cells * (8 if dtype_name(xp, planes.dtype) == "float64" else 4)
+    per = max(1, max(_TABLE_BYTES, size) // (plan.image_cells * _TABLE_CELL_BYTES))
+    first = xp.reshape(xp.arange(plan.image_cells, dtype=itype, device=dev), (1, -1))
+    nonempty = np.zeros((1, plan.bins), dtype=bool)
+    nonempty[0, live] = True
+    nonempty = xp.asarray(nonempty, device=dev)
+    winners, filled = [], []
+    for lo in range(0, C, per):
+        p = planes[lo:min(lo + per, C), :]
+        cc = p.shape[0]
+        # flat (channel, image, row, column), so that every doubling is one contiguous pass: a cell's block then
+        # reaches past its row (or image, or channel) only where the block is not whole, which no bin reads
+        cols_table = xp.reshape(_keys(xp, p, first, thr), (-1,))
+        offsets = xp.reshape(xp.arange(cc, dtype=itype, device=dev) * plan.image_cells, (cc, 1))
+        done_j, found = 0, []
+        for j in sorted({j for _, j in pairs}):
+            while done_j < j:  # blocks 2^(j+1) wide: two of 2^j side by side
+                s = 1 << done_j
+                cols_table = xp.maximum(cols_table[:-s], cols_table[s:])
+                done_j += 1
+            table, done_i = cols_table, 0
+            for i in sorted(i for i, jj in pairs if jj == j):
+                while done_i < i:
+                    s = (1 << done_i) * W
+                    table = xp.maximum(table[:-s], table[s:])
+                    done_i += 1
+                q = queries[(i, j)]
+                g = q.shape[0] // 4
+                v = xp.reshape(xp.take(table, xp.reshape(offsets + xp.reshape(q, (1, -1)), (-1,))), (cc, 4, g))
+                found.append(xp.max(v, axis=1))
+        # an empty bin: cell 0's key (read, never a winner)
+        found.append(xp.full((cc, 1), 0xFFFFFFFF, dtype=xp.int64, device=dev))
+        key = xp.take(xp.concat(found, axis=1), slot, axis=1)  # (cc, bins)
+        w = xp.astype(0xFFFFFFFF - (key & 0xFFFFFFFF), itype)
+        if library_of(w) == "torch":
+            w = w.contiguous()
+        # a window of NaN and cells <= T(-FLT_MAX) only has none
+        has = (xp.take_along_axis(p, w, axis=1) > thr) & nonempty
+        winners.append(xp.where(has, w, xp.full_like(w, plan.cells)))
+        filled.append(nonempty & ~has)
+    return (winners[0], filled[0]) if len(winners) == 1 else (xp.concat(winners, axis=0), xp.concat(filled, axis=0))
+
+
 def search(plan: _Plan, x: Any, rois: Any) -> tuple[Any, Any]:
     """Each (channel, bin)'s winner, a flat cell of the planes (C, K * PH * PW) (``plan.cells``: none), and whether
     the bin is filled with T(-FLT_MAX) (a bin with cells but no winner), (C, K * PH * PW). Not differentiated."""
+    if _tabled(plan, x, rois):
+        return _table_search(plan, x, rois)
     xp = namespace(x)
     H, W, C = plan.H, plan.W, plan.C
     PH, PW = plan.pooled
@@ -291,7 +415,13 @@ def backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     else:
         winners, _ = search(plan, x, rois)
         gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
-        total = max_backward(Cells(plan.cells, plan.bins), gc, winners, primal=x)
+        cells = Cells(plan.cells, plan.bins)
+        # the route's temporaries grow with channels x cells: a chunk of channels at a time off JAX (whose program
+        # plans its own memory), each chunk's planes their own
+        per = C if is_jax_array(x) else max(1, max(_TABLE_BYTES, C * plan.cells * 4) // (plan.cells * _ROUTE_BYTES))
+        parts = [max_backward(cells, gc[lo:min(lo + per, C), :], winners[lo:min(lo + per, C), :], primal=x)
+                 for lo in range(0, C, per)]
+        total = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
     out = xp.permute_dims(xp.reshape(total, (C, N, H, W)), (1, 0, 2, 3))
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
         out = out.contiguous()
