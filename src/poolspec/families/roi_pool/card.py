@@ -34,8 +34,11 @@ _NOTES = (
     roi.BOXES + "; NaN or infinite coordinates are refused where the values can be read",
     "the window of a bin is found in a bounded frame: rows and columns up to the largest bin extent, read from "
     "the boxes on the host when their values are concrete, else (jax.jit over traced boxes) the whole image H x W "
-    "(correct for every box, at the cost of reading H * W cells per bin); bins are searched a bounded chunk "
-    "(about 16 MiB of window cells) at a time, so memory stays O(input + output + one chunk)",
+    "(correct for every box, at the cost of reading H * W cells per bin); off JAX, with concrete boxes and "
+    "frames of more than 16 cells, the bins are searched through range-maximum tables instead (one int64 key per "
+    "cell: the value's order high, the cell low, so the larger value and then the earlier cell wins; four "
+    "overlapping power-of-two blocks per bin), built only for the block sizes the call's bins use, a chunk of "
+    "channels at a time; either way memory stays O(input + output + one chunk)",
     "float16: the box arithmetic in float16, as torchvision's CPU kernel; bfloat16 (which torchvision refuses): "
     "the box arithmetic in float32 and T(-FLT_MAX) rounded to bfloat16 (-inf); the values are selected, never "
     "rounded, in every dtype; a half-precision input gradient is summed in float32 and rounded once (torchvision "
@@ -70,8 +73,8 @@ def _card() -> Card:
         determinism="the winners are searched without autodiff (first maximum in row-major order, NaN never "
                     "wins) and the values read at them; the input gradient routes the cotangent to the winners by "
                     "a sort and a segmented sum (no scatter, no atomics): bit-identical across runs on every "
-                    "backend. Bins are searched about 16 MiB of window cells at a time (chunks fixed by the shapes "
-                    "and the window bound), so memory stays O(input + output + one chunk)",
+                    "backend. Bins are searched in bounded chunks (frames of window cells, or off JAX range-maximum "
+                    "tables a chunk of channels at a time), so memory stays O(input + output + one chunk)",
         gradient=Gradient("roi_pool_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "w.r.t. x, to any order (x read at the winners; the backward's transpose gathers at "
                           "them); boxes get none, as in torchvision. Under a trace whose boxes are not concrete "
