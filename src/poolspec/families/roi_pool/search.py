@@ -515,28 +515,69 @@ def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
+def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any) -> tuple[Any, Any, Any]:
+    """The backward's windows of rois (k, 5) as their two factors, in ``dtype``: per bin row whether each row of
+    the batch's image is in it (PH, N * H, k), per bin column whether each column is (k, PW * W), and each bin's
+    area (k, PH, PW), at least 1 (an empty window routes nothing)."""
+    H, W, N = plan.H, plan.W, plan.N
+    (PH, PW), dev, itype = plan.pooled, device(rois), index_dtype(xp, rois)
+    batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, True)
+    k = hs.shape[0]
+    y = xp.reshape(xp.arange(H, dtype=itype, device=dev), (1, 1, H))
+    n = xp.reshape(xp.arange(N, dtype=itype, device=dev), (N, 1))
+    rows = (xp.reshape(n == xp.reshape(batch, (1, k)), (1, N, 1, k))
+            & xp.reshape(xp.permute_dims((xp.reshape(hs, (k, PH, 1)) <= y) & (y < xp.reshape(he, (k, PH, 1))),
+                                         (1, 2, 0)), (PH, 1, H, k)))
+    x = xp.reshape(xp.arange(W, dtype=itype, device=dev), (1, 1, W))
+    cols = (xp.reshape(ws, (k, PW, 1)) <= x) & (x < xp.reshape(we, (k, PW, 1)))
+    area = (xp.reshape(xp.maximum(he - hs, xp.zeros_like(he)), (k, PH, 1))
+            * xp.reshape(xp.maximum(we - ws, xp.zeros_like(we)), (k, 1, PW)))
+    return (xp.astype(xp.reshape(rows, (PH, N * H, k)), dtype), xp.reshape(cols, (k, PW * W)),
+            xp.astype(xp.maximum(area, xp.ones_like(area)), dtype))
+
+
+def _ps_route_chunks(plan: _Plan, itemsize: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(roi ranges, output channel ranges) of the backward's products, about ``_CHUNK_BYTES`` each: a roi chunk's
+    factors, then per channel its spread shares (PH, k, PW * W) and its gradient planes, twice (the product and its
+    reordering)."""
+    (PH, PW), NH, W = plan.pooled, plan.N * plan.H, plan.W
+    per_roi = (PH * NH + PW * W) * itemsize + PH * PW * 8
+    kstep = max(1, min(plan.K, _CHUNK_BYTES // max(per_roi, 1)))
+    per_channel = PH * PW * W * (kstep + 2 * NH) * itemsize
+    cstep = max(1, min(plan.C, _CHUNK_BYTES // max(per_channel, 1)))
+    return ([(a, min(a + kstep, plan.K)) for a in range(0, plan.K, kstep)],
+            [(c, min(c + cstep, plan.C)) for c in range(0, plan.C, cstep)])
+
+
 def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The input gradient (N, C, H, W) for the cotangent g (K, C / (PH * PW), PH, PW), torchvision's: g / area
-    routed to every cell of the backward's windows (a sort and a segmented sum per plane, no scatter)."""
+    added to every cell of the backward's windows. A window is a row interval times a column interval, so each
+    (channel, bin) plane's gradient is one product rows (N * H, K) @ (g / area x columns) (K, W): sums over the rois
+    of exact 0 / 1 products, no scatter, O(C x K x H x W) dense work in chunks of rois and channels."""
     xp = namespace(x)
     N, C, H, W = plan.N, plan.C, plan.H, plan.W
     PH, PW = plan.pooled
     n = PH * PW
+    dt, dev = g.dtype, device(g)
     if plan.bins == 0:
-        total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
-    else:
-        gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
-        total = None
-        for a, b in _ps_chunks(plan):
-            cells, inside, area = _ps_windows(xp, plan, rois[a:b, :], True)
-            area = xp.astype(xp.maximum(area, xp.ones_like(area)), g.dtype)
-            ga = gc[:, a * n:b * n]
-            share = ga / _kept(xp.broadcast_to(xp.reshape(area, (1, -1)), ga.shape))
-            spread = xp.where(xp.expand_dims(inside, axis=0), xp.expand_dims(share, axis=-1),
-                              xp.zeros((), dtype=g.dtype, device=device(g)))
-            part = max_backward(Cells(plan.cells, cells.shape[1]), xp.reshape(spread, (C, -1)), cells, primal=x)
+        zeros = xp.zeros((N, C * n, H, W), dtype=dt, device=dev)
+        return anchor(anchor(zeros, g), x)
+    roi_chunks, channel_chunks = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt) for a, b in roi_chunks]
+    zero = xp.zeros((), dtype=dt, device=dev)
+    parts = []
+    for c0, c1 in channel_chunks:
+        cc, total = c1 - c0, None
+        for a, b, rows, cols, area in factors:
+            k = b - a
+            share = g[a:b, c0:c1, :, :] / _kept(xp.reshape(area, (k, 1, PH, PW)))
+            share = xp.reshape(xp.permute_dims(share, (2, 0, 1, 3)), (PH, k, cc, PW, 1))
+            spread = xp.where(xp.reshape(cols, (1, k, 1, PW, W)), share, zero)
+            part = xp.matmul(rows, xp.reshape(spread, (PH, k, cc * PW * W)))  # (PH, N * H, cc * PW * W)
             total = part if total is None else total + part
-    out = xp.reshape(xp.permute_dims(xp.reshape(total, (C, n, N, H, W)), (2, 0, 1, 3, 4)), (N, C * n, H, W))
+        total = xp.reshape(total + 0.0, (PH, N, H, cc, PW, W))  # (+0.0: no -0.0)
+        parts.append(xp.reshape(xp.permute_dims(total, (1, 3, 0, 4, 2, 5)), (N, cc * n, H, W)))
+    out = anchor(parts[0] if len(parts) == 1 else xp.concat(parts, axis=1), x)
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
         out = out.contiguous()
     elif isinstance(out, np.ndarray):
