@@ -536,17 +536,35 @@ def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any) -> tuple[Any, An
             xp.astype(xp.maximum(area, xp.ones_like(area)), dtype))
 
 
-def _ps_route_chunks(plan: _Plan, itemsize: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """(roi ranges, output channel ranges) of the backward's products, about ``_CHUNK_BYTES`` each: a roi chunk's
-    factors, then per channel its spread shares (PH, k, PW * W) and its gradient planes, twice (the product and its
-    reordering)."""
+def _ps_route_chunks(plan: _Plan, itemsize: int) -> tuple[list[tuple[int, int]], int, int]:
+    """(roi ranges, channels, bin rows) a step of the backward's products takes, about ``_CHUNK_BYTES`` each: a
+    roi chunk's factors and one (channel, bin row)'s spread shares (k, PW * W); then per (channel, bin row) its
+    shares and gradient planes, twice (the product and its reordering); bin rows are split only one channel at a
+    time."""
     (PH, PW), NH, W = plan.pooled, plan.N * plan.H, plan.W
-    per_roi = (PH * NH + PW * W) * itemsize + PH * PW * 8
-    kstep = max(1, min(plan.K, _CHUNK_BYTES // max(per_roi, 1)))
-    per_channel = PH * PW * W * (kstep + 2 * NH) * itemsize
-    cstep = max(1, min(plan.C, _CHUNK_BYTES // max(per_channel, 1)))
-    return ([(a, min(a + kstep, plan.K)) for a in range(0, plan.K, kstep)],
-            [(c, min(c + cstep, plan.C)) for c in range(0, plan.C, cstep)])
+    per_roi = (PH * NH + 2 * PW * W) * itemsize + PH * PW * 8
+    kstep = max(1, min(plan.K, _CHUNK_BYTES // per_roi))
+    per_row = PW * W * (kstep + 2 * NH) * itemsize
+    units = max(1, _CHUNK_BYTES // per_row)
+    cstep, hstep = (min(plan.C, units // PH), PH) if units >= PH else (1, units)
+    return [(a, min(a + kstep, plan.K)) for a in range(0, plan.K, kstep)], cstep, hstep
+
+
+def _codes(xp: Any, share: Any) -> list[tuple[Any, Any]]:
+    """(where, value) of the four quantities a non-finite cotangent is routed as: the finite shares, and the
+    counts of +inf, -inf and NaN shares (0 / 1 products: exact sums)."""
+    one = xp.ones((), dtype=share.dtype, device=device(share))
+    return [(xp.isfinite(share), share), (share == float("inf"), one), (share == -float("inf"), one),
+            (xp.isnan(share), one)]
+
+
+def _decoded(xp: Any, total: Any) -> Any:
+    """The sums (..., 4, M) of :func:`_codes` as a cell's value: NaN where a NaN, or +inf and -inf, meet; else
+    +inf or -inf where one does; else the finite sum."""
+    value, pos, neg, nan = (total[..., j, :] for j in range(4))
+    inf = xp.full_like(value, float("inf"))
+    out = xp.where(pos > 0, inf, xp.where(neg > 0, -inf, value))
+    return xp.where((nan > 0) | ((pos > 0) & (neg > 0)), xp.full_like(value, float("nan")), out)
 
 
 def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
@@ -562,20 +580,32 @@ def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     if plan.bins == 0:
         zeros = xp.zeros((N, C * n, H, W), dtype=dt, device=dev)
         return anchor(anchor(zeros, g), x)
-    roi_chunks, channel_chunks = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    roi_chunks, cstep, hstep = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    # a cotangent read as finite takes one product; otherwise (or unread: traced) four (the module's _codes)
+    finite = readable(g) and not is_jax_array(g) and bool(xp.all(xp.isfinite(g)))
     factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt) for a, b in roi_chunks]
     zero = xp.zeros((), dtype=dt, device=dev)
     parts = []
-    for c0, c1 in channel_chunks:
-        cc, total = c1 - c0, None
-        for a, b, rows, cols, area in factors:
-            k = b - a
-            share = g[a:b, c0:c1, :, :] / _kept(xp.reshape(area, (k, 1, PH, PW)))
-            share = xp.reshape(xp.permute_dims(share, (2, 0, 1, 3)), (PH, k, cc, PW, 1))
-            spread = xp.where(xp.reshape(cols, (1, k, 1, PW, W)), share, zero)
-            part = xp.matmul(rows, xp.reshape(spread, (PH, k, cc * PW * W)))  # (PH, N * H, cc * PW * W)
-            total = part if total is None else total + part
-        total = xp.reshape(total + 0.0, (PH, N, H, cc, PW, W))  # (+0.0: no -0.0)
+    for c0 in range(0, C, cstep):
+        cc, rowed = min(cstep, C - c0), []
+        for h0 in range(0, PH, hstep):
+            hh = min(hstep, PH - h0)
+            total: Any = None
+            for a, b, rows, cols, area in factors:
+                k = b - a
+                share = g[a:b, c0:c0 + cc, h0:h0 + hh, :] / _kept(xp.reshape(area[:, h0:h0 + hh, :], (k, 1, hh, PW)))
+                share = xp.reshape(xp.permute_dims(share, (2, 0, 1, 3)), (hh, k, cc, PW, 1))
+                inside = xp.reshape(cols, (1, k, 1, PW, W))
+                if finite:
+                    spread = xp.where(inside, share, zero)
+                else:  # 0 x inf would spread NaN over whole rows: the finite values and counts of the others
+                    spread = xp.stack([xp.where(inside & m, v, zero) for m, v in _codes(xp, share)], axis=2)
+                part = xp.matmul(rows[h0:h0 + hh, ...], xp.reshape(spread, (hh, k, -1)))
+                total = part if total is None else total + part  # (hh, N * H, [4 x] cc * PW * W)
+            if not finite:
+                total = _decoded(xp, xp.reshape(total, (hh, N * H, 4, -1)))
+            rowed.append(xp.reshape(total + 0.0, (hh, N, H, cc, PW, W)))  # (+0.0: no -0.0)
+        total = rowed[0] if len(rowed) == 1 else xp.concat(rowed, axis=0)
         parts.append(xp.reshape(xp.permute_dims(total, (1, 3, 0, 4, 2, 5)), (N, cc * n, H, W)))
     out = anchor(parts[0] if len(parts) == 1 else xp.concat(parts, axis=1), x)
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
