@@ -487,6 +487,44 @@ def _ps_means(xp: Any, plan: _Plan, planes: Any, rois: Any, backward: bool) -> A
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
 
 
+def _ps_sums(xp: Any, plan: _Plan, x: Any, rois: Any, backward: bool) -> Any:
+    """:func:`_ps_means` of an untracked x (N, C * PH * PW, H, W) through the windows' two factors: per (channel,
+    bin row) one product rows (k, N * H) @ x (N * H, PW * W), then each bin's columns summed; a non-finite x (or
+    one not read: traced) as the backward's cotangent (``_codes``), since 0 x inf spreads NaN."""
+    C, N, H, W, (PH, PW) = plan.C, plan.N, plan.H, plan.W, plan.pooled
+    dt, dev = x.dtype, device(x)
+    roi_chunks, cstep, hstep = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    finite = readable(x) and not is_jax_array(x) and bool(xp.all(xp.isfinite(x)))
+    zero = xp.zeros((), dtype=dt, device=dev)
+    v = xp.reshape(x, (N, C, PH, PW, H, W))
+    factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt, backward) for a, b in roi_chunks]
+    parts = []
+    for c0 in range(0, C, cstep):
+        cc, rowed = min(cstep, C - c0), []
+        for h0 in range(0, PH, hstep):
+            hh = min(hstep, PH - h0)
+            plane = xp.reshape(xp.permute_dims(v[:, c0:c0 + cc, h0:h0 + hh, ...], (2, 0, 4, 1, 3, 5)),
+                               (hh, N * H, cc, PW, W))
+            if not finite:
+                plane = xp.stack([xp.where(m, p, zero) for m, p in _codes(xp, plane)], axis=2)
+            plane = xp.reshape(plane, (hh, N * H, -1))
+            per_roi = []
+            for a, b, rows, cols, area in factors:
+                k = b - a
+                t = xp.matmul(xp.permute_dims(rows[h0:h0 + hh, ...], (0, 2, 1)), plane)  # (hh, k, [4 x] cc * PW * W)
+                t = xp.reshape(t, (hh, k, -1, cc, PW, W))
+                t = xp.sum(xp.where(xp.reshape(cols, (1, k, 1, 1, PW, W)), t, zero), axis=-1)
+                t = xp.reshape(t, (hh, k, -1, cc * PW))
+                t = xp.reshape(_decoded(xp, t) if not finite else t[:, :, 0, :], (hh, k, cc, PW))
+                a_ = xp.permute_dims(area[:, h0:h0 + hh, :], (1, 0, 2))
+                t = (t + 0.0) / _kept(xp.broadcast_to(xp.reshape(a_, (hh, k, 1, PW)), t.shape))  # (+0.0: no -0.0)
+                per_roi.append(xp.permute_dims(t, (2, 1, 0, 3)))  # (cc, k, hh, PW)
+            rowed.append(per_roi[0] if len(per_roi) == 1 else xp.concat(per_roi, axis=1))
+        parts.append(rowed[0] if len(rowed) == 1 else xp.concat(rowed, axis=2))
+    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return xp.reshape(out, (C, plan.K * PH * PW))
+
+
 def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     """ps_roi_pool's output (K, C / (PH * PW), PH, PW) in x's (compute) dtype; under autodiff its derivative is
     torchvision's backward (the module's docstring)."""
@@ -494,13 +532,15 @@ def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     C, (PH, PW) = plan.C, plan.pooled
     if plan.bins == 0:
         return anchor(xp.zeros((plan.K, C, PH, PW), dtype=x.dtype, device=device(x)), x)
+    if untracked(x):
+        out = _ps_sums(xp, plan, x, rois, False)
+        return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
     planes = _ps_planes(xp, x, plan)
     out = _ps_means(xp, plan, planes, rois, False)
-    if not untracked(x):
-        held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
-        zero = _ps_means(xp, plan, planes, rois, True) - held  # 0, with the backward windows' derivative
-        zero = xp.where(xp.isfinite(held), zero, xp.zeros_like(zero))  # (inf - inf would spread NaN)
-        out = stop_gradient(out) + zero
+    held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
+    zero = _ps_means(xp, plan, planes, rois, True) - held  # 0, with the backward windows' derivative
+    zero = xp.where(xp.isfinite(held), zero, xp.zeros_like(zero))  # (inf - inf would spread NaN)
+    out = stop_gradient(out) + zero
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
@@ -515,13 +555,14 @@ def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
-def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any) -> tuple[Any, Any, Any]:
-    """The backward's windows of rois (k, 5) as their two factors, in ``dtype``: per bin row whether each row of
+def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any, backward: bool = True) -> tuple[Any, Any, Any]:
+    """The backward's (or the forward's) windows of rois (k, 5) as their two factors, in ``dtype``: per bin row
+    whether each row of
     the batch's image is in it (PH, N * H, k), per bin column whether each column is (k, PW * W), and each bin's
     area (k, PH, PW), at least 1 (an empty window routes nothing)."""
     H, W, N = plan.H, plan.W, plan.N
     (PH, PW), dev, itype = plan.pooled, device(rois), index_dtype(xp, rois)
-    batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, True)
+    batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, backward)
     k = hs.shape[0]
     y = xp.reshape(xp.arange(H, dtype=itype, device=dev), (1, 1, H))
     n = xp.reshape(xp.arange(N, dtype=itype, device=dev), (N, 1))
