@@ -488,13 +488,14 @@ def _ps_means(xp: Any, plan: _Plan, planes: Any, rois: Any, backward: bool) -> A
 
 
 def _ps_sums(xp: Any, plan: _Plan, x: Any, rois: Any, backward: bool) -> Any:
-    """:func:`_ps_means` of an untracked x (N, C * PH * PW, H, W) through the windows' two factors: per (channel,
-    bin row) one product rows (k, N * H) @ x (N * H, PW * W), then each bin's columns summed; a non-finite x (or
-    one not read: traced) as the backward's cotangent (``_codes``), since 0 x inf spreads NaN."""
+    """:func:`_ps_means` of an untracked x (N, C * PH * PW, H, W), not on JAX, as (K, C, PH, PW), through the
+    windows' two factors: per (channel, bin row) one product rows (k, N * H) @ x (N * H, PW * W), then each bin's
+    columns summed; a non-finite x (or one not read) as the backward's cotangent (``_codes``), since 0 x inf
+    spreads NaN."""
     C, N, H, W, (PH, PW) = plan.C, plan.N, plan.H, plan.W, plan.pooled
     dt, dev = x.dtype, device(x)
     roi_chunks, cstep, hstep = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
-    finite = readable(x) and not is_jax_array(x) and bool(xp.all(xp.isfinite(x)))
+    finite = readable(x) and bool(xp.all(xp.isfinite(x)))
     zero = xp.zeros((), dtype=dt, device=dev)
     v = xp.reshape(x, (N, C, PH, PW, H, W))
     factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt, backward) for a, b in roi_chunks]
@@ -503,26 +504,27 @@ def _ps_sums(xp: Any, plan: _Plan, x: Any, rois: Any, backward: bool) -> Any:
         cc, rowed = min(cstep, C - c0), []
         for h0 in range(0, PH, hstep):
             hh = min(hstep, PH - h0)
-            plane = xp.reshape(xp.permute_dims(v[:, c0:c0 + cc, h0:h0 + hh, ...], (2, 0, 4, 1, 3, 5)),
-                               (hh, N * H, cc, PW, W))
+            plane = v[:, c0:c0 + cc, h0:h0 + hh, ...] if (cc, hh) != (C, PH) else v
+            plane = xp.reshape(xp.permute_dims(plane, (2, 0, 4, 1, 3, 5)), (hh, N * H, cc, PW, W))
             if not finite:
                 plane = xp.stack([xp.where(m, p, zero) for m, p in _codes(xp, plane)], axis=2)
             plane = xp.reshape(plane, (hh, N * H, -1))
             per_roi = []
             for a, b, rows, cols, area in factors:
                 k = b - a
-                t = xp.matmul(xp.permute_dims(rows[h0:h0 + hh, ...], (0, 2, 1)), plane)  # (hh, k, [4 x] cc * PW * W)
-                t = xp.reshape(t, (hh, k, -1, cc, PW, W))
-                t = xp.sum(xp.where(xp.reshape(cols, (1, k, 1, 1, PW, W)), t, zero), axis=-1)
-                t = xp.reshape(t, (hh, k, -1, cc * PW))
-                t = xp.reshape(_decoded(xp, t) if not finite else t[:, :, 0, :], (hh, k, cc, PW))
-                a_ = xp.permute_dims(area[:, h0:h0 + hh, :], (1, 0, 2))
-                t = (t + 0.0) / _kept(xp.broadcast_to(xp.reshape(a_, (hh, k, 1, PW)), t.shape))  # (+0.0: no -0.0)
-                per_roi.append(xp.permute_dims(t, (2, 1, 0, 3)))  # (cc, k, hh, PW)
-            rowed.append(per_roi[0] if len(per_roi) == 1 else xp.concat(per_roi, axis=1))
+                rows = rows[h0:h0 + hh, ...] if hh < PH else rows
+                area = area[h0:h0 + hh, ...] if hh < PH else area
+                t = xp.matmul(rows, plane)  # (hh, k, [4 x] cc * PW * W)
+                if finite:
+                    t = xp.sum(xp.where(cols, xp.reshape(t, (hh, k, cc, PW, W)), zero), axis=-1)
+                else:
+                    t = xp.sum(xp.where(xp.expand_dims(cols, axis=2), xp.reshape(t, (hh, k, 4, cc, PW, W)), zero),
+                               axis=-1)
+                    t = xp.reshape(_decoded(xp, xp.reshape(t, (hh, k, 4, cc * PW))), (hh, k, cc, PW))
+                per_roi.append(xp.permute_dims((t + 0.0) / area, (1, 2, 0, 3)))  # (k, cc, hh, PW) (+0.0: no -0.0)
+            rowed.append(per_roi[0] if len(per_roi) == 1 else xp.concat(per_roi, axis=0))
         parts.append(rowed[0] if len(rowed) == 1 else xp.concat(rowed, axis=2))
-    out = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
-    return xp.reshape(out, (C, plan.K * PH * PW))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
 
 
 def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
@@ -532,9 +534,8 @@ def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     C, (PH, PW) = plan.C, plan.pooled
     if plan.bins == 0:
         return anchor(xp.zeros((plan.K, C, PH, PW), dtype=x.dtype, device=device(x)), x)
-    if untracked(x):
-        out = _ps_sums(xp, plan, x, rois, False)
-        return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
+    if untracked(x) and not is_jax_array(x):
+        return _ps_sums(xp, plan, x, rois, False)
     planes = _ps_planes(xp, x, plan)
     out = _ps_means(xp, plan, planes, rois, False)
     held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
@@ -557,23 +558,28 @@ def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
 
 def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any, backward: bool = True) -> tuple[Any, Any, Any]:
     """The backward's (or the forward's) windows of rois (k, 5) as their two factors, in ``dtype``: per bin row
-    whether each row of
-    the batch's image is in it (PH, N * H, k), per bin column whether each column is (k, PW * W), and each bin's
-    area (k, PH, PW), at least 1 (an empty window routes nothing)."""
+    whether each row of the roi's image is in it (PH, N * H, k), or (PH, k, N * H) for the forward, per bin column
+    whether each column is (1, k, 1, PW, W), and each bin's area, at least 1 (an empty window routes nothing),
+    (k, 1, PH, PW), or (PH, k, 1, PW) for the forward."""
     H, W, N = plan.H, plan.W, plan.N
     (PH, PW), dev, itype = plan.pooled, device(rois), index_dtype(xp, rois)
     batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, backward)
     k = hs.shape[0]
-    y = xp.reshape(xp.arange(H, dtype=itype, device=dev), (1, 1, H))
-    n = xp.reshape(xp.arange(N, dtype=itype, device=dev), (N, 1))
-    rows = (xp.reshape(n == xp.reshape(batch, (1, k)), (1, N, 1, k))
-            & xp.reshape(xp.permute_dims((xp.reshape(hs, (k, PH, 1)) <= y) & (y < xp.reshape(he, (k, PH, 1))),
-                                         (1, 2, 0)), (PH, 1, H, k)))
-    x = xp.reshape(xp.arange(W, dtype=itype, device=dev), (1, 1, W))
-    cols = (xp.reshape(ws, (k, PW, 1)) <= x) & (x < xp.reshape(we, (k, PW, 1)))
-    area = (xp.reshape(xp.maximum(he - hs, xp.zeros_like(he)), (k, PH, 1))
-            * xp.reshape(xp.maximum(we - ws, xp.zeros_like(we)), (k, 1, PW)))
-    return (xp.astype(xp.reshape(rows, (PH, N * H, k)), dtype), xp.reshape(cols, (k, PW * W)),
+    at, image = ((PH, 1, 1, k), (1, N, 1, 1)) if backward else ((PH, k, 1, 1), (1, 1, N, 1))
+    y = xp.reshape(xp.arange(H, dtype=itype, device=dev), (1, 1, H, 1) if backward else (1, 1, 1, H))
+    hs, he = (xp.reshape(xp.permute_dims(v, (1, 0)), at) for v in (hs, he))
+    rows = (hs <= y) & (y < he) & (xp.reshape(xp.arange(N, dtype=itype, device=dev), image)
+                                   == xp.reshape(batch, (1, 1, 1, k) if backward else (1, k, 1, 1)))
+    x = xp.arange(W, dtype=itype, device=dev)
+    cols = (xp.reshape(ws, (1, k, 1, PW, 1)) <= x) & (x < xp.reshape(we, (1, k, 1, PW, 1)))
+    ah = xp.maximum(he - hs, xp.zeros_like(he))  # (PH, 1, 1, k) or (PH, k, 1, 1)
+    aw = xp.maximum(we - ws, xp.zeros_like(we))  # (k, PW)
+    if backward:
+        area = xp.reshape(xp.permute_dims(xp.reshape(ah, (PH, k)), (1, 0)), (k, 1, PH, 1)) * \
+            xp.reshape(aw, (k, 1, 1, PW))
+    else:
+        area = ah * xp.reshape(aw, (1, k, 1, PW))
+    return (xp.astype(xp.reshape(rows, (PH, N * H, k) if backward else (PH, k, N * H)), dtype), cols,
             xp.astype(xp.maximum(area, xp.ones_like(area)), dtype))
 
 
@@ -634,14 +640,16 @@ def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
             total: Any = None
             for a, b, rows, cols, area in factors:
                 k = b - a
-                share = g[a:b, c0:c0 + cc, h0:h0 + hh, :] / _kept(xp.reshape(area[:, h0:h0 + hh, :], (k, 1, hh, PW)))
+                ga = g[a:b, c0:c0 + cc, h0:h0 + hh, :] if (b - a, cc, hh) != (plan.K, C, PH) else g
+                area = area[:, :, h0:h0 + hh, :] if hh < PH else area
+                share = ga / _kept(xp.broadcast_to(area, ga.shape) if is_jax_array(ga) else area)
                 share = xp.reshape(xp.permute_dims(share, (2, 0, 1, 3)), (hh, k, cc, PW, 1))
-                inside = xp.reshape(cols, (1, k, 1, PW, W))
                 if finite:
-                    spread = xp.where(inside, share, zero)
+                    spread = xp.where(cols, share, zero)
                 else:  # 0 x inf would spread NaN over whole rows: the finite values and counts of the others
-                    spread = xp.stack([xp.where(inside & m, v, zero) for m, v in _codes(xp, share)], axis=2)
-                part = xp.matmul(rows[h0:h0 + hh, ...], xp.reshape(spread, (hh, k, -1)))
+                    spread = xp.stack([xp.where(cols & m, v, zero) for m, v in _codes(xp, share)], axis=2)
+                rows = rows[h0:h0 + hh, ...] if hh < PH else rows
+                part = xp.matmul(rows, xp.reshape(spread, (hh, k, -1)))
                 total = part if total is None else total + part  # (hh, N * H, [4 x] cc * PW * W)
             if not finite:
                 total = _decoded(xp, xp.reshape(total, (hh, N * H, 4, -1)))
