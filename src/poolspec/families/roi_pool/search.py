@@ -24,6 +24,13 @@ its area. torchvision's backward is not the transpose of its forward (the forwar
 and rounds with round, the backward clamps to [0, H] and rounds with roundf), so under autodiff the forward's value
 carries the derivative of the backward's windows: A x + (B x - B x) with the second pair's value held
 (``stop_gradient``), the value exactly A x and the derivative B, torchvision's gradient, to any order.
+
+A window is a row interval times a column interval, so the explicit backward (:func:`ps_backward`) is per bin row
+one matrix product: the rows' indicator (N * H, rois) by the shares g / area spread over each bin's columns
+(rois, PW * W), exact 0 / 1 products summed over the rois, no padded frame, no scatter; an untracked forward off
+JAX (:func:`_ps_sums`) is its transpose, the rows' indicator by the planes, then each bin's columns summed. Both
+take rois and (channel, bin row) pairs about ``_CHUNK_BYTES`` at a time. A non-finite operand takes four products
+(the finite values and counts of +inf, -inf and NaN), since 0 x inf would spread NaN across whole rows.
 """
 
 from __future__ import annotations
