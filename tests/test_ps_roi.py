@@ -124,6 +124,21 @@ def test_edge_rules_ps_roi_pool():
     assert out.ravel().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
 
 
+def test_ps_roi_pool_non_finite_values_stay_in_their_windows(backend):
+    """torchvision 0.29.1's values: a NaN or infinity in x or the cotangent reaches only the windows that hold it
+    (the routes multiply by 0 / 1 window factors, where 0 x inf would spread NaN along rows and columns)."""
+    x = np.arange(36.0).reshape(1, 1, 6, 6)
+    x[0, 0, 4, 1], x[0, 0, 1, 4] = np.nan, np.inf
+    b = np.array([[0, 0.0, 0.0, 2.0, 2.0], [0, 0.0, 3.0, 2.0, 5.0], [0, 3.0, 0.0, 5.0, 2.0], [0, 4.0, 4.0, 6.0, 6.0]])
+    out = poolspec.ps_roi_pool(backend.asarray(x), backend.asarray(b), 1)
+    _close(backend.to_numpy(out).ravel(), [3.5, np.nan, np.inf, 28.0])
+    g = backend.asarray(np.array([np.inf, 1.0, -np.inf, np.nan]).reshape(4, 1, 1, 1))
+    gx = poolspec.ps_roi_pool_backward(g, backend.asarray(np.zeros((1, 1, 6, 6))), backend.asarray(b), 1)
+    want = np.zeros((6, 6))
+    want[:2, :2], want[:2, 3:5], want[3:5, :2], want[4:, 4:] = np.inf, -np.inf, 0.25, np.nan
+    _close(backend.to_numpy(gx)[0, 0], want)
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_refusals_name_the_argument(op, monkeypatch):
     from poolspec.families.roi_align import sampling

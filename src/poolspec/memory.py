@@ -171,6 +171,8 @@ CASES = [
     MemoryCase("ps_roi_align 245x400^2, 1000 boxes -> 7x7 s2", "ps_roi_align", (1, 245, 400, 400),
                dict(output_size=7, spatial_scale=1.0, sampling_ratio=2), {"boxes": (1000, 5)},
                flags=("boxes_mixed",)),
+    MemoryCase("ps_roi_pool 49x400^2, 1000 boxes -> 7x7", "ps_roi_pool", (1, 49, 400, 400),
+               dict(output_size=7, spatial_scale=1.0), {"boxes": (1000, 5)}, flags=("boxes_mixed",)),
 ]
 
 BY_KEY = {c.key: c for c in CASES}

@@ -103,7 +103,9 @@ _PS_NOTES = (
     "window (no row or no column left) is 0",
     "input gradient (torchvision's backward, which is not the forward's transpose): the corners rounded with "
     "roundf (a float64 product rounded to float32 first), each edge clamped to [0, H] (columns [0, W]), and g / "
-    "(rows * columns) of that window added to each of its cells; here a sort and a segmented sum (no scatter). "
+    "(rows * columns) of that window added to each of its cells; here (a window is a row interval times a "
+    "column interval) one matrix product per bin row, row indicators by shares over the bins' columns: 0 / 1 "
+    "products summed over the rois (no scatter). "
     "torch's and JAX's autodiff of ps_roi_pool give the same (the forward's value carries the backward windows' "
     "derivative), to any order; boxes get no gradient",
     "boxes: a (K, 5) array or a list of (L, 4) arrays, one per image, as roi_pool's; x's dtype and device; NaN "
@@ -137,10 +139,12 @@ def _ps_card() -> Card:
         spatial_dims=(2,), input_ranks=(4,), dtypes=FLOATS, arguments=arguments,
         shape_relation="x (N, C, H, W) and boxes (K, 5) give (K, C / (PH * PW), PH, PW); per bin the mean of a "
                        "window of rounded box cells, in the bin's own input channel",
-        determinism="the windows' cells are read (Cells gathers) and summed; the input gradient routes g / area to "
-                    "the backward's windows by a sort and a segmented sum (no scatter, no atomics): bit-identical "
-                    "across runs on every backend; rois are taken about 16 MiB of window cells at a time, so "
-                    "memory stays O(input + output + one chunk)",
+        determinism="the windows' cells are read (Cells gathers) and summed, or (outside autodiff, off JAX) per "
+                    "bin row one matrix product of the rows' indicator with the planes, each bin's columns then "
+                    "summed; the input gradient routes g / area to the backward's windows by one matrix product "
+                    "per bin row (0 / 1 products, no scatter, no atomics): bit-identical across runs on every "
+                    "backend; rois and channels are taken about 16 MiB at a time, so memory stays O(input + "
+                    "output + one chunk)",
         gradient=Gradient("ps_roi_pool_backward", TORCH_TRANSFORMS, JAX_TRANSFORMS,
                           "w.r.t. x, torchvision's backward (its windows reach the last row and column, which the "
                           "forward's do not), to any order; boxes get none. Under a trace whose boxes are not "

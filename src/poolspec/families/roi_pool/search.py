@@ -24,6 +24,13 @@ its area. torchvision's backward is not the transpose of its forward (the forwar
 and rounds with round, the backward clamps to [0, H] and rounds with roundf), so under autodiff the forward's value
 carries the derivative of the backward's windows: A x + (B x - B x) with the second pair's value held
 (``stop_gradient``), the value exactly A x and the derivative B, torchvision's gradient, to any order.
+
+A window is a row interval times a column interval, so the explicit backward (:func:`ps_backward`) is per bin row
+one matrix product: the rows' indicator (N * H, rois) by the shares g / area spread over each bin's columns
+(rois, PW * W), exact 0 / 1 products summed over the rois, no padded frame, no scatter; an untracked forward off
+JAX (:func:`_ps_sums`) is its transpose, the rows' indicator by the planes, then each bin's columns summed. Both
+take rois and (channel, bin row) pairs about ``_CHUNK_BYTES`` at a time. A non-finite operand takes four products
+(the finite values and counts of +inf, -inf and NaN), since 0 x inf would spread NaN across whole rows.
 """
 
 from __future__ import annotations
@@ -487,6 +494,46 @@ def _ps_means(xp: Any, plan: _Plan, planes: Any, rois: Any, backward: bool) -> A
     return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
 
 
+def _ps_sums(xp: Any, plan: _Plan, x: Any, rois: Any, backward: bool) -> Any:
+    """:func:`_ps_means` of an untracked x (N, C * PH * PW, H, W), not on JAX, as (K, C, PH, PW), through the
+    windows' two factors: per (channel, bin row) one product rows (k, N * H) @ x (N * H, PW * W), then each bin's
+    columns summed; a non-finite x (or one not read) as the backward's cotangent (``_codes``), since 0 x inf
+    spreads NaN."""
+    C, N, H, W, (PH, PW) = plan.C, plan.N, plan.H, plan.W, plan.pooled
+    dt, dev = x.dtype, device(x)
+    roi_chunks, cstep, hstep = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    finite = readable(x) and bool(xp.all(xp.isfinite(x)))
+    zero = xp.zeros((), dtype=dt, device=dev)
+    v = xp.reshape(x, (N, C, PH, PW, H, W))
+    factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt, backward) for a, b in roi_chunks]
+    parts = []
+    for c0 in range(0, C, cstep):
+        cc, rowed = min(cstep, C - c0), []
+        for h0 in range(0, PH, hstep):
+            hh = min(hstep, PH - h0)
+            plane = v[:, c0:c0 + cc, h0:h0 + hh, ...] if (cc, hh) != (C, PH) else v
+            plane = xp.reshape(xp.permute_dims(plane, (2, 0, 4, 1, 3, 5)), (hh, N * H, cc, PW, W))
+            if not finite:
+                plane = xp.stack([xp.where(m, p, zero) for m, p in _codes(xp, plane)], axis=2)
+            plane = xp.reshape(plane, (hh, N * H, -1))
+            per_roi = []
+            for a, b, rows, cols, area in factors:
+                k = b - a
+                rows = rows[h0:h0 + hh, ...] if hh < PH else rows
+                area = area[h0:h0 + hh, ...] if hh < PH else area
+                t = xp.matmul(rows, plane)  # (hh, k, [4 x] cc * PW * W)
+                if finite:
+                    t = xp.sum(xp.where(cols, xp.reshape(t, (hh, k, cc, PW, W)), zero), axis=-1)
+                else:
+                    t = xp.sum(xp.where(xp.expand_dims(cols, axis=2), xp.reshape(t, (hh, k, 4, cc, PW, W)), zero),
+                               axis=-1)
+                    t = xp.reshape(_decoded(xp, xp.reshape(t, (hh, k, 4, cc * PW))), (hh, k, cc, PW))
+                per_roi.append(xp.permute_dims((t + 0.0) / area, (1, 2, 0, 3)))  # (k, cc, hh, PW) (+0.0: no -0.0)
+            rowed.append(per_roi[0] if len(per_roi) == 1 else xp.concat(per_roi, axis=0))
+        parts.append(rowed[0] if len(rowed) == 1 else xp.concat(rowed, axis=2))
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)
+
+
 def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     """ps_roi_pool's output (K, C / (PH * PW), PH, PW) in x's (compute) dtype; under autodiff its derivative is
     torchvision's backward (the module's docstring)."""
@@ -494,13 +541,14 @@ def ps_forward(plan: _Plan, x: Any, rois: Any) -> Any:
     C, (PH, PW) = plan.C, plan.pooled
     if plan.bins == 0:
         return anchor(xp.zeros((plan.K, C, PH, PW), dtype=x.dtype, device=device(x)), x)
+    if untracked(x) and not is_jax_array(x):
+        return _ps_sums(xp, plan, x, rois, False)
     planes = _ps_planes(xp, x, plan)
     out = _ps_means(xp, plan, planes, rois, False)
-    if not untracked(x):
-        held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
-        zero = _ps_means(xp, plan, planes, rois, True) - held  # 0, with the backward windows' derivative
-        zero = xp.where(xp.isfinite(held), zero, xp.zeros_like(zero))  # (inf - inf would spread NaN)
-        out = stop_gradient(out) + zero
+    held = _ps_means(xp, plan, stop_gradient(planes), rois, True)
+    zero = _ps_means(xp, plan, planes, rois, True) - held  # 0, with the backward windows' derivative
+    zero = xp.where(xp.isfinite(held), zero, xp.zeros_like(zero))  # (inf - inf would spread NaN)
+    out = stop_gradient(out) + zero
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
@@ -515,28 +563,107 @@ def ps_select(plan: _Plan, gg: Any, rois: Any) -> Any:
     return xp.permute_dims(xp.reshape(out, (C, plan.K, PH, PW)), (1, 0, 2, 3))
 
 
+def _ps_indicators(xp: Any, plan: _Plan, rois: Any, dtype: Any, backward: bool = True) -> tuple[Any, Any, Any]:
+    """The backward's (or the forward's) windows of rois (k, 5) as their two factors, in ``dtype``: per bin row
+    whether each row of the roi's image is in it (PH, N * H, k), or (PH, k, N * H) for the forward, per bin column
+    whether each column is (1, k, 1, PW, W), and each bin's area, at least 1 (an empty window routes nothing),
+    (k, 1, PH, PW), or (PH, k, 1, PW) for the forward."""
+    H, W, N = plan.H, plan.W, plan.N
+    (PH, PW), dev, itype = plan.pooled, device(rois), index_dtype(xp, rois)
+    batch, hs, he, ws, we = ps_edges(xp, stop_gradient(rois), plan.pooled, plan.scale, H, W, itype, backward)
+    k = hs.shape[0]
+    at, image = ((PH, 1, 1, k), (1, N, 1, 1)) if backward else ((PH, k, 1, 1), (1, 1, N, 1))
+    y = xp.reshape(xp.arange(H, dtype=itype, device=dev), (1, 1, H, 1) if backward else (1, 1, 1, H))
+    hs, he = (xp.reshape(xp.permute_dims(v, (1, 0)), at) for v in (hs, he))
+    rows = (hs <= y) & (y < he) & (xp.reshape(xp.arange(N, dtype=itype, device=dev), image)
+                                   == xp.reshape(batch, (1, 1, 1, k) if backward else (1, k, 1, 1)))
+    x = xp.arange(W, dtype=itype, device=dev)
+    cols = (xp.reshape(ws, (1, k, 1, PW, 1)) <= x) & (x < xp.reshape(we, (1, k, 1, PW, 1)))
+    ah = xp.maximum(he - hs, xp.zeros_like(he))  # (PH, 1, 1, k) or (PH, k, 1, 1)
+    aw = xp.maximum(we - ws, xp.zeros_like(we))  # (k, PW)
+    if backward:
+        area = xp.reshape(xp.permute_dims(xp.reshape(ah, (PH, k)), (1, 0)), (k, 1, PH, 1)) * \
+            xp.reshape(aw, (k, 1, 1, PW))
+    else:
+        area = ah * xp.reshape(aw, (1, k, 1, PW))
+    return (xp.astype(xp.reshape(rows, (PH, N * H, k) if backward else (PH, k, N * H)), dtype), cols,
+            xp.astype(xp.maximum(area, xp.ones_like(area)), dtype))
+
+
+def _ps_route_chunks(plan: _Plan, itemsize: int) -> tuple[list[tuple[int, int]], int, int]:
+    """(roi ranges, channels, bin rows) a step of the backward's products takes, about ``_CHUNK_BYTES`` each: a
+    roi chunk's factors and one (channel, bin row)'s spread shares (k, PW * W); then per (channel, bin row) its
+    shares and gradient planes, twice (the product and its reordering); bin rows are split only one channel at a
+    time."""
+    (PH, PW), NH, W = plan.pooled, plan.N * plan.H, plan.W
+    per_roi = (PH * NH + 2 * PW * W) * itemsize + PH * PW * 8
+    kstep = max(1, min(plan.K, _CHUNK_BYTES // per_roi))
+    per_row = PW * W * (kstep + 2 * NH) * itemsize
+    units = max(1, _CHUNK_BYTES // per_row)
+    cstep, hstep = (min(plan.C, units // PH), PH) if units >= PH else (1, units)
+    return [(a, min(a + kstep, plan.K)) for a in range(0, plan.K, kstep)], cstep, hstep
+
+
+def _codes(xp: Any, share: Any) -> list[tuple[Any, Any]]:
+    """(where, value) of the four quantities a non-finite cotangent is routed as: the finite shares, and the
+    counts of +inf, -inf and NaN shares (0 / 1 products: exact sums)."""
+    one = xp.ones((), dtype=share.dtype, device=device(share))
+    return [(xp.isfinite(share), share), (share == float("inf"), one), (share == -float("inf"), one),
+            (xp.isnan(share), one)]
+
+
+def _decoded(xp: Any, total: Any) -> Any:
+    """The sums (..., 4, M) of :func:`_codes` as a cell's value: NaN where a NaN, or +inf and -inf, meet; else
+    +inf or -inf where one does; else the finite sum."""
+    value, pos, neg, nan = (total[..., j, :] for j in range(4))
+    inf = xp.full_like(value, float("inf"))
+    out = xp.where(pos > 0, inf, xp.where(neg > 0, -inf, value))
+    return xp.where((nan > 0) | ((pos > 0) & (neg > 0)), xp.full_like(value, float("nan")), out)
+
+
 def ps_backward(plan: _Plan, g: Any, x: Any, rois: Any) -> Any:
     """The input gradient (N, C, H, W) for the cotangent g (K, C / (PH * PW), PH, PW), torchvision's: g / area
-    routed to every cell of the backward's windows (a sort and a segmented sum per plane, no scatter)."""
+    added to every cell of the backward's windows. A window is a row interval times a column interval, so each
+    (channel, bin) plane's gradient is one product rows (N * H, K) @ (g / area x columns) (K, W): sums over the rois
+    of exact 0 / 1 products, no scatter, O(C x K x H x W) dense work in chunks of rois and channels."""
     xp = namespace(x)
     N, C, H, W = plan.N, plan.C, plan.H, plan.W
     PH, PW = plan.pooled
     n = PH * PW
+    dt, dev = g.dtype, device(g)
     if plan.bins == 0:
-        total = anchor(anchor(xp.zeros((C, plan.cells), dtype=g.dtype, device=device(g)), g), x)
-    else:
-        gc = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (C, plan.bins))
-        total = None
-        for a, b in _ps_chunks(plan):
-            cells, inside, area = _ps_windows(xp, plan, rois[a:b, :], True)
-            area = xp.astype(xp.maximum(area, xp.ones_like(area)), g.dtype)
-            ga = gc[:, a * n:b * n]
-            share = ga / _kept(xp.broadcast_to(xp.reshape(area, (1, -1)), ga.shape))
-            spread = xp.where(xp.expand_dims(inside, axis=0), xp.expand_dims(share, axis=-1),
-                              xp.zeros((), dtype=g.dtype, device=device(g)))
-            part = max_backward(Cells(plan.cells, cells.shape[1]), xp.reshape(spread, (C, -1)), cells, primal=x)
-            total = part if total is None else total + part
-    out = xp.reshape(xp.permute_dims(xp.reshape(total, (C, n, N, H, W)), (2, 0, 1, 3, 4)), (N, C * n, H, W))
+        zeros = xp.zeros((N, C * n, H, W), dtype=dt, device=dev)
+        return anchor(anchor(zeros, g), x)
+    roi_chunks, cstep, hstep = _ps_route_chunks(plan, 8 if dtype_name(xp, dt) == "float64" else 4)
+    # a cotangent read as finite takes one product; otherwise (or unread: traced) four (the module's _codes)
+    finite = readable(g) and not is_jax_array(g) and bool(xp.all(xp.isfinite(g)))
+    factors = [(a, b) + _ps_indicators(xp, plan, rois[a:b, :], dt) for a, b in roi_chunks]
+    zero = xp.zeros((), dtype=dt, device=dev)
+    parts = []
+    for c0 in range(0, C, cstep):
+        cc, rowed = min(cstep, C - c0), []
+        for h0 in range(0, PH, hstep):
+            hh = min(hstep, PH - h0)
+            total: Any = None
+            for a, b, rows, cols, area in factors:
+                k = b - a
+                ga = g[a:b, c0:c0 + cc, h0:h0 + hh, :] if (b - a, cc, hh) != (plan.K, C, PH) else g
+                area = area[:, :, h0:h0 + hh, :] if hh < PH else area
+                share = ga / _kept(xp.broadcast_to(area, ga.shape) if is_jax_array(ga) else area)
+                share = xp.reshape(xp.permute_dims(share, (2, 0, 1, 3)), (hh, k, cc, PW, 1))
+                if finite:
+                    spread = xp.where(cols, share, zero)
+                else:  # 0 x inf would spread NaN over whole rows: the finite values and counts of the others
+                    spread = xp.stack([xp.where(cols & m, v, zero) for m, v in _codes(xp, share)], axis=2)
+                rows = rows[h0:h0 + hh, ...] if hh < PH else rows
+                part = xp.matmul(rows, xp.reshape(spread, (hh, k, -1)))
+                total = part if total is None else total + part  # (hh, N * H, [4 x] cc * PW * W)
+            if not finite:
+                total = _decoded(xp, xp.reshape(total, (hh, N * H, 4, -1)))
+            rowed.append(xp.reshape(total + 0.0, (hh, N, H, cc, PW, W)))  # (+0.0: no -0.0)
+        total = rowed[0] if len(rowed) == 1 else xp.concat(rowed, axis=0)
+        parts.append(xp.reshape(xp.permute_dims(total, (1, 3, 0, 4, 2, 5)), (N, cc * n, H, W)))
+    out = anchor(parts[0] if len(parts) == 1 else xp.concat(parts, axis=1), x)
     if hasattr(out, "contiguous"):  # torch: a fresh contiguous gradient, as torch's own
         out = out.contiguous()
     elif isinstance(out, np.ndarray):
