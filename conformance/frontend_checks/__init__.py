@@ -35,7 +35,7 @@ import numpy as np
 
 from poolspec.conformance.conventions import close, vjp
 
-LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference", "torchvision")
+LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference", "torchvision", "scipy")
 
 
 class Refused(Exception):
