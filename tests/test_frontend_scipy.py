@@ -211,3 +211,42 @@ def test_tied_maxima_send_the_whole_cotangent_to_the_first_tap(minimum):
     (g,) = torch.autograd.grad(getattr(ndimage, name)(t, size).sum(), t)
     np.testing.assert_array_equal(g.numpy(), want_x)
     np.testing.assert_array_equal(getattr(ndimage, name)(x, size), getattr(ndi, name)(x, size))
+
+
+@pytest.mark.parametrize("name,options", GRAD_CASES)
+def test_explicit_backward_against_scipy_differences(name, options, backend):
+    """``*_backward`` (for arrays without autodiff) on every backend: SciPy's central differences, bit-identical
+    repeats; on torch, equal to autograd of the forward."""
+    x, cot = _point(6)
+    want = _central_differences(name, options, x, cot)
+    backward = getattr(ndimage, f"{name}_backward")
+    grads = [backend.to_numpy(backward(backend.asarray(cot), backend.asarray(x), **options)) for _ in range(5)]
+    np.testing.assert_allclose(grads[0], want, rtol=1e-6, atol=1e-7)
+    for g in grads[1:]:
+        assert np.array_equal(g, grads[0])
+    if backend.name == "torch":
+        import torch
+
+        t = torch.from_numpy(x.copy()).requires_grad_(True)
+        (g,) = torch.autograd.grad((getattr(ndimage, name)(t, **options) * torch.from_numpy(cot)).sum(), t)
+        np.testing.assert_allclose(grads[0], g.numpy(), rtol=1e-13, atol=1e-13)
+
+
+def test_explicit_backward_at_ties_and_wide_windows(backend):
+    """Ties (the first tap takes the whole cotangent) and windows longer than the line (the mode's copies fold
+    back), against torch autograd of the forward where torch is installed, else against the rule by hand."""
+    x = np.array([[1.0, 3.0, 3.0, 0.0, 3.0], [2.0, 2.0, 2.0, 2.0, 2.0]])
+    cot = np.arange(10.0).reshape(2, 5) - 4
+    got = backend.to_numpy(ndimage.maximum_filter1d_backward(backend.asarray(cot), backend.asarray(x), 2))
+    # size 2, reflect: output i reads (x[i-1], x[i]) with x[-1] = x[0]; the first of equal taps wins
+    want = np.array([[-4.0, -3.0 + -2.0, -1.0, 0.0, 0.0], [1.0 + 2.0, 3.0, 4.0, 5.0, 0.0]])
+    np.testing.assert_array_equal(got, want)
+    torch = pytest.importorskip("torch")
+    for mode in MODES:
+        for name, size in (("uniform_filter1d", 12), ("minimum_filter1d", 11), ("maximum_filter1d", 9)):
+            g = backend.to_numpy(getattr(ndimage, f"{name}_backward")(backend.asarray(cot), backend.asarray(x),
+                                                                       size, mode=mode, cval=2.0))
+            t = torch.from_numpy(x.copy()).requires_grad_(True)
+            out = getattr(ndimage, name)(t, size, mode=mode, cval=2.0)
+            (w,) = torch.autograd.grad((out * torch.from_numpy(cot)).sum(), t)
+            np.testing.assert_allclose(g, w.numpy(), rtol=1e-13, atol=1e-13, err_msg=f"{name} {mode}")

@@ -2,7 +2,8 @@
 gradients of float64 configurations against SciPy's own vector-Jacobian products computed from its values (SciPy
 has no gradients: see ``_vjp``).
 
-Every function is DEDICATED (``check_frontends.py --library scipy --per-function 2000`` draws 2,000 of each):
+Every function is DEDICATED (``check_frontends.py --library scipy --per-function 2000`` draws 2,000 of each), and
+so is each explicit ``*_backward`` (float64, against SciPy's VJP from its values):
 ranks 1-3, float32 / float64 (and a few integer inputs and outputs), odd and even sizes up to past the axis
 length, every mode SciPy's filters accept (grid-* aliases included), cval, origins (a few invalid), axes (negative,
 permuted, subsets), footprints (max/min: random, all-True, with sizes given too). No NaN: SciPy's separable
@@ -161,12 +162,26 @@ def _generator(function: str) -> Any:
     return lambda rng: _n_d(function, rng)
 
 
+def _backward(function: str, rng: np.random.Generator) -> Config:
+    """A forward configuration's float64 input and options, with a cotangent: the explicit VJP against SciPy's
+    own (``_vjp``)."""
+    forward = _generator(function)(rng)
+    x = rng.standard_normal(forward.arrays["input"].shape)
+    options = {k: v for k, v in forward.options.items() if k != "output"}
+    cot = rng.standard_normal(x.shape)
+    exact = function.startswith("uniform")  # basis responses; max/min: differences below the values' gap
+    scale = float(np.abs(cot).max(initial=1.0))
+    return Config(f"scipy.ndimage.{function}_backward", {"grad_output": cot, "input": x}, options,
+                  rtol=1e-10 if exact else 1e-9, atol=(1e-12 if exact else 1e-9) * scale)
+
+
 DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in FUNCTIONS}
+DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in FUNCTIONS}
 MODULES: dict[str, Any] = {}  # every function has its own draws
 
 
 def config(rng: np.random.Generator) -> Config:
-    return _generator(str(rng.choice(FUNCTIONS)))(rng)
+    return DEDICATED[str(rng.choice(list(DEDICATED)))](rng)
 
 
 def _call(module: Any, config: Config, x: Any) -> Any:
@@ -179,6 +194,11 @@ def _call(module: Any, config: Config, x: Any) -> Any:
 def library(config: Config, cotangents: list[np.ndarray] | None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
     import scipy.ndimage
 
+    if config.function.endswith("_backward"):
+        forward = Config(config.function.removesuffix("_backward"), {"input": config.arrays["input"]},
+                         config.options, ("input",))
+        library(forward, None)  # SciPy's refusals of the forward are the backward's
+        return [_vjp(forward, np.array(config.arrays["input"]), np.array(config.arrays["grad_output"]))], {}
     try:
         out = _call(scipy.ndimage, config, np.array(config.arrays["input"]))
     except (ValueError, TypeError, RuntimeError, IndexError) as e:
@@ -221,4 +241,13 @@ def _vjp(config: Config, x: np.ndarray, cot: np.ndarray) -> np.ndarray:
 def frontend(config: Config) -> Any:
     from poolspec.frontends.scipy import ndimage
 
+    if config.function.endswith("_backward"):
+        fn = getattr(ndimage, config.function.rpartition(".")[2])
+
+        def backward(grad_output: Any, x: Any) -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return fn(grad_output, x, **config.options)
+
+        return backward
     return lambda x: _call(ndimage, config, x)

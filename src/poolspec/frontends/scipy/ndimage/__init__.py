@@ -21,7 +21,8 @@ from . import _filters
 from ._cards import CARDS as CARDS
 
 __all__ = ["maximum_filter", "maximum_filter1d", "minimum_filter", "minimum_filter1d", "uniform_filter",
-           "uniform_filter1d"]
+           "uniform_filter1d", "maximum_filter_backward", "maximum_filter1d_backward", "minimum_filter_backward",
+           "minimum_filter1d_backward", "uniform_filter_backward", "uniform_filter1d_backward"]
 
 
 def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
@@ -297,6 +298,288 @@ def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: 
            [0., 0., 3.]])
     """
     return _filters.extreme("minimum_filter", input, size, footprint, output, mode, cval, origin, axes, True)
+
+
+def uniform_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
+                              mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """The VJP of :func:`uniform_filter1d` w.r.t. ``input``: the filter's transpose (a window sum of the zero-extended
+    cotangent, folded back onto the cells the mode copies), deterministic on every backend.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int
+        The window length, >= 1.
+    axis : int
+        The axis filtered (negative counts from the end).
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str
+        The boundary mode: 'reflect' (= 'grid-mirror'), 'mirror', 'nearest', 'wrap' (= 'grid-wrap') or
+        'constant' (= 'grid-constant').
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int
+        The window shift: output i reads cells ``i - size//2 - origin`` on; in [-(size//2), (size-1)//2].
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uniform_filter1d_backward(np.array([3.0, 0.0, 0.0]), np.zeros(3), 3)
+    array([2., 1., 0.])
+    """
+    return _filters.uniform1d_backward("uniform_filter1d_backward", grad_output, input, size, axis, output, mode,
+                                       cval, origin)
+
+
+def uniform_filter_backward(grad_output: Any, input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
+                            cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    """The VJP of :func:`uniform_filter` w.r.t. ``input``: the per-axis transposes in reverse order.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int or sequence of int
+        The box, per axis or one for all (an axis of size <= 1 is skipped).
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str or sequence of str
+        The boundary mode, as the 1-d filters', or one per axis.
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int or sequence of int
+        The window shift, per axis or one for all.
+    axes : int, sequence of int or None
+        The axes filtered, in this order (None: all).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> uniform_filter_backward(np.ones((2, 2)), np.zeros((2, 2)), 2)
+    array([[2.25, 0.75],
+           [0.75, 0.25]])
+    """
+    return _filters.uniform_backward("uniform_filter_backward", grad_output, input, size, output, mode, cval,
+                                     origin, axes)
+
+
+def maximum_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
+                              mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """The VJP of :func:`maximum_filter1d` w.r.t. ``input``: each output's cotangent goes whole to its selected tap
+    (the first maximum of its window), summed per input cell in a fixed order.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int
+        The window length, >= 1.
+    axis : int
+        The axis filtered (negative counts from the end).
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str
+        The boundary mode: 'reflect' (= 'grid-mirror'), 'mirror', 'nearest', 'wrap' (= 'grid-wrap') or
+        'constant' (= 'grid-constant').
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int
+        The window shift: output i reads cells ``i - size//2 - origin`` on; in [-(size//2), (size-1)//2].
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> maximum_filter1d_backward(np.ones(4), np.array([1.0, 3.0, 3.0, 0.0]), 2)
+    array([1., 2., 1., 0.])
+    """
+    return _filters.extreme1d_backward("maximum_filter1d_backward", grad_output, input, size, axis, output,
+                                       mode, cval, origin, False)
+
+
+def maximum_filter_backward(grad_output: Any, input: Any, size: Any = None, footprint: Any = None, output: Any = None,
+                            mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    """The VJP of :func:`maximum_filter` w.r.t. ``input``: each pass's cotangent to its selected taps, passes in
+    reverse order (or the footprint's selected taps).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int, sequence of int or None
+        The box, per axis or one for all (an axis of size <= 1 is skipped).
+    footprint : array or None
+        Booleans over the filtered axes (True: the cell is in the window); wins over ``size``.
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str or sequence of str
+        The boundary mode, as the 1-d filters', or one per axis.
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int or sequence of int
+        The window shift, per axis or one for all.
+    axes : int, sequence of int or None
+        The axes filtered, in this order (None: all).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> maximum_filter_backward(np.ones((1, 3)), np.array([[1.0, 5.0, 2.0]]), size=2)
+    array([[1., 2., 0.]])
+    """
+    return _filters.extreme_backward("maximum_filter_backward", grad_output, input, size, footprint, output,
+                                     mode, cval, origin, axes, False)
+
+
+def minimum_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
+                              mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
+    """The VJP of :func:`minimum_filter1d` w.r.t. ``input``: each output's cotangent goes whole to its selected tap
+    (the first minimum of its window).
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int
+        The window length, >= 1.
+    axis : int
+        The axis filtered (negative counts from the end).
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str
+        The boundary mode: 'reflect' (= 'grid-mirror'), 'mirror', 'nearest', 'wrap' (= 'grid-wrap') or
+        'constant' (= 'grid-constant').
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int
+        The window shift: output i reads cells ``i - size//2 - origin`` on; in [-(size//2), (size-1)//2].
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> minimum_filter1d_backward(np.ones(3), np.array([2.0, 1.0, 1.0]), 3)
+    array([0., 3., 0.])
+    """
+    return _filters.extreme1d_backward("minimum_filter1d_backward", grad_output, input, size, axis, output,
+                                       mode, cval, origin, True)
+
+
+def minimum_filter_backward(grad_output: Any, input: Any, size: Any = None, footprint: Any = None, output: Any = None,
+                            mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
+    """The VJP of :func:`minimum_filter` w.r.t. ``input``.
+
+    Parameters
+    ----------
+    grad_output : array
+        The cotangent of the filter's output (its shape; float).
+    input : array
+        Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).
+    size : int, sequence of int or None
+        The box, per axis or one for all (an axis of size <= 1 is skipped).
+    footprint : array or None
+        Booleans over the filtered axes (True: the cell is in the window); wins over ``size``.
+    output : dtype or None
+        The result's dtype (None: the input's); a dtype only, the result is returned.
+    mode : str or sequence of str
+        The boundary mode, as the 1-d filters', or one per axis.
+    cval : float
+        The value beyond the edges in constant mode.
+    origin : int or sequence of int
+        The window shift, per axis or one for all.
+    axes : int, sequence of int or None
+        The axes filtered, in this order (None: all).
+
+    Returns
+    -------
+    array
+        The gradient w.r.t. ``input``, in the input's dtype.
+
+    Raises
+    ------
+    ValueError
+        As the forward; a grad_output whose shape is not the input's.
+    TypeError
+        As the forward; an integer input or output dtype (not differentiable).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> minimum_filter_backward(np.ones(3), np.array([2.0, 1.0, 3.0]), footprint=[True, False, True])
+    array([1., 2., 0.])
+    """
+    return _filters.extreme_backward("minimum_filter_backward", grad_output, input, size, footprint, output,
+                                     mode, cval, origin, axes, True)
 
 
 # other names are scipy.ndimage's own: the import prefix is the whole port

@@ -353,10 +353,20 @@ def _footprint(function: str, footprint: Any) -> np.ndarray:
     return f
 
 
-def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode: Any, cval: Any, origin: Any,
-            axes: Any, minimum: bool) -> Any:
+class _Plan:
+    """The parsed arguments of an n-d max/min filter: the 1-d passes (axis, size, origin, mode), or a footprint
+    over every input axis with its origins and mode."""
+
+    def __init__(self, xp: Any, x: Any, out: str, cval: Any, passes: list[tuple[int, int, int, str]] | None,
+                 footprint: np.ndarray | None = None, origins: Sequence[int] = (), mode: str = "") -> None:
+        self.xp, self.x, self.out, self.cval, self.passes = xp, x, out, cval, passes
+        self.footprint, self.origins, self.mode = footprint, list(origins), mode
+
+
+def _extreme_plan(function: str, x: Any, size: Any, footprint: Any, output: Any, mode: Any, cval: Any, origin: Any,
+                  axes: Any) -> _Plan:
     if size is not None and footprint is not None:
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=4)
     f = None
     if footprint is None:
         if size is None:
@@ -374,12 +384,7 @@ def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode:
         todo = [(a, s, o, m) for a, s, o, m in zip(ax, sizes, origins, modes) if s > 1]
         for _, s, o, _ in todo:
             _origin_ok(function, s, o, origin)
-        if 0 in x.shape:
-            return _store(xp, x, out)
-        v = x
-        for a, s, o, m in todo:
-            v = _extreme_axis(xp, v, a, s, o, m, cv, minimum)
-        return _store(xp, v, out)
+        return _Plan(xp, x, out, cv, todo)
     if f.ndim != len(ax):
         fail(function, "footprint", f.shape, f"footprint.ndim ({f.ndim}) must match len(axes) ({len(ax)})")
     if not isinstance(mode, str):
@@ -389,14 +394,201 @@ def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode:
     # SciPy's _expand_footprint / _expand_origin: the footprint's axes are the filtered axes in increasing order;
     # the origins follow `axes` where it names fewer axes than the input has, else the input's axes in order
     full = np.expand_dims(f, tuple(a for a in range(x.ndim) if a not in ax))
-    origins = [0] * x.ndim
+    expanded = [0] * x.ndim
     if len(ax) < x.ndim:
         for o, a in zip(given, ax):
-            origins[a] = o
+            expanded[a] = o
     else:
-        origins = given
-    for o, n in zip(origins, full.shape):
+        expanded = given
+    for o, n in zip(expanded, full.shape):
         _origin_ok(function, n, o, origin)
+    return _Plan(xp, x, out, cv, None, full, expanded, m)
+
+
+def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode: Any, cval: Any, origin: Any,
+            axes: Any, minimum: bool) -> Any:
+    p = _extreme_plan(function, x, size, footprint, output, mode, cval, origin, axes)
+    xp, v = p.xp, p.x
+    if 0 in v.shape:
+        return _store(xp, v, p.out)
+    if p.passes is None:
+        assert p.footprint is not None
+        return _store(xp, _footprint_extreme(xp, v, p.footprint, p.origins, p.mode, p.cval, minimum), p.out)
+    for a, s, o, m in p.passes:
+        v = _extreme_axis(xp, v, a, s, o, m, p.cval, minimum)
+    return _store(xp, v, p.out)
+
+
+# ------------------------------------------------------------------------------------------ explicit backward
+# The VJPs w.r.t. the input for arrays without autodiff (NumPy, CuPy, Dask, array-api-strict): transposes written
+# with the same slices, zero pads and selects, summed in a fixed order (no scatter: bit-identical repeats). The
+# casts to the output dtype between passes are taken as the identity (float outputs only).
+
+
+def _zero_pad(xp: Any, z: Any, axis: int, before: int, after: int) -> Any:
+    if before == 0 and after == 0:
+        return z
+    pieces = []
+    for n in (before, after):
+        shape = list(z.shape)
+        shape[axis] = n
+        pieces.append(xp.zeros(tuple(shape), dtype=z.dtype, **on(z)) if n else None)
+    return xp.concat([p for p in (pieces[0], z, pieces[1]) if p is not None], axis=axis)
+
+
+def fold_back(xp: Any, z: Any, axis: int, length: int, before: int, after: int, mode: str) -> Any:
+    """The transpose of :func:`extend`: each cell of the extended line's cotangent ``z`` added to the input cell it
+    copies (cval cells dropped), piece after piece."""
+    if before == 0 and after == 0:
+        return z
+    acc = None
+    pos = 0
+    for start, count, step in runs(length, before, after, mode):
+        piece = _take(z, axis, pos, pos + count)
+        pos += count
+        if start < 0:
+            continue
+        lo = start
+        if step == -1:
+            piece, lo = xp.flip(piece, axis=axis), start - count + 1
+        elif step == 0:
+            piece, count = xp.sum(piece, axis=axis, keepdims=True), 1
+        term = _zero_pad(xp, piece, axis, lo, length - lo - count)
+        acc = term if acc is None else acc + term
+    if acc is None:
+        shape = list(z.shape)
+        shape[axis] = length
+        return xp.zeros(tuple(shape), dtype=z.dtype, **on(z))
+    return acc
+
+
+def _uniform_axis_t(xp: Any, g: Any, axis: int, size: int, origin: int, mode: str) -> Any:
+    length = int(g.shape[axis])
+    before = size // 2 + origin
+    padded = _zero_pad(xp, g, axis, size - 1, size - 1)
+    width = length + size - 1
+    acc = _take(padded, axis, size - 1, size - 1 + width)
+    for t in range(1, size):
+        acc = acc + _take(padded, axis, size - 1 - t, size - 1 - t + width)
+    return fold_back(xp, acc / size, axis, length, before, size - 1 - before, mode)
+
+
+def _chosen(xp: Any, taps: Sequence[Any], minimum: bool) -> Any:
+    # the forward's where-chain, keeping which tap each output selected
+    best, idx = taps[0], xp.zeros(taps[0].shape, dtype=xp.int32, **on(taps[0]))
+    for k, t in enumerate(taps[1:], 1):
+        better = t < best if minimum else t > best
+        best, idx = xp.where(better, t, best), xp.where(better, xp.asarray(k, dtype=xp.int32, **on(t)), idx)
+    return idx
+
+
+def _extreme_axis_t(xp: Any, g: Any, v: Any, axis: int, size: int, origin: int, mode: str, cval: Any,
+                    minimum: bool) -> Any:
+    length = int(v.shape[axis])
+    before = size // 2 + origin
+    e = extend(xp, v, axis, before, size - 1 - before, mode, cval)
+    idx = _chosen(xp, [_take(e, axis, t, t + length) for t in range(size)], minimum)
+    zero = xp.zeros_like(g)
+    acc = None
+    for t in range(size):
+        term = _zero_pad(xp, xp.where(idx == t, g, zero), axis, t, size - 1 - t)
+        acc = term if acc is None else acc + term
+    return fold_back(xp, acc, axis, length, before, size - 1 - before, mode)
+
+
+def _footprint_t(xp: Any, g: Any, v: Any, footprint: np.ndarray, origins: Sequence[int], mode: str, cval: Any,
+                 minimum: bool) -> Any:
+    e = v
+    pads = []
+    for axis, (f, o) in enumerate(zip(footprint.shape, origins)):
+        before = f // 2 + o
+        pads.append((before, f - 1 - before))
+        e = extend(xp, e, axis, before, f - 1 - before, mode, cval)
+    offsets = [tuple(int(t) for t in tap) for tap in np.argwhere(footprint)]
+    idx = _chosen(xp, [e[tuple(slice(t, t + int(n)) for t, n in zip(off, v.shape))] for off in offsets], minimum)
+    zero = xp.zeros_like(g)
+    acc = None
+    for k, off in enumerate(offsets):
+        term = xp.where(idx == k, g, zero)
+        for axis, t in enumerate(off):
+            term = _zero_pad(xp, term, axis, t, footprint.shape[axis] - 1 - t)
+        acc = term if acc is None else acc + term
+    for axis in reversed(range(v.ndim)):
+        acc = fold_back(xp, acc, axis, int(v.shape[axis]), pads[axis][0], pads[axis][1], mode)
+    return acc
+
+
+def _grad(function: str, xp: Any, g: Any, x: Any, out: str) -> Any:
+    if dtype_name(xp, x.dtype) not in _FLOATS or out not in _FLOATS:
+        fail(function, "input", dtype_name(xp, x.dtype), "the backward needs a float input and output dtype",
+             TypeError)
+    if tuple(g.shape) != tuple(x.shape):
+        fail(function, "grad_output", tuple(g.shape), f"must have the input's shape {tuple(x.shape)}")
+    return xp.astype(g, x.dtype)
+
+
+def uniform1d_backward(function: str, g: Any, x: Any, size: Any, axis: Any, output: Any, mode: Any, cval: Any,
+                       origin: Any) -> Any:
+    xp, x = _as_array(x)
+    name = _input(function, x, xp, False)
+    g = _grad(function, xp, g, x, _output(function, xp, output, name))
+    a, s = _axis(function, axis, x.ndim), _size1d(function, size)
+    o = _int(function, "origin", origin)
+    _origin_ok(function, s, o, origin)
+    m = _mode(function, mode)
+    _cval(function, cval)
     if 0 in x.shape:
-        return _store(xp, x, out)
-    return _store(xp, _footprint_extreme(xp, x, full, origins, m, cv, minimum), out)
+        return g
+    return xp.astype(_uniform_axis_t(xp, xp.astype(g, _work(xp, g)), a, s, o, m), x.dtype)
+
+
+def uniform_backward(function: str, g: Any, x: Any, size: Any, output: Any, mode: Any, cval: Any, origin: Any,
+                     axes: Any) -> Any:
+    xp, x = _as_array(x)
+    name = _input(function, x, xp, False)
+    g = _grad(function, xp, g, x, _output(function, xp, output, name))
+    ax = _axes(function, axes, x.ndim)
+    sizes = _sizes(function, size, len(ax))
+    origins = [_int(function, "origin", o, origin) for o in _per_axis(function, "origin", origin, len(ax))]
+    modes = [_mode(function, m) for m in _per_axis(function, "mode", mode, len(ax))]
+    _cval(function, cval)
+    todo = [(a, s, o, m) for a, s, o, m in zip(ax, sizes, origins, modes) if s > 1]
+    for _, s, o, _ in todo:
+        _origin_ok(function, s, o, origin)
+    if 0 in x.shape:
+        return g
+    v = xp.astype(g, _work(xp, g))
+    for a, s, o, m in reversed(todo):
+        v = _uniform_axis_t(xp, v, a, s, o, m)
+    return xp.astype(v, x.dtype)
+
+
+def extreme1d_backward(function: str, g: Any, x: Any, size: Any, axis: Any, output: Any, mode: Any, cval: Any,
+                       origin: Any, minimum: bool) -> Any:
+    xp, x, _, out, cv = _extreme_setup(function, x, output, cval)
+    g = _grad(function, xp, g, x, out)
+    a, s = _axis(function, axis, x.ndim), _size1d(function, size)
+    o = _int(function, "origin", origin)
+    _origin_ok(function, s, o, origin)
+    m = _mode(function, mode)
+    if 0 in x.shape:
+        return g
+    return _extreme_axis_t(xp, g, x, a, s, o, m, cv, minimum)
+
+
+def extreme_backward(function: str, g: Any, x: Any, size: Any, footprint: Any, output: Any, mode: Any, cval: Any,
+                     origin: Any, axes: Any, minimum: bool) -> Any:
+    p = _extreme_plan(function, x, size, footprint, output, mode, cval, origin, axes)
+    xp, x = p.xp, p.x
+    g = _grad(function, xp, g, x, p.out)
+    if 0 in x.shape:
+        return g
+    if p.passes is None:
+        assert p.footprint is not None
+        return _footprint_t(xp, g, x, p.footprint, p.origins, p.mode, p.cval, minimum)
+    inputs = [x]  # each pass's input, for its selection
+    for a, s, o, m in p.passes[:-1]:
+        inputs.append(_extreme_axis(xp, inputs[-1], a, s, o, m, p.cval, minimum))
+    for (a, s, o, m), v in zip(reversed(p.passes), reversed(inputs)):
+        g = _extreme_axis_t(xp, g, v, a, s, o, m, p.cval, minimum)
+    return g
