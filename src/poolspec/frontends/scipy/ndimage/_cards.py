@@ -102,7 +102,7 @@ def _card(name: str, summary: str, arguments: tuple[Argument, ...], notes: tuple
           refuses: tuple[str, ...], grad: Gradient, differences: tuple[str, ...] = ()) -> FrontendCard:
     return FrontendCard(name=f"scipy.ndimage.{name}", version=1, library=_LIB, mirrors=f"scipy.ndimage.{name}",
                         summary=summary, arguments=arguments,
-                        outputs=(Port("output", "array", "input.shape", "the filtered array, in the output dtype"),),
+                        outputs=(Port("filtered", "array", "input.shape", "the filtered array, in the output dtype"),),
                         core=("frontends.scipy.ndimage._filters.extend",), layout="any rank; the filtered axes "
                         "are named by axis/axes", gradient=grad, determinism=_DET,
                         notes=notes, differences=differences, refuses=refuses, checked=_CHECKED)
