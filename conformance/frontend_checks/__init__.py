@@ -1,7 +1,7 @@
 """Random configurations of each front-end against the live library it mirrors.
 
 One module per library (``jax``, ``flax``, ``keras``, ``tensorflow``, ``onnxruntime``, ``onnx_reference``,
-``torchvision``), each
+``torchvision``, ``scipy``), each
 with:
 
 - ``LIBRARY`` (its pip name), ``available() -> str | None`` (None, or why it cannot run here) and
@@ -35,7 +35,7 @@ import numpy as np
 
 from poolspec.conformance.conventions import close, vjp
 
-LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference", "torchvision")
+LIBRARIES = ("jax", "flax", "keras", "tensorflow", "onnxruntime", "onnx_reference", "torchvision", "scipy")
 
 
 class Refused(Exception):

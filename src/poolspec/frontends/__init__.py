@@ -16,6 +16,7 @@ names and signatures, so that changing the import prefix is the whole port.
 ``poolspec.frontends.torchvision.ops``        ``roi_align``, ``roi_pool``, ``ps_roi_align``, ``ps_roi_pool``,
                                               ``RoIAlign``, ``RoIPool``, ``PSRoIAlign``, ``PSRoIPool``,
                                               ``MultiScaleRoIAlign`` (module classes, as torch.nn's)
+``poolspec.frontends.scipy.ndimage``          ``uniform_filter(1d)``, ``maximum_filter(1d)``, ``minimum_filter(1d)``
 ============================================  =============================================================
 
 They take any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), not only the mirrored

@@ -1,6 +1,6 @@
 """Front-end cards: one per function (or torch.nn module class) of ``poolspec.frontends``, which mirror other
-libraries' module paths, names, signatures and rules (TensorFlow, Keras, JAX, Flax, ONNX, torch.nn) on poolspec's
-kernels.
+libraries' module paths, names, signatures and rules (TensorFlow, Keras, JAX, Flax, ONNX, torch.nn, SciPy) on
+poolspec's kernels.
 
 A front-end card says what the mirrored function is, its arguments with the library's defaults, the core ops it
 calls, its layout and index convention, where the library's behaviour is a bug that poolspec does not copy, what
@@ -37,7 +37,7 @@ def gradient(notes: str, wrt: tuple[str, ...] = ()) -> Gradient:
 
 # the modules of poolspec.frontends that hold cards, in page order
 MODULES = ("keras.ops", "keras.ops.image", "jax.image", "flax.linen", "tf.nn", "tf.image", "onnx", "torch.nn",
-           "torchvision.ops")
+           "torchvision.ops", "scipy.ndimage")
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,7 @@ def index(cards: list[FrontendCard]) -> str:
              "from poolspec.frontends import onnx             # one function per ONNX operator",
              "from poolspec.frontends.torch import nn         # in place of: from torch import nn (modules)",
              "from poolspec.frontends.torchvision import ops  # in place of: from torchvision import ops",
+             "from poolspec.frontends.scipy import ndimage    # in place of: from scipy import ndimage",
              "```", "",
              "| function | mirrors | library | summary |", "|---|---|---|---|"]
     for c in cards:

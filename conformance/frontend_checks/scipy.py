@@ -1,0 +1,253 @@
+"""``poolspec.frontends.scipy.ndimage`` against scipy.ndimage's window filters: values, and on torch and JAX the
+gradients of float64 configurations against SciPy's own vector-Jacobian products computed from its values (SciPy
+has no gradients: see ``_vjp``).
+
+Every function is DEDICATED (``check_frontends.py --library scipy --per-function 2000`` draws 2,000 of each), and
+so is each explicit ``*_backward`` (float64, against SciPy's VJP from its values):
+ranks 1-3, float32 / float64 (and a few integer inputs and outputs), odd and even sizes up to past the axis
+length, every mode SciPy's filters accept (grid-* aliases included), cval, origins (a few invalid), axes (negative,
+permuted, subsets), footprints (max/min: random, all-True, with sizes given too). No NaN: SciPy's separable
+max/min filters give history-dependent results with NaN (its Harter deque), which no window rule reproduces.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import Config, Refused
+
+LIBRARY = "scipy"
+MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
+FUNCTIONS = ("uniform_filter1d", "uniform_filter", "maximum_filter1d", "maximum_filter", "minimum_filter1d",
+             "minimum_filter")
+
+
+def available() -> str | None:
+    try:
+        import scipy.ndimage  # noqa: F401
+    except ImportError:
+        return "scipy is not installed"
+    return None
+
+
+def version() -> str:
+    import scipy
+
+    return scipy.__version__
+
+
+def _input(rng: np.random.Generator, shape: tuple[int, ...], extreme: bool) -> np.ndarray:
+    r = rng.random()
+    if r < 0.45:
+        return rng.standard_normal(shape)
+    if r < 0.9:
+        x = rng.standard_normal(shape) * 10
+        if extreme and rng.random() < 0.3:  # ties: the first tap's rule (float32 only: the stored float64 cases
+            x = np.round(x / 5)             # are differentiated, by central differences among others)
+        return x.astype(np.float32)
+    dtype = str(rng.choice(["uint8", "int16", "int32", "int64"]))
+    lo = 0 if dtype == "uint8" else -100
+    return rng.integers(lo, 100, shape).astype(dtype)
+
+
+def _origin(rng: np.random.Generator, size: int) -> int:
+    if rng.random() < 0.03:
+        return int(rng.choice([-(size // 2) - 1, (size - 1) // 2 + 1]))  # invalid: both refuse
+    return int(rng.integers(-(size // 2), (size - 1) // 2 + 1))
+
+
+def _size(rng: np.random.Generator, length: int) -> int:
+    return int(rng.integers(1, min(2 * length + 4, 12) + 1))
+
+
+def _common(rng: np.random.Generator, x: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if rng.random() < 0.6:
+        out["mode"] = str(rng.choice(MODES))
+    if rng.random() < 0.5:
+        out["cval"] = float(np.round(rng.uniform(-3, 3), 2)) if x.dtype.kind == "f" else float(rng.integers(0, 50))
+    if rng.random() < 0.1:
+        out["output"] = str(rng.choice(["float64", "float32"] + (["int32"] if x.dtype.kind != "f" else [])))
+    return out
+
+
+def _axes(rng: np.random.Generator, ndim: int) -> Any:
+    r = rng.random()
+    if r < 0.5:
+        return None
+    if r < 0.6:
+        return int(rng.integers(-ndim, ndim))
+    k = int(rng.integers(1, ndim + 1))
+    axes = [int(a) for a in rng.permutation(ndim)[:k]]
+    return tuple(a - ndim if rng.random() < 0.3 else a for a in axes)
+
+
+def _shape(rng: np.random.Generator) -> tuple[int, ...]:
+    rank = int(rng.choice([1, 2, 2, 3]))
+    top = {1: 40, 2: 12, 3: 7}[rank]
+    return tuple(int(v) for v in rng.integers(1, top + 1, rank))
+
+
+def _config(function: str, x: np.ndarray, options: dict[str, Any]) -> Config:
+    scale = max(float(np.abs(x.astype(np.float64)).max(initial=0.0)), abs(options.get("cval", 0.0)), 1e-300)
+    if x.dtype == np.float32 or options.get("output") == "float32":
+        rtol, atol = 1e-5, 1e-6 * scale
+    else:
+        rtol, atol = 1e-10, 1e-12 * scale
+    differentiable = ("input",) if x.dtype == np.float64 and options.get("output") in (None, "float64") else ()
+    return Config(f"scipy.ndimage.{function}", {"input": x}, options, differentiable, rtol=rtol, atol=atol)
+
+
+def _one_d(function: str, rng: np.random.Generator) -> Config:
+    shape = _shape(rng)
+    x = _input(rng, shape, function != "uniform_filter1d")
+    axis = int(rng.integers(-x.ndim, x.ndim))
+    size = _size(rng, shape[axis])
+    options: dict[str, Any] = {"size": size, "axis": axis, **_common(rng, x)}
+    if rng.random() < 0.7:
+        options["origin"] = _origin(rng, size)
+    return _config(function, x, options)
+
+
+def _n_d(function: str, rng: np.random.Generator) -> Config:
+    shape = _shape(rng)
+    extreme = function != "uniform_filter"
+    x = _input(rng, shape, extreme)
+    axes = _axes(rng, x.ndim)
+    ax = list(range(x.ndim)) if axes is None else ([axes % x.ndim] if isinstance(axes, int)
+                                                   else [a % x.ndim for a in axes])
+    options: dict[str, Any] = _common(rng, x)
+    if axes is not None:
+        options["axes"] = axes
+    if extreme and rng.random() < 0.5:  # a footprint over the filtered axes, in increasing order
+        if isinstance(axes, int) and axes < 0 and x.ndim > 1:
+            # SciPy 1.17 keeps a negative int `axes` negative in _expand_footprint and then refuses the footprint
+            # (its bug, not a rule: the front-end accepts it; its card says so)
+            axes = options["axes"] = axes % x.ndim
+        fshape = [int(rng.integers(1, min(shape[a] + 3, 6) + 1)) for a in sorted(ax)]
+        fp = rng.random(fshape) < (1.0 if rng.random() < 0.15 else 0.6)
+        if not fp.any():
+            fp.flat[int(rng.integers(fp.size))] = True
+        options["footprint"] = fp
+        if rng.random() < 0.1:
+            options["size"] = 3  # ignored, with SciPy's warning
+        if "mode" in options and rng.random() < 0.05:
+            options["mode"] = [options["mode"]] * len(ax)  # SciPy refuses a sequence unless the footprint is full
+        if rng.random() < 0.6:
+            # _expand_origin: the origins follow `axes` when it names fewer axes than the input has, else the
+            # input's axes in order
+            lens = ([fshape[sorted(ax).index(a)] for a in ax] if len(ax) < x.ndim
+                    else [fshape[d] for d in range(x.ndim)])
+            options["origin"] = [_origin(rng, n) for n in lens] if rng.random() < 0.7 else _origin(rng, min(lens))
+        return _config(function, x, options)
+    sizes = [_size(rng, shape[a]) for a in ax]
+    if rng.random() < 0.3 or len(set(sizes)) == 1:
+        options["size"] = sizes[0] if rng.random() < 0.5 else min(sizes)
+        sizes = [options["size"]] * len(ax)
+    else:
+        options["size"] = sizes
+    if rng.random() < 0.6:
+        options["origin"] = [_origin(rng, s) for s in sizes] if rng.random() < 0.7 else _origin(rng, min(sizes))
+    if "mode" in options and rng.random() < 0.3:
+        options["mode"] = [str(rng.choice(MODES)) for _ in ax]
+    return _config(function, x, options)
+
+
+def _generator(function: str) -> Any:
+    if function.endswith("1d"):
+        return lambda rng: _one_d(function, rng)
+    return lambda rng: _n_d(function, rng)
+
+
+def _backward(function: str, rng: np.random.Generator) -> Config:
+    """A forward configuration's float64 input and options, with a cotangent: the explicit VJP against SciPy's
+    own (``_vjp``)."""
+    forward = _generator(function)(rng)
+    x = rng.standard_normal(forward.arrays["input"].shape)
+    options = {k: v for k, v in forward.options.items() if k != "output"}
+    cot = rng.standard_normal(x.shape)
+    exact = function.startswith("uniform")  # basis responses; max/min: differences below the values' gap
+    scale = float(np.abs(cot).max(initial=1.0))
+    return Config(f"scipy.ndimage.{function}_backward", {"grad_output": cot, "input": x}, options,
+                  rtol=1e-10 if exact else 1e-9, atol=(1e-12 if exact else 1e-9) * scale)
+
+
+DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in FUNCTIONS}
+DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in FUNCTIONS}
+MODULES: dict[str, Any] = {}  # every function has its own draws
+
+
+def config(rng: np.random.Generator) -> Config:
+    return DEDICATED[str(rng.choice(list(DEDICATED)))](rng)
+
+
+def _call(module: Any, config: Config, x: Any) -> Any:
+    name = config.function.rpartition(".")[2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "ignoring size because footprint is set": both warn
+        return getattr(module, name)(x, **config.options)
+
+
+def library(config: Config, cotangents: list[np.ndarray] | None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    import scipy.ndimage
+
+    if config.function.endswith("_backward"):
+        forward = Config(config.function.removesuffix("_backward"), {"input": config.arrays["input"]},
+                         config.options, ("input",))
+        library(forward, None)  # SciPy's refusals of the forward are the backward's
+        return [_vjp(forward, np.array(config.arrays["input"]), np.array(config.arrays["grad_output"]))], {}
+    try:
+        out = _call(scipy.ndimage, config, np.array(config.arrays["input"]))
+    except (ValueError, TypeError, RuntimeError, IndexError) as e:
+        raise Refused(f"{type(e).__name__}: {e}") from None
+    outs = [np.asarray(out)]
+    if cotangents is None or not config.differentiable:
+        return outs, {}
+    return outs, {"input": _vjp(config, np.array(config.arrays["input"]), cotangents[0])}
+
+
+def _vjp(config: Config, x: np.ndarray, cot: np.ndarray) -> np.ndarray:
+    """SciPy's own vector-Jacobian product, from its values alone: the uniform filter is affine, so column i of
+    its Jacobian is f(e_i) - f(0) (exact); a max/min filter is piecewise linear, so central differences with a
+    step below a quarter of the smallest gap between the input's distinct values (and cval) select the same taps
+    on both sides (exact up to the rounding of x +- h: about ulp(x) / h)."""
+    import scipy.ndimage
+
+    def f(v: np.ndarray) -> np.ndarray:
+        return np.asarray(_call(scipy.ndimage, config, v))
+
+    g = np.zeros_like(x)
+    flat = g.reshape(-1)
+    if "uniform" in config.function:
+        base = f(np.zeros_like(x))
+        for i in range(x.size):
+            e = np.zeros_like(x)
+            e.flat[i] = 1.0
+            flat[i] = np.sum(cot * (f(e) - base))
+        return g
+    values = np.unique(np.append(x.reshape(-1), config.options.get("cval", 0.0)))
+    gap = float(np.diff(values).min()) if values.size > 1 else 1.0
+    h = 2.0 ** np.floor(np.log2(min(gap, 1.0) / 4))
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = h
+        flat[i] = np.sum(cot * (f(x + e) - f(x - e))) / (2 * h)
+    return g
+
+
+def frontend(config: Config) -> Any:
+    from poolspec.frontends.scipy import ndimage
+
+    if config.function.endswith("_backward"):
+        fn = getattr(ndimage, config.function.rpartition(".")[2])
+
+        def backward(grad_output: Any, x: Any) -> Any:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return fn(grad_output, x, **config.options)
+
+        return backward
+    return lambda x: _call(ndimage, config, x)
