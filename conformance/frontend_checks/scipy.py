@@ -36,7 +36,7 @@ def available() -> str | None:
 def version() -> str:
     import scipy
 
-    return scipy.__version__
+    return f"scipy {scipy.__version__}"
 
 
 def _input(rng: np.random.Generator, shape: tuple[int, ...], extreme: bool) -> np.ndarray:
