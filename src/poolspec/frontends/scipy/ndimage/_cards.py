@@ -110,6 +110,13 @@ def _card(name: str, summary: str, arguments: tuple[Argument, ...], notes: tuple
 
 _ONE_D_ARGS = (_INPUT, Argument("size", "int", description="the window length, >= 1"), _AXIS, _OUTPUT, _MODE1,
                _CVAL, _ORIGIN1)
+# maximum_filter's and minimum_filter's arguments, notes, refusals, gradient and differences
+_FOOTPRINT_CARD = (
+    (_INPUT, Argument("size", "int | sequence[int] | None", None, description="the box, per axis or one for all"),
+     Argument("footprint", "array | None", None, description="booleans over the filtered axes; wins over size"),
+     _OUTPUT, _MODEN, _CVAL, _ORIGINN, _AXES),
+    (_ND, _WINDOW, _MODES, _EXTREME_NUM, _FOOTPRINT, _EXTREME_DTYPE, _NAN), _REFUSES_FOOTPRINT, _EXTREME_GRAD,
+    (_DIFF_AXES,))
 
 CARDS: tuple[FrontendCard, ...] = (
     _card("uniform_filter1d", "The mean over a window of size cells along one axis, with SciPy's boundary modes.",
@@ -122,24 +129,12 @@ CARDS: tuple[FrontendCard, ...] = (
           _ONE_D_ARGS, (_WINDOW, _MODES, _EXTREME_NUM, _EXTREME_DTYPE, _NAN), _REFUSES_EXTREME, _EXTREME_GRAD),
     _card("maximum_filter", "The maximum over a box (nested 1-d maxima) or over a footprint's True cells, with "
                             "SciPy's boundary modes.",
-          (_INPUT, Argument("size", "int | sequence[int] | None", None, description="the box, per axis or one "
-                                                                                    "for all"),
-           Argument("footprint", "array | None", None, description="booleans over the filtered axes; wins over "
-                                                                   "size"),
-           _OUTPUT, _MODEN, _CVAL, _ORIGINN, _AXES),
-          (_ND, _WINDOW, _MODES, _EXTREME_NUM, _FOOTPRINT, _EXTREME_DTYPE, _NAN), _REFUSES_FOOTPRINT, _EXTREME_GRAD,
-          (_DIFF_AXES,)),
+          *_FOOTPRINT_CARD),
     _card("minimum_filter1d", "The minimum over a window of size cells along one axis, with SciPy's boundary modes.",
           _ONE_D_ARGS, (_WINDOW, _MODES, _EXTREME_NUM, _EXTREME_DTYPE, _NAN), _REFUSES_EXTREME, _EXTREME_GRAD),
     _card("minimum_filter", "The minimum over a box (nested 1-d minima) or over a footprint's True cells, with "
                             "SciPy's boundary modes.",
-          (_INPUT, Argument("size", "int | sequence[int] | None", None, description="the box, per axis or one "
-                                                                                    "for all"),
-           Argument("footprint", "array | None", None, description="booleans over the filtered axes; wins over "
-                                                                   "size"),
-           _OUTPUT, _MODEN, _CVAL, _ORIGINN, _AXES),
-          (_ND, _WINDOW, _MODES, _EXTREME_NUM, _FOOTPRINT, _EXTREME_DTYPE, _NAN), _REFUSES_FOOTPRINT, _EXTREME_GRAD,
-          (_DIFF_AXES,)),
+          *_FOOTPRINT_CARD),
 )
 
 
