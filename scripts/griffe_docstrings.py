@@ -2,8 +2,8 @@
 
 mkdocstrings reads the source without running it, so a docstring filled at import (the families' templates,
 ``poolspec/families/_docs.py``) would be missing from the site. A family's public function, or a torchvision.ops
-front-end function, without a docstring in its source gets the imported function's: the site renders exactly the
-text of ``help(poolspec.<name>)`` (tests/test_docs_site.py checks it, variant by variant)."""
+or scipy.ndimage front-end function, without a docstring in its source gets the imported function's: the site
+renders exactly the text of ``help(poolspec.<name>)`` (tests/test_docs_site.py checks it, variant by variant)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import griffe
 
 # the checkout's package, as mkdocs.yml's ``paths: [src]`` reads it (not an installed copy)
 SRC = Path(__file__).resolve().parents[1] / "src"
-# the families' public functions, and torchvision.ops' front-end functions (their module imports neither torch
-# nor torchvision): the other front-ends' modules import TensorFlow, Keras and Flax
-FUNCTION_MODULES = ("poolspec.families.", "poolspec.frontends.torchvision.")
+# the families' public functions, and torchvision.ops' and scipy.ndimage's front-end functions (their modules
+# import neither torch, torchvision nor SciPy): the other front-ends' modules import TensorFlow, Keras and Flax
+FUNCTION_MODULES = ("poolspec.families.", "poolspec.frontends.torchvision.", "poolspec.frontends.scipy.")
 
 
 # the front-ends whose classes' docstrings are filled at import (torch.nn's modules: one template per family)

@@ -6,6 +6,7 @@ Python blocks run in test_readme.py and its docstring examples in test_docs.py."
 from __future__ import annotations
 
 import html
+import importlib
 import inspect
 import re
 import subprocess
@@ -159,3 +160,13 @@ def test_the_site_reads_the_docstrings_help_shows() -> None:
         found = package[name]
         docstring = (found.final_target if isinstance(found, griffe.Alias) else found).docstring
         assert docstring is not None and docstring.value == inspect.getdoc(getattr(poolspec, name)), name
+    # the front-ends' functions filled at import too (scripts/griffe_docstrings.py's FUNCTION_MODULES)
+    for module in ("poolspec.frontends.scipy.ndimage", "poolspec.frontends.torchvision.ops"):
+        imported = importlib.import_module(module)
+        for name in imported.__all__:
+            fn = getattr(imported, name)
+            if not inspect.isfunction(fn):
+                continue
+            found = package[f"{module.removeprefix('poolspec.')}.{name}"]
+            docstring = (found.final_target if isinstance(found, griffe.Alias) else found).docstring
+            assert docstring is not None and docstring.value == inspect.getdoc(fn), f"{module}.{name}"

@@ -175,10 +175,86 @@ Examples
 --------
 >>> import numpy as np
 >>> from poolspec.frontends.torchvision import ops""",
+    # scipy.ndimage's filters (frontends/scipy/ndimage): ``size_type`` is the n-d filters' size's type,
+    # ``refusals`` and ``non_int`` the forward's ValueError and TypeError cases
+    "scipy_grad_output": """\
+grad_output : array
+    The cotangent of the filter's output (its shape; float).""",
+    "scipy_input": """\
+input : array
+    Any rank; float32, float64 or an integer dtype (a list is read as a NumPy array).""",
+    "scipy_1d": """\
+{scipy_input}
+size : int
+    The window length, >= 1.
+axis : int
+    The axis filtered (negative counts from the end).
+{scipy_output}
+mode : str
+    The boundary mode: 'reflect' (= 'grid-mirror'), 'mirror', 'nearest', 'wrap' (= 'grid-wrap') or
+    'constant' (= 'grid-constant').
+{scipy_cval}
+origin : int
+    The window shift: output i reads cells ``i - size//2 - origin`` on; in [-(size//2), (size-1)//2].""",
+    "scipy_box": """\
+{scipy_input}
+size : {size_type}
+    The box, per axis or one for all (an axis of size <= 1 is skipped).""",
+    "scipy_footprint": """\
+footprint : array or None
+    Booleans over the filtered axes (True: the cell is in the window); wins over ``size``.""",
+    # the n-d filters' arguments after size (and footprint)
+    "scipy_nd": """\
+{scipy_output}
+mode : str or sequence of str
+    The boundary mode, as the 1-d filters', or one per axis.
+{scipy_cval}
+origin : int or sequence of int
+    The window shift, per axis or one for all.
+axes : int, sequence of int or None
+    The axes filtered, in this order (None: all).""",
+    "scipy_output": """\
+output : dtype or None
+    The result's dtype (None: the input's); a dtype only, the result is returned.""",
+    "scipy_cval": """\
+cval : float
+    The value beyond the edges in constant mode.""",
+    "scipy_returns": """\
+Returns
+-------
+array
+    The filtered array, of the input's shape, in the output dtype.
+
+Raises
+------
+ValueError
+    SciPy's refusals, naming the argument: {refusals}.
+TypeError
+    An unsupported input or output dtype, a non-int {non_int}, a complex cval.
+
+{scipy_examples}""",
+    "scipy_backward_returns": """\
+Returns
+-------
+array
+    The gradient w.r.t. ``input``, in the input's dtype.
+
+Raises
+------
+ValueError
+    As the forward; a grad_output whose shape is not the input's.
+TypeError
+    As the forward; an integer input or output dtype (not differentiable).
+
+{scipy_examples}""",
+    "scipy_examples": """\
+Examples
+--------
+>>> import numpy as np""",
 }
 # the blocks' fields that a family may change
 _BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": "", "arr": "x", "c_out": "C", "kernel": "",
-                   "refused": ""}
+                   "refused": "", "size_type": "int or sequence of int"}
 
 
 def rank_fields(n: int) -> dict[str, str]:
