@@ -190,6 +190,7 @@ def write_matrix(results: Path, out: Path) -> None:
     for p in peers:
         lines += _peer_section(p, analysed[p["peer"]])
     lines += _own_section(own)
+    lines += _scipy_api_section(results / "scipy_api")
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -295,3 +296,35 @@ def _peer_section(p: dict[str, Any], result: dict[str, Any]) -> list[str]:
                          f"{', ...' if len(mine) > 4 else ''}), failing {', '.join(checks)}; "
                          f"{_shared(mine, population)}.")
     return lines
+
+
+def _scipy_api_section(folder: Path) -> list[str]:
+    """Other implementations of SciPy's own API (``conformance/scipy_api_peers.py``) against live SciPy."""
+    runs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
+    if not runs:
+        return []
+    lines = ["", "## SciPy's ndimage API: other implementations against SciPy", "",
+             "`python conformance/scipy_api_peers.py --configs 2000`: each peer's function of the same name on the "
+             "random configurations of poolspec's SciPy front-end check, SciPy 1.17.1 computing every reference "
+             "(float64 rtol 1e-10, float32 rtol 1e-5, integers exact). *n/e*: configurations the peer cannot express "
+             "with SciPy's meaning (counted by reason), never approximated.", "",
+             "| peer | function | passed | failed | refused by SciPy | not expressible |", "|---|---|---|---|---|---|"]
+    notes: list[str] = []
+    for r in runs:
+        if not r.get("installed"):
+            notes.append(f"- **{r['peer']}**: not run: {r['reason']}.")
+            continue
+        for fn, c in r["functions"].items():
+            ne = {k.removeprefix("not expressible: "): v for k, v in c.items() if k.startswith("not expressible")}
+            lines.append(f"| {r['version']} ({r['peer']}) | `{fn}` | {c.get('passed', 0)} | {c.get('failed', 0)} | "
+                         f"{c.get('refused by SciPy', 0)} | {sum(ne.values())}"
+                         + (f" ({'; '.join(f'{k}: {v}' for k, v in ne.items())})" if ne else "") + " |")
+        for f in r["findings"]:
+            if f["scope"]:
+                eg = f"; e.g. `{f['examples'][0]}`" if f["examples"] else ""
+                notes.append(f"- **{r['peer']}**: {f['rule']}. Fails {f['failing']} of the {f['scope']} configurations "
+                             f"it concerns{eg}. Upstream: {_link(f['upstream'])}.")
+        if r["unexplained_count"]:
+            notes.append(f"- **{r['peer']}**: {r['unexplained_count']} failures no rule explains, e.g. "
+                         f"`{r['unexplained'][0]['reproducer']}` ({r['unexplained'][0]['error']}).")
+    return lines + ([""] + notes if notes else [])

@@ -20,6 +20,7 @@ from ....families._docs import Template
 from ..._common import mirror
 from . import _filters
 from ._cards import CARDS as CARDS
+from ._graph import captured
 
 __all__ = ["maximum_filter", "maximum_filter1d", "minimum_filter", "minimum_filter1d", "uniform_filter",
            "uniform_filter1d", "maximum_filter_backward", "maximum_filter1d_backward", "minimum_filter_backward",
@@ -55,6 +56,7 @@ array([4.        , 3.33333333, 4.        , 2.66666667])
 """)
 
 
+@captured("uniform_filter1d")
 @_UNIFORM_FILTER1D_DOC.document(**_1D)
 def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -78,6 +80,7 @@ array([[0. , 0.5, 1.5],
 """)
 
 
+@captured("uniform_filter")
 @_UNIFORM_FILTER_DOC.document(**_ND)
 def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect", cval: float = 0.0,
                    origin: Any = 0, *, axes: Any = None) -> Any:
@@ -97,6 +100,7 @@ array([5., 8., 8., 4.])
 """)
 
 
+@captured("maximum_filter1d")
 @_MAXIMUM_FILTER1D_DOC.document(**_EXTREME_1D)
 def maximum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -116,6 +120,7 @@ array([2, 0, 0, 0, 1, 1, 0, 0])
 """)
 
 
+@captured("minimum_filter1d")
 @_MINIMUM_FILTER1D_DOC.document(**_EXTREME_1D)
 def minimum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -139,6 +144,7 @@ array([[1., 5., 5.],
 """)
 
 
+@captured("maximum_filter")
 @_MAXIMUM_FILTER_DOC.document(**_EXTREME_ND)
 def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None, mode: Any = "reflect",
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
@@ -162,6 +168,7 @@ array([[1., 1., 2.],
 """)
 
 
+@captured("minimum_filter")
 @_MINIMUM_FILTER_DOC.document(**_EXTREME_ND)
 def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None, mode: Any = "reflect",
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:

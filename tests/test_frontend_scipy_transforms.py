@@ -1,0 +1,127 @@
+"""``poolspec.frontends.scipy.ndimage`` under the transforms callers put it in, against live SciPy: torch.compile
+(fullgraph), torch.export, torch.func (vmap, grad, jacrev, jacfwd), and JAX's jit, vmap, grad and jvp. Values
+against SciPy's function; derivatives against central differences of SciPy's own function (float64)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+ndi = pytest.importorskip("scipy.ndimage")
+
+from poolspec.frontends.scipy import ndimage  # noqa: E402
+
+# (function, options, input shape): a point where no window holds ties within the differences' step
+CASES = [
+    ("uniform_filter1d", {"size": 4, "origin": 1, "mode": "mirror"}, (5, 6)),
+    ("uniform_filter", {"size": (3, 2), "mode": ("wrap", "constant"), "cval": 1.5}, (5, 6)),
+    ("maximum_filter1d", {"size": 3, "axis": 0, "mode": "reflect"}, (5, 6)),
+    ("minimum_filter", {"size": (2, 3), "mode": "nearest", "origin": (0, -1)}, (5, 6)),
+    ("maximum_filter", {"footprint": np.array([[True, False, True], [False, True, False]]), "mode": "wrap"},
+     (5, 6)),
+]
+
+
+def _scipy(name, x, options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return np.asarray(getattr(ndi, name)(x, **options))
+
+
+def _differences(name, options, x, cot, eps=1e-6):
+    """<cot, d scipy_f / dx_i> for each i, by central differences of SciPy's own function."""
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        g.flat[i] = np.sum(cot * (_scipy(name, x + e, options) - _scipy(name, x - e, options)))
+    return g / (2 * eps)
+
+
+def _directional(name, options, x, t, eps=1e-6):
+    return (_scipy(name, x + eps * t, options) - _scipy(name, x - eps * t, options)) / (2 * eps)
+
+
+def _point(shape, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    return x, rng.standard_normal(_scipy_shape(shape)), rng.standard_normal(shape)
+
+
+def _scipy_shape(shape):
+    return shape
+
+
+def _ids(cases):
+    return [f"{c[0]}-{i}" for i, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+def test_torch_compile_fullgraph(name, options, shape):
+    torch = pytest.importorskip("torch")
+    x, cot, _ = _point(shape)
+    fn = getattr(ndimage, name)
+    compiled = torch.compile(lambda v: fn(v, **options), fullgraph=True)
+    t = torch.from_numpy(x.copy()).requires_grad_(True)
+    y = compiled(t)
+    np.testing.assert_allclose(y.detach().numpy(), _scipy(name, x, options), rtol=1e-10, atol=1e-12)
+    (g,) = torch.autograd.grad((y * torch.from_numpy(cot)).sum(), t)
+    np.testing.assert_allclose(g.numpy(), _differences(name, options, x, cot), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+def test_torch_export_is_one_node(name, options, shape):
+    torch = pytest.importorskip("torch")
+    x, _, _ = _point(shape)
+    fn = getattr(ndimage, name)
+
+    class Module(torch.nn.Module):
+        def forward(self, v):
+            return fn(v, **options)
+
+    program = torch.export.export(Module(), (torch.from_numpy(x),))
+    targets = [str(n.target) for n in program.graph.nodes if n.op == "call_function"]
+    assert "poolspec.scipy_ndimage.default" in targets, targets
+    np.testing.assert_allclose(program.module()(torch.from_numpy(x)).numpy(), _scipy(name, x, options),
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+def test_torch_func(name, options, shape):
+    torch = pytest.importorskip("torch")
+    from torch import func
+
+    x, cot, t = _point(shape)
+    fn = getattr(ndimage, name)
+    batch = np.stack([x, t])
+    got = func.vmap(lambda v: fn(v, **options))(torch.from_numpy(batch)).numpy()
+    for i in range(2):
+        np.testing.assert_allclose(got[i], _scipy(name, batch[i], options), rtol=1e-10, atol=1e-12)
+    c = torch.from_numpy(cot)
+    g = func.grad(lambda v: (fn(v, **options) * c).sum())(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(g, _differences(name, options, x, cot), rtol=1e-6, atol=1e-7)
+    rev = func.jacrev(lambda v: fn(v, **options))(torch.from_numpy(x)).numpy()
+    fwd = func.jacfwd(lambda v: fn(v, **options))(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(np.tensordot(cot, rev, cot.ndim), g, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fwd, rev, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+def test_jax_jit_vmap_grad_jvp(name, options, shape):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x, cot, t = _point(shape)
+    fn = getattr(ndimage, name)
+    f = jax.jit(lambda v: fn(v, **options))
+    np.testing.assert_allclose(np.asarray(f(jnp.asarray(x))), _scipy(name, x, options), rtol=1e-10, atol=1e-12)
+    batch = np.stack([x, t])
+    got = np.asarray(jax.vmap(f)(jnp.asarray(batch)))
+    for i in range(2):
+        np.testing.assert_allclose(got[i], _scipy(name, batch[i], options), rtol=1e-10, atol=1e-12)
+    g = np.asarray(jax.grad(lambda v: jnp.sum(f(v) * cot))(jnp.asarray(x)))
+    np.testing.assert_allclose(g, _differences(name, options, x, cot), rtol=1e-6, atol=1e-7)
+    _, tangent = jax.jvp(f, (jnp.asarray(x),), (jnp.asarray(t),))
+    np.testing.assert_allclose(np.asarray(tangent), _directional(name, options, x, t), rtol=1e-6, atol=1e-7)
