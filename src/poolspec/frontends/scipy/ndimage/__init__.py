@@ -20,6 +20,7 @@ from ....families._docs import Template
 from ..._common import mirror
 from . import _filters
 from ._cards import CARDS as CARDS
+from ._dask import filter_depth, local
 from ._graph import captured
 
 __all__ = ["maximum_filter", "maximum_filter1d", "minimum_filter", "minimum_filter1d", "uniform_filter",
@@ -57,6 +58,7 @@ array([4.        , 3.33333333, 4.        , 2.66666667])
 
 
 @captured("uniform_filter1d")
+@local(filter_depth)
 @_UNIFORM_FILTER1D_DOC.document(**_1D)
 def uniform_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -81,6 +83,7 @@ array([[0. , 0.5, 1.5],
 
 
 @captured("uniform_filter")
+@local(filter_depth)
 @_UNIFORM_FILTER_DOC.document(**_ND)
 def uniform_filter(input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect", cval: float = 0.0,
                    origin: Any = 0, *, axes: Any = None) -> Any:
@@ -101,6 +104,7 @@ array([5., 8., 8., 4.])
 
 
 @captured("maximum_filter1d")
+@local(filter_depth)
 @_MAXIMUM_FILTER1D_DOC.document(**_EXTREME_1D)
 def maximum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -121,6 +125,7 @@ array([2, 0, 0, 0, 1, 1, 0, 0])
 
 
 @captured("minimum_filter1d")
+@local(filter_depth)
 @_MINIMUM_FILTER1D_DOC.document(**_EXTREME_1D)
 def minimum_filter1d(input: Any, size: int, axis: int = -1, output: Any = None, mode: str = "reflect",
                      cval: float = 0.0, origin: int = 0) -> Any:
@@ -145,6 +150,7 @@ array([[1., 5., 5.],
 
 
 @captured("maximum_filter")
+@local(filter_depth)
 @_MAXIMUM_FILTER_DOC.document(**_EXTREME_ND)
 def maximum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None, mode: Any = "reflect",
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
@@ -169,6 +175,7 @@ array([[1., 1., 2.],
 
 
 @captured("minimum_filter")
+@local(filter_depth)
 @_MINIMUM_FILTER_DOC.document(**_EXTREME_ND)
 def minimum_filter(input: Any, size: Any = None, footprint: Any = None, output: Any = None, mode: Any = "reflect",
                    cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
@@ -190,6 +197,7 @@ array([2., 1., 0.])
 """)
 
 
+@local(filter_depth, arrays=2)
 @_UNIFORM_FILTER1D_BACKWARD_DOC.document()
 def uniform_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
                               mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
@@ -213,6 +221,7 @@ array([[2.25, 0.75],
 """)
 
 
+@local(filter_depth, arrays=2)
 @_UNIFORM_FILTER_BACKWARD_DOC.document()
 def uniform_filter_backward(grad_output: Any, input: Any, size: Any = 3, output: Any = None, mode: Any = "reflect",
                             cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
@@ -235,6 +244,7 @@ array([1., 2., 1., 0.])
 """)
 
 
+@local(filter_depth, arrays=2)
 @_MAXIMUM_FILTER1D_BACKWARD_DOC.document()
 def maximum_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
                               mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
@@ -259,6 +269,7 @@ array([[1., 2., 0.]])
 """)
 
 
+@local(filter_depth, arrays=2)
 @_MAXIMUM_FILTER_BACKWARD_DOC.document(**_FOOTPRINT)
 def maximum_filter_backward(grad_output: Any, input: Any, size: Any = None, footprint: Any = None, output: Any = None,
                             mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
@@ -281,6 +292,7 @@ array([0., 3., 0.])
 """)
 
 
+@local(filter_depth, arrays=2)
 @_MINIMUM_FILTER1D_BACKWARD_DOC.document()
 def minimum_filter1d_backward(grad_output: Any, input: Any, size: int, axis: int = -1, output: Any = None,
                               mode: str = "reflect", cval: float = 0.0, origin: int = 0) -> Any:
@@ -304,6 +316,7 @@ array([1., 2., 0.])
 """)
 
 
+@local(filter_depth, arrays=2)
 @_MINIMUM_FILTER_BACKWARD_DOC.document(**_FOOTPRINT)
 def minimum_filter_backward(grad_output: Any, input: Any, size: Any = None, footprint: Any = None, output: Any = None,
                             mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:

@@ -161,8 +161,9 @@ def _(t: torch.Tensor, x: torch.Tensor, others: list[torch.Tensor], spec: str, s
 
 def _save(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
     *tensors, others, ctx.spec, ctx.sizes = inputs
-    # the (absent) gradients of the others and of the sizes, in their lists' structure
-    ctx.none, ctx.no_sizes = [None] * len(others), [None] * len(ctx.sizes)
+    # the (absent) gradients of the others and of the sizes in the structure autograd expects: a list per tensor
+    # list; a SymInt list is one leaf unless it is empty
+    ctx.none, ctx.no_sizes = [None] * len(others), (None if ctx.sizes else [])
     ctx.save_for_backward(*tensors, *others)
 
 
