@@ -8,8 +8,9 @@
 2. the test suite's CuPy-parametrised tests (``pytest -k cupy``), failures listed by name;
 3. every op's backward on torch CUDA 5 times, bit for bit, and under ``use_deterministic_algorithms(True)``;
 4. the device benchmark (``poolspec bench --device cuda``: 13 calls against torch's CUDA kernels with kernel
-   counts and host time, CuPy and JAX GPU columns), and ``benchmarks/roi_align.py`` against torchvision's CUDA
-   roi_align where torchvision imports;
+   counts and host time, CuPy and JAX GPU columns), ``benchmarks/roi_align.py`` against torchvision's CUDA
+   roi_align where torchvision imports, and the scipy.ndimage front-end on CuPy against cupyx.scipy.ndimage
+   (values against SciPy: ``conformance/scipy_api_peers.py``; speed: ``benchmarks/scipy_ndimage.py``);
 5. a summary against the targets (0 failures; torch fwd+bwd geometric mean <= 1.5, no call above 3, forward
    <= 1.2; JAX <= 1.0 its peers; CuPy forward <= 2 x torch native; every backward bit-identical).
 
@@ -178,6 +179,24 @@ def roi_align_bench(device: str, smoke: bool) -> dict[str, Any]:
     return {"returncode": done.returncode, "table": done.stdout}
 
 
+def scipy_cupyx(smoke: bool) -> dict[str, Any]:
+    """poolspec's scipy.ndimage front-end on CuPy against cupyx.scipy.ndimage, both against SciPy on the front-end
+    check's random configurations (conformance/scipy_api_peers.py), and the speed script with cupyx the peer."""
+    found: dict[str, Any] = {}
+    peers = os.path.join(ROOT, "conformance", "scipy_api_peers.py")
+    done = subprocess.run([sys.executable, peers, "--peer", "cupyx.scipy.ndimage", "--configs", "20" if smoke else
+                           "300"], capture_output=True, text=True, timeout=1200)
+    print(done.stdout[-3000:], done.stderr[-1000:], flush=True)
+    found["peers"] = {"returncode": done.returncode, "out": done.stdout[-3000:]}
+    bench = os.path.join(ROOT, "benchmarks", "scipy_ndimage.py")
+    if os.path.exists(bench):
+        done = subprocess.run([sys.executable, bench, "--backend", "cupy"] + (["--small"] if smoke else []),
+                              capture_output=True, text=True, timeout=1200)
+        print(done.stdout[-3000:], done.stderr[-1000:], flush=True)
+        found["bench"] = {"returncode": done.returncode, "table": done.stdout}
+    return found
+
+
 def targets(found: dict[str, Any]) -> list[str]:
     """The acceptance lines, each marked met or not (speed lines are reported, not enforced)."""
     lines = []
@@ -262,6 +281,9 @@ def main() -> int:
         found["bench"] = device_bench.run(torch_device, repeat=3 if smoke else 20, reduced=smoke)
         _section(f"roi_align against torchvision on torch {torch_device} (where torchvision imports)")
         found["roi_align"] = roi_align_bench(torch_device, smoke)
+    if not a.skip_bench and any(b == "cupy" for b, _ in backends):
+        _section("scipy.ndimage on CuPy against cupyx.scipy.ndimage")
+        found["scipy_cupyx"] = scipy_cupyx(smoke)
     _section("targets")
     lines = targets(found)
     print("\n".join(lines))

@@ -122,9 +122,12 @@ class CupyxScipy:
     def available() -> str | None:
         try:
             import cupy
+        except ImportError:
+            return "cupy is not installed here (it needs a CUDA GPU; benchmarks/gpu_check.py runs this peer)"
+        try:
             cupy.cuda.runtime.getDeviceCount()
-        except Exception as e:  # no module, or no GPU
-            return f"cupy cannot run here ({type(e).__name__}: no CUDA GPU)"
+        except Exception as e:
+            return f"no CUDA GPU ({type(e).__name__})"
         return None
 
     @staticmethod
