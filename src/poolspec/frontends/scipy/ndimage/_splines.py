@@ -307,7 +307,9 @@ def _axis_taps(xp: Any, cc: Any, length: int, order: int, mode: str, npad: int) 
         whole = ~(cc > -1.0)
         cc = xp.where(whole, xp.zeros_like(cc), cc)
     else:
-        cc = xp.where(xp.isnan(cc), xp.zeros_like(cc), cc)  # NaN points are set whole afterwards
+        # a non-finite coordinate: C's (npy_intp) cast of it gives INT_MIN on x86, so order 0 reads the first cell
+        # (nearest) or cval (grid-constant), as at -2; higher orders get NaN weights (set whole afterwards)
+        cc = xp.where(xp.isfinite(cc), cc, xp.full_like(cc, -2.0 if order == 0 else 0.0))
     start = (xp.floor(cc) if order & 1 else xp.floor(cc + 0.5)) - float(order // 2)
     taps = start[:, None] + xp.asarray(np.arange(order + 1, dtype=np.float64), dtype=cc.dtype, **on(cc))
     n = float(length)
@@ -417,8 +419,8 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
         weights.append(xp.stack(w, axis=1))
         if wh is not None:
             whole = wh if whole is None else whole | wh
-        if m in ("nearest", "grid-constant"):
-            isn = xp.isnan(cc)
+        if m in ("nearest", "grid-constant") and o > 0:
+            isn = ~xp.isfinite(cc)
             nan = isn if nan is None else nan | isn
     assert lin is not None
     vals = take(xp, xp.reshape(v, (-1,)), xp.reshape(lin, (-1,)), 0)
