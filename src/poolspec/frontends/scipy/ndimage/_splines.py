@@ -184,7 +184,7 @@ def spline_filter1d(input: Any, order: int = 3, axis: int = -1, output: Any = np
     """The B-spline prefilter along ``axis``, as ``scipy.ndimage.spline_filter1d`` (orders 0 and 1: a copy).
 
     >>> spline_filter1d(np.array([0.0, 1.0, 0.0, 0.0]), 2).round(6).tolist()
-    [-0.449905, 1.55016, -0.462426, 0.109657]
+    [-0.485714, 1.457143, -0.257143, 0.085714]
     """
     function = "spline_filter1d"
     xp, x = _as_array(input)
@@ -203,7 +203,7 @@ def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: st
     ``scipy.ndimage.spline_filter``.
 
     >>> spline_filter(np.eye(3), 3).round(6).tolist()[0]
-    [2.25, -1.125, 0.75]
+    [4.125, -3.0, 1.875]
     """
     function = "spline_filter"
     xp, x = _as_array(input)
@@ -362,6 +362,97 @@ def _coordinates(function: str, xp: Any, x: Any, coordinates: Any) -> Any:
     return xp.astype(c, _work(xp, x))
 
 
+class _Points:
+    """map_coordinates' parsed call: the (padded, prefiltered) coefficient shape and, per point, the flat cells of
+    its (order + 1) ** ndim taps (P, K), the per-axis weights (P, order + 1), the taps reading cval, and the points
+    that are cval or NaN whole."""
+
+    def __init__(self, function: str, input: Any, coordinates: Any, output: Any, order: Any, mode: Any, cval: Any,
+                 prefilter: Any) -> None:
+        xp, x = _as_array(input)
+        name = _input(function, x, xp, True)
+        self.out = _output(function, xp, output, name)
+        o = self.order = _order(function, order, 0)
+        m = self.mode = _mode(function, mode)
+        c = self.cval = _cval(function, cval)
+        if not isinstance(prefilter, (bool, np.bool_, int)):
+            fail(function, "prefilter", prefilter, "must be a bool", TypeError)
+        if x.ndim == 0:
+            fail(function, "input", 0, "input and output rank must be > 0")
+        coords = _coordinates(function, xp, x, coordinates)
+        if 0 in x.shape:
+            fail(function, "input", tuple(x.shape), "must have no empty axis")
+        self.xp, self.x, self.work = xp, x, _work(xp, x)
+        self.shape = tuple(int(s) for s in coords.shape[1:])
+        self.points = int(np.prod(self.shape))
+        self.filtered = bool(prefilter) and o > 1
+        self.npad = _NPAD if self.filtered and m in ("nearest", "grid-constant") else 0
+        self.lengths = [int(n) + 2 * self.npad for n in x.shape]
+        if self.points == 0:
+            return
+        nd, k = x.ndim, o + 1
+        flat = xp.reshape(coords, (nd, self.points))
+        imode = _MAP.get(m, m)
+        strides = [int(np.prod(self.lengths[d + 1:])) for d in range(nd)]
+        lin = mask = whole = nan = None
+        self.weights = []
+        for d in range(nd):
+            cc = flat[d, ...]
+            taps, cvals, w, wh = _axis_taps(xp, cc, self.lengths[d], o, imode, self.npad)
+            expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
+            term = taps[expand] * strides[d]
+            lin = term if lin is None else lin + term
+            if cvals is not None:
+                mask = cvals[expand] if mask is None else mask | cvals[expand]
+            self.weights.append(xp.reshape(xp.stack(w, axis=1),
+                                           (self.points,) + tuple(k if e == d else 1 for e in range(nd))))
+            if wh is not None:
+                whole = wh if whole is None else whole | wh
+            if m in ("nearest", "grid-constant") and o > 0:
+                isn = ~xp.isfinite(cc)
+                nan = isn if nan is None else nan | isn
+        assert lin is not None
+        self.lin = xp.reshape(lin, (self.points, k ** nd))
+        self.mask = None if mask is None else xp.reshape(mask, (self.points, k ** nd))
+        self.whole, self.nan = whole, nan
+
+    def coefficients(self) -> Any:
+        xp = self.xp
+        v = xp.astype(self.x, self.work)
+        if self.filtered:
+            for a in range(v.ndim):
+                v = _filters.extend(xp, v, a, self.npad, self.npad, "nearest" if self.mode == "nearest" else "constant",
+                                    self.cval)
+            v = _prefilter_axes(xp, v, list(range(v.ndim)), self.order, KIND[self.mode], None)
+        return v
+
+    def coefficients_t(self, g: Any) -> Any:
+        # the transpose of coefficients(): the prefilter's transposed tables in reverse, then the pad folded back
+        xp = self.xp
+        if self.filtered:
+            for a in reversed(range(g.ndim)):
+                plan = prefilter_plan(int(g.shape[a]), self.order, KIND[self.mode])
+                if plan is not None:
+                    g = _resample_t(g, a, plan)
+            for a in reversed(range(g.ndim)):
+                g = _filters.fold_back(xp, g, a, int(self.x.shape[a]), self.npad, self.npad,
+                                       "nearest" if self.mode == "nearest" else "constant")
+        return g
+
+
+def _resample_t(g: Any, axis: int, plan: Any) -> Any:
+    """The transpose of ``resample(g, [axis], [plan])`` (a square plan): the transposed table, gathered."""
+    from ...._compat import namespace as _ns
+    from ....autodiff import linear
+    from ..._common import _separable
+
+    xp = _ns(g)
+    order = [a for a in range(g.ndim) if a != axis] + [axis]
+    view = xp.permute_dims(g, tuple(order)) if axis != g.ndim - 1 else g
+    y = linear(_separable((plan.length,), (plan.out,), (plan,)), view, transpose=True)
+    return xp.permute_dims(y, tuple(int(i) for i in np.argsort(order))) if axis != g.ndim - 1 else y
+
+
 def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int = 3, mode: str = "constant",
                     cval: float = 0.0, prefilter: bool = True) -> Any:
     """``input``'s spline interpolant at ``coordinates`` (one row per input axis), as
@@ -370,69 +461,116 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
     >>> map_coordinates(np.arange(12.0).reshape(4, 3), np.array([[0.5, 2.0], [0.5, 1.0]]), order=1).tolist()
     [2.0, 7.0]
     """
-    function = "map_coordinates"
-    xp, x = _as_array(input)
-    name = _input(function, x, xp, True)
-    out = _output(function, xp, output, name)
-    o = _order(function, order, 0)
-    m = _mode(function, mode)
-    c = _cval(function, cval)
-    if not isinstance(prefilter, (bool, np.bool_, int)):
-        fail(function, "prefilter", prefilter, "must be a bool", TypeError)
-    if x.ndim == 0:
-        fail(function, "input", 0, "input and output rank must be > 0")
-    coords = _coordinates(function, xp, x, coordinates)
-    shape = tuple(int(s) for s in coords.shape[1:])
-    if 0 in x.shape:
-        fail(function, "input", tuple(x.shape), "must have no empty axis")
-    work = _work(xp, x)
-    v = xp.astype(x, work)
-    npad = 0
-    if prefilter and o > 1:
-        if m in ("nearest", "grid-constant"):
-            npad = _NPAD
-            for a in range(v.ndim):
-                v = _filters.extend(xp, v, a, npad, npad, "nearest" if m == "nearest" else "constant", c)
-        v = _prefilter_axes(xp, v, list(range(v.ndim)), o, KIND[m], None)
-    lengths = [int(s) for s in v.shape]
-    points = int(np.prod(shape))
-    if points == 0:
-        return xp.zeros(shape, dtype=dtype_of(xp, out), **on(x))
-    flat_c = xp.reshape(coords, (x.ndim, points))
-    imode = _MAP.get(m, m)
-    k = o + 1
-    nd = x.ndim
-    lin = None
-    mask = None
-    weights = []
-    whole = None
-    nan = None
-    strides = [int(np.prod(lengths[d + 1:])) for d in range(nd)]
-    for d in range(nd):
-        cc = flat_c[d, ...]
-        taps, cvals, w, wh = _axis_taps(xp, cc, lengths[d], o, imode, npad)
-        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
-        term = taps[expand] * strides[d]
-        lin = term if lin is None else lin + term
-        if cvals is not None:
-            mask = cvals[expand] if mask is None else mask | cvals[expand]
-        weights.append(xp.stack(w, axis=1))
-        if wh is not None:
-            whole = wh if whole is None else whole | wh
-        if m in ("nearest", "grid-constant") and o > 0:
-            isn = ~xp.isfinite(cc)
-            nan = isn if nan is None else nan | isn
-    assert lin is not None
-    vals = take(xp, xp.reshape(v, (-1,)), xp.reshape(lin, (-1,)), 0)
-    vals = xp.reshape(vals, (points,) + (k,) * nd)
-    if mask is not None:
-        vals = xp.where(mask, xp.asarray(c, dtype=work, **on(x)), vals)
-    if o > 0:
+    p = _Points("map_coordinates", input, coordinates, output, order, mode, cval, prefilter)
+    xp, x, work = p.xp, p.x, p.work
+    if p.points == 0:
+        return xp.zeros(p.shape, dtype=dtype_of(xp, p.out), **on(x))
+    nd, k = x.ndim, p.order + 1
+    vals = take(xp, xp.reshape(p.coefficients(), (-1,)), xp.reshape(p.lin, (-1,)), 0)
+    vals = xp.reshape(vals, (p.points,) + (k,) * nd)
+    if p.mask is not None:
+        vals = xp.where(xp.reshape(p.mask, vals.shape), xp.asarray(p.cval, dtype=work, **on(x)), vals)
+    if p.order > 0:
         for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
-            vals = vals * xp.reshape(weights[d], (points,) + tuple(k if e == d else 1 for e in range(nd)))
-    t = xp.sum(xp.reshape(vals, (points, k ** nd)), axis=1)
-    if whole is not None:
-        t = xp.where(whole, xp.asarray(c, dtype=work, **on(x)), t)
-    if nan is not None:
-        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(x)), t)
-    return xp.reshape(_round_to(xp, t, out), shape)
+            vals = vals * p.weights[d]
+    t = xp.sum(xp.reshape(vals, (p.points, k ** nd)), axis=1)
+    if p.whole is not None:
+        t = xp.where(p.whole, xp.asarray(p.cval, dtype=work, **on(x)), t)
+    if p.nan is not None:
+        t = xp.where(p.nan, xp.asarray(float("nan"), dtype=work, **on(x)), t)
+    return xp.reshape(_round_to(xp, t, p.out), p.shape)
+
+
+# ------------------------------------------------------------------------------------------ explicit backward
+# The VJPs w.r.t. the input, for every backend: the prefilter's transposed tap tables (gathers), and the taps'
+# transpose routed by sorting (kernels.cells.Cells.route: no scatter-add, bit-identical repeats). The casts to the
+# output dtype are taken as the identity (float outputs only); the coordinates get no gradient.
+
+
+def _grad(function: str, xp: Any, g: Any, x: Any, out: str, shape: tuple[int, ...]) -> Any:
+    if dtype_name(xp, x.dtype) not in ("float32", "float64") or out not in ("float32", "float64"):
+        fail(function, "input", dtype_name(xp, x.dtype), "the backward needs a float input and output dtype",
+             TypeError)
+    if tuple(g.shape) != shape:
+        fail(function, "grad_output", tuple(g.shape), f"must have the output's shape {shape}")
+    return xp.astype(g, _work(xp, x))
+
+
+def spline_filter1d_backward(grad_output: Any, input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
+                             mode: str = "mirror") -> Any:
+    """The gradient of ``spline_filter1d`` w.r.t. ``input``: the transposed prefilter along ``axis``.
+
+    >>> spline_filter1d_backward(np.array([1.0, 0.0, 0.0]), np.zeros(3), 3).round(6).tolist()
+    [1.75, -1.0, 0.25]
+    """
+    function = "spline_filter1d_backward"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 0)
+    a = _axis(function, axis, x.ndim) if x.ndim else fail(function, "input", 0, "must have at least one axis")
+    m = _mode(function, mode)
+    g = _grad(function, xp, xp.asarray(grad_output) if not hasattr(grad_output, "shape") else grad_output, x, out,
+              tuple(x.shape))
+    plan = prefilter_plan(int(x.shape[a]), o, KIND[m]) if 0 not in x.shape else None  # type: ignore[index]
+    if plan is not None:
+        g = _resample_t(g, int(a), plan)  # type: ignore[arg-type]
+    return xp.astype(g, x.dtype)
+
+
+def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output: Any = np.float64,
+                           mode: str = "mirror") -> Any:
+    """The gradient of ``spline_filter`` w.r.t. ``input``: the transposed prefilters, last axis first.
+
+    >>> spline_filter_backward(np.ones((2, 2)), np.zeros((2, 2)), 2).round(6).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    function = "spline_filter_backward"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 2)
+    m = _mode(function, mode)
+    g = _grad(function, xp, grad_output, x, out, tuple(x.shape))
+    if x.ndim and 0 not in x.shape:
+        for a in reversed(range(x.ndim)):
+            plan = prefilter_plan(int(x.shape[a]), o, KIND[m])
+            if plan is not None:
+                g = _resample_t(g, a, plan)
+    return xp.astype(g, x.dtype)
+
+
+def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
+                             mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    """The gradient of ``map_coordinates`` w.r.t. ``input`` (cval and the coordinates get none): each point's
+    cotangent times its tap weights, summed into the coefficients it read (sorted, no scatter-add), then the
+    transposed prefilter.
+
+    >>> map_coordinates_backward(np.array([1.0]), np.zeros(3), np.array([[0.25]]), order=1).tolist()
+    [0.75, 0.25, 0.0]
+    """
+    from ....kernels.cells import Cells
+
+    function = "map_coordinates_backward"
+    p = _Points(function, input, coordinates, output, order, mode, cval, prefilter)
+    xp, x = p.xp, p.x
+    g = _grad(function, xp, grad_output, x, p.out, p.shape)
+    cells = int(np.prod(p.lengths))
+    if p.points == 0:
+        return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
+    nd, k = x.ndim, p.order + 1
+    w = xp.reshape(g, (p.points,) + (1,) * nd)
+    if p.order > 0:
+        for d in range(nd):
+            w = w * p.weights[d]
+    w = xp.reshape(xp.broadcast_to(w, (p.points,) + (k,) * nd), (p.points, k ** nd))
+    zero = xp.zeros_like(w)
+    if p.mask is not None:
+        w = xp.where(p.mask, zero, w)
+    if p.whole is not None:
+        w = xp.where(p.whole[:, None], zero, w)
+    reads = xp.reshape(w, (1, p.points * k ** nd))
+    idx = xp.reshape(p.lin, (1, p.points * k ** nd))
+    routed = Cells(cells, p.points * k ** nd).route(reads, idx)
+    coeff = xp.reshape(routed, tuple(p.lengths))
+    return xp.astype(p.coefficients_t(coeff), x.dtype)
