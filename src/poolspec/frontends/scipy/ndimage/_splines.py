@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, namespace, on, take, to_host, to_namespace
+from ...._compat import dtype_name, dtype_of, is_dask_array, namespace, on, take, to_host, to_namespace
 from ..._common import dense_table, fail, resample, tap_table
 from . import _filters
 from ._filters import _INTS, _as_array, _axis, _cval, _input, _int, _output, _store, _work
@@ -571,6 +571,13 @@ def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, out
         w = xp.where(p.whole[:, None], zero, w)
     reads = xp.reshape(w, (1, p.points * k ** nd))
     idx = xp.reshape(p.lin, (1, p.points * k ** nd))
-    routed = Cells(cells, p.points * k ** nd).route(reads, idx)
+    route = Cells(cells, p.points * k ** nd).route
+    if is_dask_array(reads):  # one plane: routed whole, in one block
+        import dask.array as da
+
+        routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
+                               dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
+    else:
+        routed = route(reads, idx)
     coeff = xp.reshape(routed, tuple(p.lengths))
     return xp.astype(p.coefficients_t(coeff), x.dtype)
