@@ -5,6 +5,8 @@ refusals."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -194,10 +196,10 @@ def test_spline_filter_backward_is_scipys_transpose(mode, backend):
     rng = np.random.default_rng(5)
     for shape, order in (((3, 18), 2), ((5, 4), 5), ((44,), 3), ((2, 3, 2), 4)):
         g = rng.standard_normal(shape)
-        want = (_jacobian(lambda v: ndi.spline_filter(v, order, mode=mode), shape).T @ g.ravel()).reshape(shape)
+        want = (_jacobian(partial(ndi.spline_filter, order=order, mode=mode), shape).T @ g.ravel()).reshape(shape)
         got = spline.spline_filter_backward(backend.asarray(g), backend.asarray(np.zeros(shape)), order, mode=mode)
         _check(backend, want, got, 10.0)
-        want = (_jacobian(lambda v: ndi.spline_filter1d(v, order, axis=0, mode=mode), shape).T
+        want = (_jacobian(partial(ndi.spline_filter1d, order=order, axis=0, mode=mode), shape).T
                 @ g.ravel()).reshape(shape)
         got = spline.spline_filter1d_backward(backend.asarray(g), backend.asarray(np.zeros(shape)), order, axis=0,
                                               mode=mode)
@@ -213,8 +215,8 @@ def test_map_coordinates_backward_is_scipys_transpose(mode, backend):
         co = _coords(rng, shape, 36)
         g = rng.standard_normal(36)
         for order, prefilter in ((0, True), (1, True), (2, True), (3, False), (5, True)):
-            jac = _jacobian(lambda v: ndi.map_coordinates(v, co, order=order, mode=mode, cval=0.5,
-                                                          prefilter=prefilter), shape)
+            jac = _jacobian(partial(ndi.map_coordinates, coordinates=co, order=order, mode=mode, cval=0.5,
+                                    prefilter=prefilter), shape)
             want = (jac.T @ g).reshape(shape)
             args = (backend.asarray(g), backend.asarray(np.zeros(shape)), backend.asarray(co))
             got = spline.map_coordinates_backward(*args, order=order, mode=mode, cval=0.5, prefilter=prefilter)

@@ -191,11 +191,13 @@ def spline_filter1d(input: Any, order: int = 3, axis: int = -1, output: Any = np
     _input(function, x, xp, True)
     out = _output(function, xp, output, "float64")
     o = _order(function, order, 0)
-    a = _axis(function, axis, x.ndim) if x.ndim else fail(function, "input", 0, "must have at least one axis")
+    if x.ndim == 0:
+        fail(function, "input", 0, "must have at least one axis")
+    a = _axis(function, axis, x.ndim)
     m = _mode(function, mode)
     if o < 2 or 0 in x.shape:
         return _store(xp, x, out)
-    return _prefilter_axes(xp, x, [int(a)], o, KIND[m], out)  # type: ignore[arg-type]
+    return _prefilter_axes(xp, x, [a], o, KIND[m], out)
 
 
 def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: str = "mirror") -> Any:
@@ -374,7 +376,7 @@ class _Points:
         self.out = _output(function, xp, output, name)
         o = self.order = _order(function, order, 0)
         m = self.mode = _mode(function, mode)
-        c = self.cval = _cval(function, cval)
+        self.cval = _cval(function, cval)
         if not isinstance(prefilter, (bool, np.bool_, int)):
             fail(function, "prefilter", prefilter, "must be a bool", TypeError)
         if x.ndim == 0:
@@ -508,13 +510,15 @@ def spline_filter1d_backward(grad_output: Any, input: Any, order: int = 3, axis:
     _input(function, x, xp, True)
     out = _output(function, xp, output, "float64")
     o = _order(function, order, 0)
-    a = _axis(function, axis, x.ndim) if x.ndim else fail(function, "input", 0, "must have at least one axis")
+    if x.ndim == 0:
+        fail(function, "input", 0, "must have at least one axis")
+    a = _axis(function, axis, x.ndim)
     m = _mode(function, mode)
     g = _grad(function, xp, xp.asarray(grad_output) if not hasattr(grad_output, "shape") else grad_output, x, out,
               tuple(x.shape))
-    plan = prefilter_plan(int(x.shape[a]), o, KIND[m]) if 0 not in x.shape else None  # type: ignore[index]
+    plan = prefilter_plan(int(x.shape[a]), o, KIND[m]) if 0 not in x.shape else None
     if plan is not None:
-        g = _resample_t(g, int(a), plan)  # type: ignore[arg-type]
+        g = _resample_t(g, a, plan)
     return xp.astype(g, x.dtype)
 
 
