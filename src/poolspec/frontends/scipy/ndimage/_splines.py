@@ -17,12 +17,14 @@ yet (native autodiff through ``take`` would be a scatter-add).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ...._compat import dtype_name, dtype_of, is_dask_array, namespace, on, take, to_host, to_namespace
+from ....autodiff import compose
 from ..._common import dense_table, fail, resample, tap_table
 from . import _filters
 from ._filters import _INTS, _as_array, _axis, _cval, _input, _int, _output, _store, _work
@@ -364,82 +366,101 @@ def _coordinates(function: str, xp: Any, x: Any, coordinates: Any) -> Any:
     return xp.astype(c, _work(xp, x))
 
 
-class _Points:
-    """map_coordinates' parsed call: the (padded, prefiltered) coefficient shape and, per point, the flat cells of
-    its (order + 1) ** ndim taps (P, K), the per-axis weights (P, order + 1), the taps reading cval, and the points
-    that are cval or NaN whole."""
+@dataclass(frozen=True)
+class _Spec:
+    """map_coordinates' parsed call (hashable: the static part of one jitted JAX program)."""
 
-    def __init__(self, function: str, input: Any, coordinates: Any, output: Any, order: Any, mode: Any, cval: Any,
-                 prefilter: Any) -> None:
-        xp, x = _as_array(input)
-        name = _input(function, x, xp, True)
-        self.out = _output(function, xp, output, name)
-        o = self.order = _order(function, order, 0)
-        m = self.mode = _mode(function, mode)
-        self.cval = _cval(function, cval)
-        if not isinstance(prefilter, (bool, np.bool_, int)):
-            fail(function, "prefilter", prefilter, "must be a bool", TypeError)
-        if x.ndim == 0:
-            fail(function, "input", 0, "input and output rank must be > 0")
-        coords = _coordinates(function, xp, x, coordinates)
-        if 0 in x.shape:
-            fail(function, "input", tuple(x.shape), "must have no empty axis")
-        self.xp, self.x, self.work = xp, x, _work(xp, x)
-        self.shape = tuple(int(s) for s in coords.shape[1:])
-        self.points = int(np.prod(self.shape))
-        self.filtered = bool(prefilter) and o > 1
-        self.npad = _NPAD if self.filtered and m in ("nearest", "grid-constant") else 0
-        self.lengths = [int(n) + 2 * self.npad for n in x.shape]
-        if self.points == 0:
-            return
-        nd, k = x.ndim, o + 1
-        flat = xp.reshape(coords, (nd, self.points))
-        imode = _MAP.get(m, m)
-        strides = [int(np.prod(self.lengths[d + 1:])) for d in range(nd)]
-        lin = mask = whole = nan = None
-        self.weights = []
-        for d in range(nd):
-            cc = flat[d, ...]
-            taps, cvals, w, wh = _axis_taps(xp, cc, self.lengths[d], o, imode, self.npad)
-            expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
-            term = taps[expand] * strides[d]
-            lin = term if lin is None else lin + term
-            if cvals is not None:
-                mask = cvals[expand] if mask is None else mask | cvals[expand]
-            self.weights.append(xp.reshape(xp.stack(w, axis=1),
-                                           (self.points,) + tuple(k if e == d else 1 for e in range(nd))))
-            if wh is not None:
-                whole = wh if whole is None else whole | wh
-            if m in ("nearest", "grid-constant") and o > 0:
-                isn = ~xp.isfinite(cc)
-                nan = isn if nan is None else nan | isn
-        assert lin is not None
-        self.lin = xp.reshape(lin, (self.points, k ** nd))
-        self.mask = None if mask is None else xp.reshape(mask, (self.points, k ** nd))
-        self.whole, self.nan = whole, nan
+    order: int
+    mode: str
+    cval: float
+    out: str
+    in_shape: tuple[int, ...]
+    shape: tuple[int, ...]  # the coordinates' shape less the first axis: the output's
+    filtered: bool
+    npad: int
 
-    def coefficients(self) -> Any:
-        xp = self.xp
-        v = xp.astype(self.x, self.work)
-        if self.filtered:
-            for a in range(v.ndim):
-                v = _filters.extend(xp, v, a, self.npad, self.npad, "nearest" if self.mode == "nearest" else "constant",
-                                    self.cval)
-            v = _prefilter_axes(xp, v, list(range(v.ndim)), self.order, KIND[self.mode], None)
-        return v
+    @property
+    def points(self) -> int:
+        return int(np.prod(self.shape))
 
-    def coefficients_t(self, g: Any) -> Any:
-        # the transpose of coefficients(): the prefilter's transposed tables in reverse, then the pad folded back
-        xp = self.xp
-        if self.filtered:
-            for a in reversed(range(g.ndim)):
-                plan = prefilter_plan(int(g.shape[a]), self.order, KIND[self.mode])
-                if plan is not None:
-                    g = _resample_t(g, a, plan)
-            for a in reversed(range(g.ndim)):
-                g = _filters.fold_back(xp, g, a, int(self.x.shape[a]), self.npad, self.npad,
-                                       "nearest" if self.mode == "nearest" else "constant")
-        return g
+    @property
+    def lengths(self) -> list[int]:
+        return [n + 2 * self.npad for n in self.in_shape]
+
+
+def _parse(function: str, input: Any, coordinates: Any, output: Any, order: Any, mode: Any, cval: Any,
+           prefilter: Any) -> tuple[Any, Any, Any, _Spec]:
+    xp, x = _as_array(input)
+    name = _input(function, x, xp, True)
+    out = _output(function, xp, output, name)
+    o = _order(function, order, 0)
+    m = _mode(function, mode)
+    c = _cval(function, cval)
+    if not isinstance(prefilter, (bool, np.bool_, int)):
+        fail(function, "prefilter", prefilter, "must be a bool", TypeError)
+    if x.ndim == 0:
+        fail(function, "input", 0, "input and output rank must be > 0")
+    coords = _coordinates(function, xp, x, coordinates)
+    if 0 in x.shape:
+        fail(function, "input", tuple(x.shape), "must have no empty axis")
+    filtered = bool(prefilter) and o > 1
+    npad = _NPAD if filtered and m in ("nearest", "grid-constant") else 0
+    spec = _Spec(o, m, c, out, tuple(int(n) for n in x.shape), tuple(int(n) for n in coords.shape[1:]), filtered,
+                 npad)
+    return xp, x, coords, spec
+
+
+def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, Any, list[Any], Any, Any]:
+    """Per point: the flat cells of its (order + 1) ** ndim taps (P, K), the taps reading cval (or None), the
+    per-axis weights (broadcastable to (P, k, ..., k)), the points that are cval whole and those that are NaN."""
+    o, m, nd, k = spec.order, spec.mode, len(spec.in_shape), spec.order + 1
+    lengths = spec.lengths
+    flat = xp.reshape(coords, (nd, spec.points))
+    imode = _MAP.get(m, m)
+    strides = [int(np.prod(lengths[d + 1:])) for d in range(nd)]
+    lin = mask = whole = nan = None
+    weights = []
+    for d in range(nd):
+        cc = flat[d, ...]
+        taps, cvals, w, wh = _axis_taps(xp, cc, lengths[d], o, imode, spec.npad)
+        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
+        term = taps[expand] * strides[d]
+        lin = term if lin is None else lin + term
+        if cvals is not None:
+            mask = cvals[expand] if mask is None else mask | cvals[expand]
+        weights.append(xp.reshape(xp.stack(w, axis=1), (spec.points,) + tuple(k if e == d else 1 for e in range(nd))))
+        if wh is not None:
+            whole = wh if whole is None else whole | wh
+        if m in ("nearest", "grid-constant") and o > 0:
+            isn = ~xp.isfinite(cc)
+            nan = isn if nan is None else nan | isn
+    assert lin is not None
+    lin = xp.reshape(lin, (spec.points, k ** nd))
+    mask = None if mask is None else xp.reshape(mask, (spec.points, k ** nd))
+    return lin, mask, weights, whole, nan
+
+
+def _coefficients(xp: Any, x: Any, spec: _Spec) -> Any:
+    v = xp.astype(x, _work(xp, x))
+    if spec.filtered:
+        pad = "nearest" if spec.mode == "nearest" else "constant"
+        for a in range(v.ndim):
+            v = _filters.extend(xp, v, a, spec.npad, spec.npad, pad, spec.cval)
+        v = _prefilter_axes(xp, v, list(range(v.ndim)), spec.order, KIND[spec.mode], None)
+    return v
+
+
+def _coefficients_t(xp: Any, g: Any, spec: _Spec) -> Any:
+    # the transpose of _coefficients: the prefilter's transposed tables in reverse, then the pad folded back
+    if spec.filtered:
+        for a in reversed(range(g.ndim)):
+            plan = prefilter_plan(int(g.shape[a]), spec.order, KIND[spec.mode])
+            if plan is not None:
+                g = _resample_t(g, a, plan)
+        pad = "nearest" if spec.mode == "nearest" else "constant"
+        for a in reversed(range(g.ndim)):
+            g = _filters.fold_back(xp, g, a, spec.in_shape[a], spec.npad, spec.npad, pad)
+    return g
 
 
 def _resample_t(g: Any, axis: int, plan: Any) -> Any:
@@ -455,6 +476,26 @@ def _resample_t(g: Any, axis: int, plan: Any) -> Any:
     return xp.permute_dims(y, tuple(int(i) for i in np.argsort(order))) if axis != g.ndim - 1 else y
 
 
+def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
+    xp = namespace(x)
+    work = _work(xp, x)
+    nd, k = x.ndim, spec.order + 1
+    lin, mask, weights, whole, nan = _points(xp, coords, spec)
+    vals = take(xp, xp.reshape(_coefficients(xp, x, spec), (-1,)), xp.reshape(lin, (-1,)), 0)
+    vals = xp.reshape(vals, (spec.points,) + (k,) * nd)
+    if mask is not None:
+        vals = xp.where(xp.reshape(mask, vals.shape), xp.asarray(spec.cval, dtype=work, **on(x)), vals)
+    if spec.order > 0:
+        for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
+            vals = vals * weights[d]
+    t = xp.sum(xp.reshape(vals, (spec.points, k ** nd)), axis=1)
+    if whole is not None:
+        t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(x)), t)
+    if nan is not None:
+        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(x)), t)
+    return xp.reshape(_round_to(xp, t, spec.out), spec.shape)
+
+
 def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int = 3, mode: str = "constant",
                     cval: float = 0.0, prefilter: bool = True) -> Any:
     """``input``'s spline interpolant at ``coordinates`` (one row per input axis), as
@@ -463,24 +504,10 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
     >>> map_coordinates(np.arange(12.0).reshape(4, 3), np.array([[0.5, 2.0], [0.5, 1.0]]), order=1).tolist()
     [2.0, 7.0]
     """
-    p = _Points("map_coordinates", input, coordinates, output, order, mode, cval, prefilter)
-    xp, x, work = p.xp, p.x, p.work
-    if p.points == 0:
-        return xp.zeros(p.shape, dtype=dtype_of(xp, p.out), **on(x))
-    nd, k = x.ndim, p.order + 1
-    vals = take(xp, xp.reshape(p.coefficients(), (-1,)), xp.reshape(p.lin, (-1,)), 0)
-    vals = xp.reshape(vals, (p.points,) + (k,) * nd)
-    if p.mask is not None:
-        vals = xp.where(xp.reshape(p.mask, vals.shape), xp.asarray(p.cval, dtype=work, **on(x)), vals)
-    if p.order > 0:
-        for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
-            vals = vals * p.weights[d]
-    t = xp.sum(xp.reshape(vals, (p.points, k ** nd)), axis=1)
-    if p.whole is not None:
-        t = xp.where(p.whole, xp.asarray(p.cval, dtype=work, **on(x)), t)
-    if p.nan is not None:
-        t = xp.where(p.nan, xp.asarray(float("nan"), dtype=work, **on(x)), t)
-    return xp.reshape(_round_to(xp, t, p.out), p.shape)
+    xp, x, coords, spec = _parse("map_coordinates", input, coordinates, output, order, mode, cval, prefilter)
+    if spec.points == 0:
+        return xp.zeros(spec.shape, dtype=dtype_of(xp, spec.out), **on(x))
+    return compose(_forward, (spec,), x, coords)  # one jitted program on JAX (eager ops compile one by one)
 
 
 # ------------------------------------------------------------------------------------------ explicit backward
@@ -544,6 +571,36 @@ def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output:
     return xp.astype(g, x.dtype)
 
 
+def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
+    from ....kernels.cells import Cells
+
+    xp = namespace(x)
+    nd, k = x.ndim, spec.order + 1
+    lin, mask, weights, whole, _ = _points(xp, coords, spec)
+    w = xp.reshape(g, (spec.points,) + (1,) * nd)
+    if spec.order > 0:
+        for d in range(nd):
+            w = w * weights[d]
+    w = xp.reshape(xp.broadcast_to(w, (spec.points,) + (k,) * nd), (spec.points, k ** nd))
+    zero = xp.zeros_like(w)
+    if mask is not None:
+        w = xp.where(mask, zero, w)
+    if whole is not None:
+        w = xp.where(whole[:, None], zero, w)
+    reads = xp.reshape(w, (1, spec.points * k ** nd))
+    idx = xp.reshape(lin, (1, spec.points * k ** nd))
+    cells = int(np.prod(spec.lengths))
+    route = Cells(cells, spec.points * k ** nd).route
+    if is_dask_array(reads):  # one plane: routed whole, in one block
+        import dask.array as da
+
+        routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
+                               dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
+    else:
+        routed = route(reads, idx)
+    return xp.astype(_coefficients_t(xp, xp.reshape(routed, tuple(spec.lengths)), spec), x.dtype)
+
+
 def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
                              mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
     """The gradient of ``map_coordinates`` w.r.t. ``input`` (cval and the coordinates get none): each point's
@@ -553,35 +610,9 @@ def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, out
     >>> map_coordinates_backward(np.array([1.0]), np.zeros(3), np.array([[0.25]]), order=1).tolist()
     [0.75, 0.25, 0.0]
     """
-    from ....kernels.cells import Cells
-
     function = "map_coordinates_backward"
-    p = _Points(function, input, coordinates, output, order, mode, cval, prefilter)
-    xp, x = p.xp, p.x
-    g = _grad(function, xp, grad_output, x, p.out, p.shape)
-    cells = int(np.prod(p.lengths))
-    if p.points == 0:
+    xp, x, coords, spec = _parse(function, input, coordinates, output, order, mode, cval, prefilter)
+    g = _grad(function, xp, grad_output, x, spec.out, spec.shape)
+    if spec.points == 0:
         return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
-    nd, k = x.ndim, p.order + 1
-    w = xp.reshape(g, (p.points,) + (1,) * nd)
-    if p.order > 0:
-        for d in range(nd):
-            w = w * p.weights[d]
-    w = xp.reshape(xp.broadcast_to(w, (p.points,) + (k,) * nd), (p.points, k ** nd))
-    zero = xp.zeros_like(w)
-    if p.mask is not None:
-        w = xp.where(p.mask, zero, w)
-    if p.whole is not None:
-        w = xp.where(p.whole[:, None], zero, w)
-    reads = xp.reshape(w, (1, p.points * k ** nd))
-    idx = xp.reshape(p.lin, (1, p.points * k ** nd))
-    route = Cells(cells, p.points * k ** nd).route
-    if is_dask_array(reads):  # one plane: routed whole, in one block
-        import dask.array as da
-
-        routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
-                               dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
-    else:
-        routed = route(reads, idx)
-    coeff = xp.reshape(routed, tuple(p.lengths))
-    return xp.astype(p.coefficients_t(coeff), x.dtype)
+    return compose(_backward, (spec,), g, x, coords)
