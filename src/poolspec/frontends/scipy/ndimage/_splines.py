@@ -23,7 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, is_dask_array, namespace, on, take, to_host, to_namespace
+from ...._compat import (
+    dtype_name,
+    dtype_of,
+    is_dask_array,
+    is_jax_array,
+    is_torch_array,
+    namespace,
+    on,
+    take,
+    to_host,
+    to_namespace,
+)
 from ....autodiff import compose
 from ..._common import dense_table, fail, resample, tap_table
 from . import _filters
@@ -507,7 +518,14 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
     xp, x, coords, spec = _parse("map_coordinates", input, coordinates, output, order, mode, cval, prefilter)
     if spec.points == 0:
         return xp.zeros(spec.shape, dtype=dtype_of(xp, spec.out), **on(x))
-    return compose(_forward, (spec,), x, coords)  # one jitted program on JAX (eager ops compile one by one)
+    if is_torch_array(x) and (x.requires_grad or coords.requires_grad):
+        if coords.requires_grad:
+            fail("map_coordinates", "coordinates", "a tensor requiring grad", "the gradient w.r.t. the coordinates "
+                 "is not implemented (only w.r.t. the input)", TypeError)
+        return _torch_functions()[0].apply(x, coords, spec)
+    if is_jax_array(x):
+        return _jax_function(spec)(x, coords)  # one jitted program (eager ops would compile one by one)
+    return _forward(spec, x, coords)
 
 
 # ------------------------------------------------------------------------------------------ explicit backward
@@ -616,3 +634,84 @@ def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, out
     if spec.points == 0:
         return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
     return compose(_backward, (spec,), g, x, coords)
+
+
+# ------------------------------------------------------------------------------------------ autodiff bindings
+# map_coordinates is affine in the input: its VJP is _backward (routed, no scatter-add) and _backward's VJP is the
+# forward with cval = 0 (its linear part), so the pair gives every order. The coordinates get no gradient: torch
+# refuses a coordinate tensor that requires one; JAX gets a zero cotangent for them (stated in the card).
+
+
+@lru_cache(maxsize=1)
+def _torch_functions() -> tuple[Any, Any]:
+    import torch
+
+    class MapCoordinates(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, coords: Any, spec: _Spec) -> Any:
+            return _forward(spec, x, coords)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            x, coords, ctx.spec = inputs
+            ctx.save_for_backward(coords)
+            ctx.shape = tuple(x.shape)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> tuple[Any, None, None]:
+            (coords,) = ctx.saved_tensors
+            x0 = g.new_zeros(ctx.shape)  # _backward reads only the input's shape and dtype
+            return MapCoordinatesT.apply(g, x0, coords, ctx.spec), None, None
+
+    class MapCoordinatesT(torch.autograd.Function):
+        @staticmethod
+        def forward(g: Any, x0: Any, coords: Any, spec: _Spec) -> Any:
+            return _backward(spec, g, x0, coords)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            _, _, coords, spec = inputs
+            ctx.save_for_backward(coords)
+            ctx.spec = _linear_part(spec)
+
+        @staticmethod
+        def backward(ctx: Any, gg: Any) -> tuple[Any, None, None, None]:
+            (coords,) = ctx.saved_tensors
+            return MapCoordinates.apply(gg, coords, ctx.spec), None, None, None
+
+    return MapCoordinates, MapCoordinatesT
+
+
+def _linear_part(spec: _Spec) -> _Spec:
+    return _Spec(spec.order, spec.mode, 0.0, spec.out, spec.in_shape, spec.shape, spec.filtered, spec.npad)
+
+
+@lru_cache(maxsize=256)
+def _jax_function(spec: _Spec) -> Any:
+    import jax
+
+    @jax.custom_vjp
+    def forward(x: Any, coords: Any) -> Any:
+        return _forward(spec, x, coords)
+
+    @jax.custom_vjp
+    def transpose(g: Any, x0: Any, coords: Any) -> Any:
+        return _backward(spec, g, x0, coords)
+
+    def forward_fwd(x: Any, coords: Any) -> tuple[Any, Any]:
+        return forward(x, coords), (x, coords)
+
+    def forward_bwd(res: Any, g: Any) -> tuple[Any, Any]:
+        x, coords = res
+        return transpose(g, x, coords), jax.numpy.zeros_like(coords)
+
+    def transpose_fwd(g: Any, x0: Any, coords: Any) -> tuple[Any, Any]:
+        return transpose(g, x0, coords), (x0, coords)
+
+    def transpose_bwd(res: Any, gg: Any) -> tuple[Any, Any, Any]:
+        x0, coords = res
+        return _jax_function(_linear_part(spec))(gg, coords), jax.numpy.zeros_like(x0), jax.numpy.zeros_like(coords)
+
+    forward.defvjp(forward_fwd, forward_bwd)
+    transpose.defvjp(transpose_fwd, transpose_bwd)
+    return jax.jit(forward)
