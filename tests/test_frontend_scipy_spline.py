@@ -86,12 +86,11 @@ def test_map_coordinates_every_mode_order_and_prefilter(mode, order, backend):
     for shape in ((7,), (1,), (5, 4), (2, 3, 16)):
         x = rng.standard_normal(shape)
         co = _coords(rng, shape, 48)
-        for prefilter in (True, False):
-            for cval in (0.0, -1.75):
-                want = ndi.map_coordinates(x, co, order=order, mode=mode, cval=cval, prefilter=prefilter)
-                got = spline.map_coordinates(backend.asarray(x), backend.asarray(co), order=order, mode=mode,
-                                             cval=cval, prefilter=prefilter)
-                _check(backend, want, got, max(float(np.abs(x).max()), abs(cval)))
+        for prefilter, cval in ((True, -1.75), (False, 0.5)):
+            want = ndi.map_coordinates(x, co, order=order, mode=mode, cval=cval, prefilter=prefilter)
+            got = spline.map_coordinates(backend.asarray(x), backend.asarray(co), order=order, mode=mode,
+                                         cval=cval, prefilter=prefilter)
+            _check(backend, want, got, max(float(np.abs(x).max()), abs(cval)))
 
 
 @pytest.mark.parametrize("mode", MODES)
