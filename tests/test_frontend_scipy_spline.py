@@ -250,7 +250,7 @@ def test_spline_filter_grad_jax():
 @pytest.mark.parametrize("mode", ["nearest", "reflect", "grid-constant", "wrap"])
 def test_map_coordinates_autodiff_torch(mode):
     """torch autograd w.r.t. the input: SciPy's transpose, to every order (gradcheck, gradgradcheck), and
-    bit-identical over repeats; a coordinate tensor requiring grad is refused."""
+    bit-identical over repeats."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(9)
     co, g = _coords(rng, (4, 5), 30), rng.standard_normal(30)
@@ -266,8 +266,6 @@ def test_map_coordinates_autodiff_torch(mode):
     x = torch.tensor(rng.standard_normal((4, 5)), requires_grad=True)
     f = partial(spline.map_coordinates, coordinates=torch.tensor(co), order=3, mode=mode, cval=0.7)
     assert torch.autograd.gradcheck(f, (x,)) and torch.autograd.gradgradcheck(f, (x,))
-    with pytest.raises(TypeError, match="coordinates"):
-        spline.map_coordinates(x, torch.tensor(co, requires_grad=True))
 
 
 def test_map_coordinates_grad_jax():
@@ -285,3 +283,41 @@ def test_map_coordinates_grad_jax():
         (spline.map_coordinates(u, c, order=4, mode="mirror") * g) ** 2))(v)))(jnp.ones((3, 6)))
     jg = jac * g[:, None]
     np.testing.assert_allclose(np.asarray(hess), 2 * (jg.T @ jg).sum(axis=0).reshape(3, 6), rtol=1e-10, atol=1e-12)
+
+
+def _weighted_sum(fn, g):
+    return lambda c: (fn(c) * g).sum()
+
+
+def _off_knots(rng, shape, points):
+    # away from the knots (integers, half-integers) and so from the mirror points, where SciPy's map has kinks
+    co = np.stack([rng.uniform(-n - 2, 2 * n + 2, points) for n in shape])
+    frac = co - np.floor(co)
+    return np.where(np.minimum(np.abs(frac - 0.5), np.minimum(frac, 1 - frac)) < 0.02, co + 0.1, co)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_map_coordinates_coordinate_gradient(mode):
+    """The gradient w.r.t. the coordinates (torch autograd and jax.grad) against central differences of SciPy."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    rng = np.random.default_rng(13)
+    for shape, order, prefilter in (((7,), 3, True), ((4, 5), 2, True), ((3, 2, 4), 5, False), ((6, 3), 1, True)):
+        x, co, g = rng.standard_normal(shape), _off_knots(rng, shape, 16), rng.standard_normal(16)
+
+        f = _weighted_sum(partial(ndi.map_coordinates, x, order=order, mode=mode, prefilter=prefilter, cval=0.4), g)
+
+        h, want = 1e-6, np.zeros_like(co)
+        for i in np.ndindex(co.shape):
+            e = np.zeros_like(co)
+            e[i] = h
+            want[i] = (f(co + e) - f(co - e)) / (2 * h)
+        c = torch.tensor(co, requires_grad=True)
+        out = spline.map_coordinates(torch.tensor(x), c, order=order, mode=mode, prefilter=prefilter, cval=0.4)
+        (out * torch.tensor(g)).sum().backward()
+        got = jax.grad(_weighted_sum(partial(spline.map_coordinates, jnp.asarray(x), order=order, mode=mode,
+                                             prefilter=prefilter, cval=0.4), g))(jnp.asarray(co))
+        scale = max(1.0, float(np.abs(want).max()))
+        np.testing.assert_allclose(c.grad.numpy(), want, rtol=0, atol=1e-6 * scale)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=1e-6 * scale)

@@ -487,23 +487,31 @@ def _resample_t(g: Any, axis: int, plan: Any) -> Any:
     return xp.permute_dims(y, tuple(int(i) for i in np.argsort(order))) if axis != g.ndim - 1 else y
 
 
-def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
-    xp = namespace(x)
-    work = _work(xp, x)
-    nd, k = x.ndim, spec.order + 1
+def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
+    """The interpolant of the flat coefficients ``coef`` at ``coords``, in the work dtype (P,): gathers at cells
+    that depend on the coordinates only piecewise, so natively differentiable w.r.t. the coordinates through the
+    weights (no scatter: the gather's source is held constant)."""
+    xp = namespace(coords)
+    nd, k = len(spec.in_shape), spec.order + 1
+    work = coords.dtype
     lin, mask, weights, whole, nan = _points(xp, coords, spec)
-    vals = take(xp, xp.reshape(_coefficients(xp, x, spec), (-1,)), xp.reshape(lin, (-1,)), 0)
-    vals = xp.reshape(vals, (spec.points,) + (k,) * nd)
+    vals = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (spec.points,) + (k,) * nd)
     if mask is not None:
-        vals = xp.where(xp.reshape(mask, vals.shape), xp.asarray(spec.cval, dtype=work, **on(x)), vals)
+        vals = xp.where(xp.reshape(mask, vals.shape), xp.asarray(spec.cval, dtype=work, **on(coef)), vals)
     if spec.order > 0:
         for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
             vals = vals * weights[d]
     t = xp.sum(xp.reshape(vals, (spec.points, k ** nd)), axis=1)
     if whole is not None:
-        t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(x)), t)
+        t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
     if nan is not None:
-        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(x)), t)
+        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(coef)), t)
+    return t
+
+
+def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
+    xp = namespace(x)
+    t = _sample(spec, xp.reshape(_coefficients(xp, x, spec), (-1,)), coords)
     return xp.reshape(_round_to(xp, t, spec.out), spec.shape)
 
 
@@ -519,9 +527,6 @@ def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int
     if spec.points == 0:
         return xp.zeros(spec.shape, dtype=dtype_of(xp, spec.out), **on(x))
     if is_torch_array(x) and (x.requires_grad or coords.requires_grad):
-        if coords.requires_grad:
-            fail("map_coordinates", "coordinates", "a tensor requiring grad", "the gradient w.r.t. the coordinates "
-                 "is not implemented (only w.r.t. the input)", TypeError)
         return _torch_functions()[0].apply(x, coords, spec)
     if is_jax_array(x):
         return _jax_function(spec)(x, coords)  # one jitted program (eager ops would compile one by one)
@@ -638,8 +643,8 @@ def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, out
 
 # ------------------------------------------------------------------------------------------ autodiff bindings
 # map_coordinates is affine in the input: its VJP is _backward (routed, no scatter-add) and _backward's VJP is the
-# forward with cval = 0 (its linear part), so the pair gives every order. The coordinates get no gradient: torch
-# refuses a coordinate tensor that requires one; JAX gets a zero cotangent for them (stated in the card).
+# forward with cval = 0 (its linear part), so the pair gives every order w.r.t. the input. The coordinates'
+# gradient is native autodiff of the weights with the gathered coefficients held constant (first order only).
 
 
 @lru_cache(maxsize=1)
@@ -654,14 +659,18 @@ def _torch_functions() -> tuple[Any, Any]:
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
             x, coords, ctx.spec = inputs
-            ctx.save_for_backward(coords)
-            ctx.shape = tuple(x.shape)
+            ctx.save_for_backward(x, coords)
 
         @staticmethod
-        def backward(ctx: Any, g: Any) -> tuple[Any, None, None]:
-            (coords,) = ctx.saved_tensors
-            x0 = g.new_zeros(ctx.shape)  # _backward reads only the input's shape and dtype
-            return MapCoordinatesT.apply(g, x0, coords, ctx.spec), None, None
+        def backward(ctx: Any, g: Any) -> tuple[Any, Any, None]:
+            x, coords = ctx.saved_tensors
+            grad_x = grad_c = None
+            if ctx.needs_input_grad[0]:
+                x0 = g.new_zeros(tuple(x.shape))  # _backward reads only the input's shape and dtype
+                grad_x = MapCoordinatesT.apply(g, x0, coords, ctx.spec)
+            if ctx.needs_input_grad[1]:
+                grad_c = _coordinate_grad_torch(ctx.spec, x, coords, g)
+            return grad_x, grad_c, None
 
     class MapCoordinatesT(torch.autograd.Function):
         @staticmethod
@@ -680,6 +689,19 @@ def _torch_functions() -> tuple[Any, Any]:
             return MapCoordinates.apply(gg, coords, ctx.spec), None, None, None
 
     return MapCoordinates, MapCoordinatesT
+
+
+def _coordinate_grad_torch(spec: _Spec, x: Any, coords: Any, g: Any) -> Any:
+    # the weights' derivative by native autograd, the coefficients held constant (first order only)
+    import torch
+
+    xp = namespace(x)
+    with torch.enable_grad():
+        c = coords.detach().requires_grad_(True)
+        coef = xp.reshape(_coefficients(xp, x.detach(), spec), (-1,))
+        t = _sample(spec, coef, c)
+        (grad,) = torch.autograd.grad(t, c, xp.reshape(g, t.shape).to(t.dtype))
+    return grad.to(coords.dtype)
 
 
 def _linear_part(spec: _Spec) -> _Spec:
@@ -703,7 +725,9 @@ def _jax_function(spec: _Spec) -> Any:
 
     def forward_bwd(res: Any, g: Any) -> tuple[Any, Any]:
         x, coords = res
-        return transpose(g, x, coords), jax.numpy.zeros_like(coords)
+        coef = jax.lax.stop_gradient(jax.numpy.reshape(_coefficients(namespace(x), x, spec), (-1,)))
+        _, pull = jax.vjp(lambda c: _sample(spec, coef, c), coords)  # the weights' derivative, first order
+        return transpose(g, x, coords), pull(jax.numpy.reshape(g, (spec.points,)))[0]
 
     def transpose_fwd(g: Any, x0: Any, coords: Any) -> tuple[Any, Any]:
         return transpose(g, x0, coords), (x0, coords)
