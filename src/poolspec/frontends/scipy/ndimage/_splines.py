@@ -11,8 +11,10 @@ The prefilter is linear and built on the host per axis as a tap table (``fronten
   sample mirror, half-sample reflect or periodic); the dropped tail is below 1e-16 of the line's size.
 
 ``map_coordinates`` computes SciPy's per-point taps, boundary mapping and weights on the device (the coordinates are
-data) and gathers the ``(order + 1) ** ndim`` taps with one ``take``. Its gradient w.r.t. the input is not bound
-yet (native autodiff through ``take`` would be a scatter-add).
+data) and gathers the ``(order + 1) ** ndim`` taps with one ``take``. Its gradient w.r.t. the input is the taps'
+transpose routed by sorting (``kernels.cells.Cells.route``, no scatter-add) and then the transposed prefilter,
+bound as a torch Function pair and a JAX ``custom_vjp`` pair (every order); w.r.t. the coordinates, the weights'
+derivative with the gathered coefficients held constant (first order).
 """
 
 from __future__ import annotations
