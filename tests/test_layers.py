@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kernels", ("poolspec._calls", "poolspec.kernels", "poolspec.kernels.*")),
     ("autodiff", ("poolspec.autodiff", "poolspec.autodiff.*")),
     ("ops", ("poolspec.families.*", "poolspec.families.*.ops", "poolspec.families.*.sampling",
-             "poolspec.families.*.search", "poolspec.families.*.capture")),
+             "poolspec.families.*.search", "poolspec.families.*.capture", "poolspec.families.*.jax_taps")),
     ("api", ("poolspec",)),
     ("mirrors", ("poolspec.families.*.conformance", "poolspec.families.*.burn", "poolspec.conformance",
                  "poolspec.conformance.*", "poolspec.frontends", "poolspec.frontends.**", "poolspec.export",
