@@ -175,16 +175,18 @@ CARDS = CARDS + tuple(_backward(c) for c in CARDS)
 
 _SPLINE_CHECKED = ("random configurations per function against live scipy.ndimage (conformance/frontend_checks/"
                    "scipy.py; counts in conformance/results/frontends/scipy.json): ranks 1-3, axes of 1 to 100 cells "
-                   "(the dense recursion and the folded band both), float32/float64 and integer inputs and outputs, "
-                   "orders, every mode; NumPy and torch in turn, JAX every 10th; float64 within rtol 1e-10 / atol "
-                   "1e-12 max|x|, float32 within rtol 1e-5. tests/test_frontend_scipy_spline.py: every mode and "
+                   "(the dense recursion and the folded band both), float32/float64 and integer inputs, float outputs "
+                   "and integer outputs of float inputs (spline_filter's on axes of 18 cells or more: the short-axis "
+                   "note), orders 0-5 (a few refused), every mode; NumPy and torch in turn, JAX every 10th; float64 "
+                   "within rtol 1e-10 / atol 1e-12 max|x|, float32 within rtol 1e-5, integers exact. "
+                   "tests/test_frontend_scipy_spline.py: every mode and "
                    "order on every backend, the plans, refusals, and torch autograd / jax.grad against SciPy")
 _MAP_CHECKED = ("random configurations against live scipy.ndimage.map_coordinates (conformance/frontend_checks/"
                 "scipy.py; counts in conformance/results/frontends/scipy.json): ranks 1-3, axes of 1 to 20 cells, "
                 "orders 0-5, every mode, prefilter on and off, cval, coordinates across and beyond the input (with "
                 "integers, half-integers and the edges), float32/float64/integer inputs and outputs; NumPy and torch "
                 "in turn, JAX every 10th; float64 within rtol 1e-10 / atol 1e-12 max(|x|, |cval|), float32 within "
-                "rtol 1e-5, integer outputs within 1. tests/test_frontend_scipy_spline.py: every mode and order on "
+                "rtol 1e-5, integers exact. tests/test_frontend_scipy_spline.py: every mode and order on "
                 "every backend, non-finite coordinates, integer rounding, refusals; the input gradient against "
                 "SciPy's Jacobian and the coordinate gradient against central differences of SciPy (torch, JAX)")
 _SPLINE_DET = ("deterministic: per-axis tap tables (gathers and multiply-adds in a fixed order; no scatter, no "
@@ -216,11 +218,12 @@ _ALIASING = ("SciPy 1.17.1's _init_causal_reflect accumulates its sum in c[0] it
 _SPLINE_DTYPE = ("dtypes: computed in float64 (float32 on JAX without jax_enable_x64); each axis pass is stored in "
                  "the output dtype and read back by the next, as SciPy: float32 rounded, integers truncated toward "
                  "zero (negative values to an unsigned output are unspecified: a C cast in SciPy).")
-_INT_SHORT = ("An integer output of spline_filter on short axes (under 17 cells) may differ from SciPy's by 1 per "
-              "axis pass (up to 4 after 3 passes): there the prefilter's matrix has small denominators (3 cells, "
-              "mirror: exact eighths), so outputs of integer inputs are exact integers up to rounding, which SciPy's "
-              "recursion and poolspec's table round to either side before the truncation. Float outputs agree "
-              "within rounding; axes of 17 cells or more agree on integers but for rare cells.")
+_INT_SHORT = ("Integer outputs on short axes (under 17 cells) may differ from SciPy's by 1 per axis pass (up to 4 "
+              "after 3 passes): there the prefilter's matrix has small denominators (3 cells, mirror: exact "
+              "eighths), so the filtered values of integer data (an integer input, or spline_filter's passes after "
+              "the first, truncated to integers) are exact integers up to rounding, which SciPy's recursion and "
+              "poolspec's table round to either side before the truncation. Float outputs agree within rounding; "
+              "axes of 17 cells or more agree on integers but for rare cells.")
 _SPLINE_GRAD = gradient("w.r.t. input: linear, so the transposed tap tables (gathers, deterministic) through native "
                         "autodiff on torch and JAX, every order; the casts to the output dtype are taken as the "
                         "identity")
@@ -294,7 +297,7 @@ _SPLINE_CARDS: tuple[FrontendCard, ...] = (
                  layout="any rank; the filtered axis is named by axis", gradient=_SPLINE_GRAD,
                  determinism=_SPLINE_DET,
                  notes=(_POLES, "Orders 0 and 1 copy the input into the output dtype (no filtering).", _PLAN,
-                        _ALIASING, _SPLINE_DTYPE),
+                        _ALIASING, _SPLINE_DTYPE, _INT_SHORT),
                  refuses=_SPLINE_REFUSES, checked=_SPLINE_CHECKED),
     FrontendCard(name="scipy.ndimage.spline_filter", version=1, library=_LIB, mirrors="scipy.ndimage.spline_filter",
                  summary="The B-spline prefilter along every axis in turn, with SciPy's boundary modes and 1.17.1's "
