@@ -1,6 +1,7 @@
 """``poolspec.frontends.scipy.ndimage``'s window filters against live SciPy on every installed backend: every
 boundary mode, origins, axes, footprints, dtypes; SciPy's refusals; and the gradients (torch autograd, jax.grad)
-against central differences of SciPy's own functions in float64, bit-identical over repeats."""
+against central differences of SciPy's own functions in float64, bit-identical over repeats. The B-spline exports:
+the public names, one call each on every backend, and the transforms their cards claim."""
 
 from __future__ import annotations
 
@@ -250,3 +251,164 @@ def test_explicit_backward_at_ties_and_wide_windows(backend):
             out = getattr(ndimage, name)(t, size, mode=mode, cval=2.0)
             (w,) = torch.autograd.grad((out * torch.from_numpy(cot)).sum(), t)
             np.testing.assert_allclose(g, w.numpy(), rtol=1e-13, atol=1e-13, err_msg=f"{name} {mode}")
+
+
+# ---------------------------------------------------------------------------------------------- B-spline exports
+# the numbers of every mode and order are tests/test_frontend_scipy_spline.py's; these check the public names (they
+# are poolspec's, not the mirrored SciPy's) and the transforms their cards claim, against SciPy
+
+SPLINE_CALLS = [
+    ("spline_filter1d", {"order": 4, "axis": 0, "mode": "reflect"}),  # a short reflect axis: 1.17.1's aliasing
+    ("spline_filter", {"order": 3, "mode": "grid-wrap"}),
+    ("map_coordinates", {"order": 3, "mode": "nearest"}),  # the npad = 12 prefilter
+    ("map_coordinates", {"order": 2, "mode": "constant", "cval": 0.5, "prefilter": False}),
+]
+
+
+def _spline_problem(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((5, 6))
+    coords = np.stack([rng.uniform(-1.5, 6.0, 9), rng.uniform(-1.5, 7.0, 9)])
+    return x, coords, rng.standard_normal((9,)), rng.standard_normal((5, 6))
+
+
+def _spline_args(name, coords):
+    return (coords,) if name == "map_coordinates" else ()
+
+
+def _jacobian_t(name, options, x, coords, cot):
+    """<cot, d scipy_f / dx_i>: SciPy's function is affine in the input, so its basis responses are exact."""
+    f = lambda v: getattr(ndi, name)(v, *_spline_args(name, coords), **options)  # noqa: E731
+    base, g = f(np.zeros_like(x)), np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = 1.0
+        g.flat[i] = np.sum(cot * (f(e) - base))
+    return g
+
+
+def test_spline_functions_are_poolspecs_and_listed():
+    import inspect
+
+    from poolspec.frontends.scipy.ndimage import _splines
+
+    for name in ("spline_filter1d", "spline_filter", "map_coordinates"):
+        for n in (name, f"{name}_backward"):
+            fn = getattr(ndimage, n)
+            assert n in ndimage.__all__ and fn.__module__ == "poolspec.frontends.scipy.ndimage", n
+            assert inspect.signature(fn) == inspect.signature(getattr(_splines, n)), n
+        assert list(inspect.signature(getattr(ndimage, name)).parameters) == list(
+                inspect.signature(getattr(ndi, name)).parameters), name
+
+
+@pytest.mark.parametrize("name,options", SPLINE_CALLS)
+def test_spline_exports_against_scipy(name, options, backend):
+    x, coords, _, _ = _spline_problem(7)
+    extra = _spline_args(name, coords)
+    want = getattr(ndi, name)(x, *extra, **options)
+    got = backend.to_numpy(getattr(ndimage, name)(backend.asarray(x), *[backend.asarray(c) for c in extra],
+                                                  **options))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    cot = np.ones_like(want)
+    grad = backend.to_numpy(getattr(ndimage, f"{name}_backward")(
+        backend.asarray(cot), backend.asarray(x), *[backend.asarray(c) for c in extra], **options))
+    np.testing.assert_allclose(grad, _jacobian_t(name, options, x, coords, cot), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,options", SPLINE_CALLS)
+def test_spline_torch_transforms_the_cards_claim(name, options):
+    """autograd (second order: the VJP is linear, its own gradient the forward's linear part), torch.func.grad,
+    vmap and jvp: SciPy's values and Jacobian (jacrev on the spline filters only: map_coordinates' Function pair
+    has no vmap rule, its card says so)."""
+    torch = pytest.importorskip("torch")
+    from poolspec.spec import frontend_card
+
+    x, coords, cot_map, t = _spline_problem(8)
+    extra = [torch.from_numpy(c) for c in _spline_args(name, coords)]
+    cot = cot_map if name == "map_coordinates" else np.random.default_rng(9).standard_normal(x.shape)
+    f = lambda v: getattr(ndimage, name)(v, *extra, **options)  # noqa: E731
+    loss = lambda v: (f(v) * torch.from_numpy(cot)).sum()  # noqa: E731
+    want = _jacobian_t(name, options, x, coords, cot)
+    claimed = frontend_card(f"scipy.ndimage.{name}").gradient.torch
+    xt = torch.from_numpy(x.copy()).requires_grad_(True)
+    (g,) = torch.autograd.grad(loss(xt), xt, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), want, rtol=1e-10, atol=1e-12)
+    if g.requires_grad:  # linear in the input: the second derivative is zero (or the gradient a constant)
+        (gg,) = torch.autograd.grad((g * torch.from_numpy(t)).sum(), xt, allow_unused=True)
+        assert gg is None or float(gg.abs().max()) == 0.0
+    assert {"torch.func.grad", "torch.func.vmap", "torch.func.jvp"} <= set(claimed)
+    np.testing.assert_allclose(torch.func.grad(loss)(xt.detach()).numpy(), want, rtol=1e-10, atol=1e-12)
+    batched = torch.func.vmap(f)(torch.stack([xt.detach(), 2 * xt.detach()]))
+    for b, v in zip(batched, (x, 2 * x)):
+        np.testing.assert_allclose(b.numpy(), getattr(ndi, name)(v, *_spline_args(name, coords), **options),
+                                   rtol=1e-10, atol=1e-12)
+    _, tangent = torch.func.jvp(f, (xt.detach(),), (torch.from_numpy(t),))
+    np.testing.assert_allclose(float((tangent * torch.from_numpy(cot)).sum()), float(np.sum(want * t)), rtol=1e-10)
+    if "torch.func.jacrev" in claimed:
+        np.testing.assert_allclose(torch.func.jacrev(loss)(xt.detach()).numpy(), want, rtol=1e-10, atol=1e-12)
+    else:
+        assert name == "map_coordinates"
+
+
+@pytest.mark.parametrize("name,options", SPLINE_CALLS)
+def test_spline_jax_transforms_the_cards_claim(name, options):
+    """jit, grad, grad-of-grad, vmap and jacrev against SciPy; jvp and jacfwd where claimed (not map_coordinates:
+    a custom_vjp)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from poolspec.spec import frontend_card
+
+    x, coords, cot_map, t = _spline_problem(10)
+    extra = [jnp.asarray(c) for c in _spline_args(name, coords)]
+    cot = cot_map if name == "map_coordinates" else np.random.default_rng(11).standard_normal(x.shape)
+    f = lambda v: getattr(ndimage, name)(v, *extra, **options)  # noqa: E731
+    loss = lambda v: jnp.sum(f(v) * cot)  # noqa: E731
+    want = _jacobian_t(name, options, x, coords, cot)
+    claimed = set(frontend_card(f"scipy.ndimage.{name}").gradient.jax)
+    assert {"jit", "grad", "grad-of-grad", "vmap", "jacrev"} <= claimed
+    xj = jnp.asarray(x)
+    np.testing.assert_allclose(np.asarray(jax.jit(f)(xj)), getattr(ndi, name)(x, *_spline_args(name, coords),
+                                                                               **options), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.grad(loss)(xj)), want, rtol=1e-10, atol=1e-12)
+    second = jax.grad(lambda v: jnp.sum(jax.grad(loss)(v) * t))(xj)
+    assert float(jnp.abs(second).max()) == 0.0  # linear in the input
+    batched = jax.vmap(f)(jnp.stack([xj, 2 * xj]))
+    np.testing.assert_allclose(np.asarray(batched[1]), getattr(ndi, name)(2 * x, *_spline_args(name, coords),
+                                                                           **options), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.jacrev(loss)(xj)), want, rtol=1e-10, atol=1e-12)
+    if "jvp" in claimed:
+        _, tangent = jax.jvp(f, (xj,), (jnp.asarray(t),))
+        np.testing.assert_allclose(float(jnp.sum(tangent * cot)), float(np.sum(want * t)), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(jax.jacfwd(loss)(xj)), want, rtol=1e-10, atol=1e-12)
+    else:
+        assert name == "map_coordinates"
+
+
+def test_map_coordinates_coordinate_gradient_first_order():
+    """The coordinates' gradient its card claims (first order, torch and JAX) against central differences of
+    SciPy, points away from the knots."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((5, 6))
+    coords = np.stack([rng.uniform(0.1, 3.9, 7), rng.uniform(-0.9, 5.9, 7)])
+    coords = np.floor(coords * 2) / 2 + 0.05 + 0.4 * rng.random(coords.shape)  # 0.05 from the (half-)knots
+    cot = rng.standard_normal(7)
+    options = {"order": 3, "mode": "mirror"}
+    h, want = 1e-6, np.zeros_like(coords)
+    for i in range(coords.size):
+        e = np.zeros_like(coords)
+        e.flat[i] = h
+        want.flat[i] = np.sum(cot * (ndi.map_coordinates(x, coords + e, **options)
+                                     - ndi.map_coordinates(x, coords - e, **options))) / (2 * h)
+    c = torch.from_numpy(coords.copy()).requires_grad_(True)
+    (gt,) = torch.autograd.grad((ndimage.map_coordinates(torch.from_numpy(x), c, **options)
+                                 * torch.from_numpy(cot)).sum(), c)
+    gj = jax.grad(lambda v: jax.numpy.sum(ndimage.map_coordinates(jax.numpy.asarray(x), v, **options) * cot))(
+        jax.numpy.asarray(coords))
+    scale = float(np.abs(want).max())
+    np.testing.assert_allclose(gt.numpy(), want, rtol=0, atol=1e-7 * scale)
+    np.testing.assert_allclose(np.asarray(gj), want, rtol=0, atol=1e-7 * scale)

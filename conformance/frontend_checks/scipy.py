@@ -1,6 +1,6 @@
-"""``poolspec.frontends.scipy.ndimage`` against scipy.ndimage's window filters: values, and on torch and JAX the
-gradients of float64 configurations against SciPy's own vector-Jacobian products computed from its values (SciPy
-has no gradients: see ``_vjp``).
+"""``poolspec.frontends.scipy.ndimage`` against scipy.ndimage's window filters and B-spline functions: values, and
+on torch and JAX the gradients of float64 configurations against SciPy's own vector-Jacobian products computed from
+its values (SciPy has no gradients: see ``_vjp``).
 
 Every function is DEDICATED (``check_frontends.py --library scipy --per-function 2000`` draws 2,000 of each), and
 so is each explicit ``*_backward`` (float64, against SciPy's VJP from its values):
@@ -8,6 +8,15 @@ ranks 1-3, float32 / float64 (and a few integer inputs and outputs), odd and eve
 length, every mode SciPy's filters accept (grid-* aliases included), cval, origins (a few invalid), axes (negative,
 permuted, subsets), footprints (max/min: random, all-True, with sizes given too). No NaN: SciPy's separable
 max/min filters give history-dependent results with NaN (its Harter deque), which no window rule reproduces.
+
+The B-spline functions (``SPLINES``): ``spline_filter1d`` / ``spline_filter`` on axes of 1 to 100 cells (the
+replayed recursion up to 2w + 1 cells and the folded band beyond), orders 0-5 (a few refused), every mode, float32 /
+float64 / integer inputs, float and integer outputs; ``map_coordinates`` on axes of 1 to 20 cells, orders 0-5, every
+mode, prefilter on and off, cval, coordinates across and beyond the input (integers, half-integers, the edges). The
+gradient w.r.t. the input is compared (the coordinates' is not: SciPy's would be central differences). Integer
+outputs (compared exactly) are drawn where SciPy's rounding is not at a tie: spline_filter's integer output on axes
+of 18 cells or more with a float input (its card: short axes may differ by 1 per pass), map_coordinates' on
+coordinates drawn uniformly (no exact half-integer results).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ LIBRARY = "scipy"
 MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
 FUNCTIONS = ("uniform_filter1d", "uniform_filter", "maximum_filter1d", "maximum_filter", "minimum_filter1d",
              "minimum_filter")
+SPLINES = ("spline_filter1d", "spline_filter", "map_coordinates")
 
 
 def available() -> str | None:
@@ -156,7 +166,86 @@ def _n_d(function: str, rng: np.random.Generator) -> Config:
     return _config(function, x, options)
 
 
+def _spline_shape(rng: np.random.Generator, function: str) -> tuple[int, ...]:
+    rank = int(rng.choice([1, 2, 2, 3]))
+    if function == "map_coordinates":
+        top = {1: 20, 2: 12, 3: 6}[rank]
+        return tuple(int(v) for v in rng.integers(1, top + 1, rank))
+    # short axes (the replayed recursion, the 1.17.1 reflect aliasing up to 16 cells) and long ones (the band)
+    tops = {1: 100, 2: 60, 3: 20}[rank]
+    return tuple(int(rng.integers(1, 18)) if rng.random() < 0.5 else int(rng.integers(18, tops + 1))
+                 for _ in range(rank)) if rank < 3 else tuple(int(v) for v in rng.integers(1, tops + 1, rank))
+
+
+def _spline_order(rng: np.random.Generator, low: int) -> int:
+    if rng.random() < 0.03:
+        return int(rng.choice([low - 1, 6]))  # refused by both
+    return int(rng.integers(low, 6))
+
+
+def _spline(function: str, rng: np.random.Generator) -> Config:
+    """spline_filter1d or spline_filter: the prefilter of random axes, orders, modes and dtypes."""
+    shape = _spline_shape(rng, function)
+    x = _input(rng, shape, False)
+    options: dict[str, Any] = {"order": _spline_order(rng, 0 if function == "spline_filter1d" else 2)}
+    if function == "spline_filter1d":
+        options["axis"] = int(rng.integers(-x.ndim, x.ndim))
+    if rng.random() < 0.85:
+        options["mode"] = str(rng.choice(MODES))
+    r = rng.random()
+    if r < 0.15:
+        options["output"] = "float32"
+    elif r < 0.25 and x.dtype.kind == "f" and (function == "spline_filter1d" or min(shape) >= 18):
+        # an integer output where SciPy's recursion and the table cannot round an exact integer to either side
+        options["output"] = str(rng.choice(["int32", "int16"]))
+    return _config(function, x, options)
+
+
+def _coordinates(rng: np.random.Generator, shape: tuple[int, ...], special: bool) -> np.ndarray:
+    points = (int(rng.integers(1, 40)),) if rng.random() < 0.7 else tuple(int(v) for v in rng.integers(1, 6, 2))
+    c = np.stack([rng.uniform(-n - 2.0, 2.0 * n + 2.0, points) for n in shape])
+    if special:
+        for d, n in enumerate(shape):  # integers, half-integers and the edges, for a fraction of the points
+            pick = rng.random(points) < 0.3
+            extra = np.array([0.0, n - 1.0, -0.5, n - 0.5, -1.0, float(n), 1e-16, -1e-14, n - 1.0 + 1e-13,
+                              -(n - 1.0), 2.0 * n - 2.0])
+            choice = np.where(rng.random(points) < 0.5, rng.choice(extra, points),
+                              np.round(c[d] * 2) / (2 if rng.random() < 0.5 else 1))
+            c[d] = np.where(pick, choice, c[d])
+    if rng.random() < 0.05:
+        return np.round(c).astype(np.int64)
+    return c.astype(np.float32) if rng.random() < 0.1 else c
+
+
+def _map(rng: np.random.Generator) -> Config:
+    """map_coordinates: random inputs, coordinates, orders, modes, prefilter, cval, dtypes."""
+    shape = _spline_shape(rng, "map_coordinates")
+    x = _input(rng, shape, False)
+    options: dict[str, Any] = {"order": _spline_order(rng, 0)}
+    if rng.random() < 0.85:
+        options["mode"] = str(rng.choice(MODES))
+    if rng.random() < 0.5:
+        options["cval"] = float(np.round(rng.uniform(-3, 3), 2)) if x.dtype.kind == "f" else float(rng.integers(0, 50))
+    if rng.random() < 0.25:
+        options["prefilter"] = False
+    r = rng.random()
+    if r < 0.1:
+        options["output"] = "float64" if x.dtype != np.float64 else "float32"
+    elif r < 0.15:
+        options["output"] = "int32"
+    # integer results (an integer input or output) only at uniform coordinates: no exact ties to round
+    integral = x.dtype.kind != "f" or options.get("output") == "int32"
+    c = _coordinates(rng, shape, not integral)
+    config = _config("map_coordinates", x, options)
+    config.arrays["coordinates"] = c
+    return config
+
+
 def _generator(function: str) -> Any:
+    if function == "map_coordinates":
+        return _map
+    if function in SPLINES:
+        return lambda rng: _spline(function, rng)
     if function.endswith("1d"):
         return lambda rng: _one_d(function, rng)
     return lambda rng: _n_d(function, rng)
@@ -168,15 +257,19 @@ def _backward(function: str, rng: np.random.Generator) -> Config:
     forward = _generator(function)(rng)
     x = rng.standard_normal(forward.arrays["input"].shape)
     options = {k: v for k, v in forward.options.items() if k != "output"}
-    cot = rng.standard_normal(x.shape)
-    exact = function.startswith("uniform")  # basis responses; max/min: differences below the values' gap
+    others = {k: v for k, v in forward.arrays.items() if k != "input"}  # map_coordinates' coordinates
+    if "coordinates" in others:
+        cot = rng.standard_normal(others["coordinates"].shape[1:])
+    else:
+        cot = rng.standard_normal(x.shape)
+    exact = not function.startswith(("maximum", "minimum"))  # affine: basis responses; max/min: differences
     scale = float(np.abs(cot).max(initial=1.0))
-    return Config(f"scipy.ndimage.{function}_backward", {"grad_output": cot, "input": x}, options,
+    return Config(f"scipy.ndimage.{function}_backward", {"grad_output": cot, "input": x, **others}, options,
                   rtol=1e-10 if exact else 1e-9, atol=(1e-12 if exact else 1e-9) * scale)
 
 
-DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in FUNCTIONS}
-DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in FUNCTIONS}
+DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in FUNCTIONS + SPLINES}
+DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in FUNCTIONS + SPLINES}
 MODULES: dict[str, Any] = {}  # every function has its own draws
 
 
@@ -184,23 +277,28 @@ def config(rng: np.random.Generator) -> Config:
     return DEDICATED[str(rng.choice(list(DEDICATED)))](rng)
 
 
-def _call(module: Any, config: Config, x: Any) -> Any:
+def _call(module: Any, config: Config, x: Any, *others: Any) -> Any:
+    """The function on ``x`` (and the configuration's other arrays: map_coordinates' coordinates)."""
     name = config.function.rpartition(".")[2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "ignoring size because footprint is set": both warn
-        return getattr(module, name)(x, **config.options)
+        return getattr(module, name)(x, *others, **config.options)
+
+
+def _others(config: Config) -> list[np.ndarray]:
+    return [np.array(v) for k, v in config.arrays.items() if k not in ("input", "grad_output")]
 
 
 def library(config: Config, cotangents: list[np.ndarray] | None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
     import scipy.ndimage
 
     if config.function.endswith("_backward"):
-        forward = Config(config.function.removesuffix("_backward"), {"input": config.arrays["input"]},
-                         config.options, ("input",))
+        forward = Config(config.function.removesuffix("_backward"),
+                         {k: v for k, v in config.arrays.items() if k != "grad_output"}, config.options, ("input",))
         library(forward, None)  # SciPy's refusals of the forward are the backward's
         return [_vjp(forward, np.array(config.arrays["input"]), np.array(config.arrays["grad_output"]))], {}
     try:
-        out = _call(scipy.ndimage, config, np.array(config.arrays["input"]))
+        out = _call(scipy.ndimage, config, np.array(config.arrays["input"]), *_others(config))
     except (ValueError, TypeError, RuntimeError, IndexError) as e:
         raise Refused(f"{type(e).__name__}: {e}") from None
     outs = [np.asarray(out)]
@@ -210,18 +308,21 @@ def library(config: Config, cotangents: list[np.ndarray] | None) -> tuple[list[n
 
 
 def _vjp(config: Config, x: np.ndarray, cot: np.ndarray) -> np.ndarray:
-    """SciPy's own vector-Jacobian product, from its values alone: the uniform filter is affine, so column i of
-    its Jacobian is f(e_i) - f(0) (exact); a max/min filter is piecewise linear, so central differences with a
-    step below a quarter of the smallest gap between the input's distinct values (and cval) select the same taps
-    on both sides (exact up to the rounding of x +- h: about ulp(x) / h)."""
+    """SciPy's own vector-Jacobian product, from its values alone: the uniform filter and the B-spline functions
+    (w.r.t. the input) are affine, so column i of its Jacobian is f(e_i) - f(0) (exact); a max/min filter is
+    piecewise linear, so central differences with a step below a quarter of the smallest gap between the input's
+    distinct values (and cval) select the same taps on both sides (exact up to the rounding of x +- h: about
+    ulp(x) / h)."""
     import scipy.ndimage
 
+    others = _others(config)
+
     def f(v: np.ndarray) -> np.ndarray:
-        return np.asarray(_call(scipy.ndimage, config, v))
+        return np.asarray(_call(scipy.ndimage, config, v, *others))
 
     g = np.zeros_like(x)
     flat = g.reshape(-1)
-    if "uniform" in config.function:
+    if not any(k in config.function for k in ("maximum", "minimum")):  # uniform and the splines: affine
         base = f(np.zeros_like(x))
         for i in range(x.size):
             e = np.zeros_like(x)
@@ -244,10 +345,10 @@ def frontend(config: Config) -> Any:
     if config.function.endswith("_backward"):
         fn = getattr(ndimage, config.function.rpartition(".")[2])
 
-        def backward(grad_output: Any, x: Any) -> Any:
+        def backward(grad_output: Any, x: Any, *others: Any) -> Any:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                return fn(grad_output, x, **config.options)
+                return fn(grad_output, x, *others, **config.options)
 
         return backward
-    return lambda x: _call(ndimage, config, x)
+    return lambda x, *others: _call(ndimage, config, x, *others)

@@ -251,10 +251,55 @@ TypeError
 Examples
 --------
 >>> import numpy as np""",
+    # scipy.ndimage's B-spline functions (spline_filter1d, spline_filter, map_coordinates): ``orders`` the orders
+    # the function takes, ``refusals`` its ValueError cases
+    "scipy_spline_input": """\
+input : array
+    Any rank >= 1; float32, float64 or an integer dtype (a list is read as a NumPy array).""",
+    "scipy_spline_order": """\
+order : int
+    The B-spline order, {orders}.""",
+    "scipy_spline_output": """\
+output : dtype
+    The result's dtype (default float64); each axis pass is stored in it (integers truncated toward zero). A dtype
+    only, the result is returned.""",
+    "scipy_spline_mode": """\
+mode : str
+    The boundary mode the prefilter inverts: 'mirror', 'constant', 'grid-constant' and 'wrap' whole-sample mirror;
+    'reflect', 'grid-mirror' and 'nearest' half-sample mirror; 'grid-wrap' periodic.""",
+    "scipy_spline_returns": """\
+Returns
+-------
+array
+    The spline coefficients, of the input's shape, in the output dtype.
+
+Raises
+------
+ValueError
+    SciPy's refusals, naming the argument: {refusals}.
+TypeError
+    An unsupported input or output dtype (an output array included), a non-int order or axis.
+
+{scipy_examples}""",
+    "scipy_spline_backward_returns": """\
+Returns
+-------
+array
+    The gradient w.r.t. ``input``, in the input's dtype.
+
+Raises
+------
+ValueError
+    As the forward; a grad_output whose shape is not the forward's output shape.
+TypeError
+    As the forward; an integer input or output dtype (not differentiable).
+
+{scipy_examples}""",
 }
 # the blocks' fields that a family may change
 _BLOCK_DEFAULTS = {"x_role": "input", "rules": "", "no_gradient": "", "arr": "x", "c_out": "C", "kernel": "",
-                   "refused": "", "size_type": "int or sequence of int"}
+                   "refused": "", "size_type": "int or sequence of int",
+                   "orders": "0 to 5"}
 
 
 def rank_fields(n: int) -> dict[str, str]:

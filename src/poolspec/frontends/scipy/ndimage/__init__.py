@@ -1,10 +1,12 @@
 """``scipy.ndimage`` on poolspec's kernels: the window filters ``uniform_filter1d``, ``uniform_filter``,
-``maximum_filter1d``, ``maximum_filter``, ``minimum_filter1d`` and ``minimum_filter`` with SciPy 1.17's names,
-signatures, boundary modes and numbers, on any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict),
-differentiable with deterministic gradients on torch and JAX.
+``maximum_filter1d``, ``maximum_filter``, ``minimum_filter1d`` and ``minimum_filter``, and the B-spline functions
+``spline_filter1d``, ``spline_filter`` and ``map_coordinates``, with SciPy 1.17's names, signatures, boundary modes
+and numbers, on any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), differentiable with
+deterministic gradients on torch and JAX.
 
-Each axis is extended by the boundary mode as slices, flips and constants (no gathers) and reduced over shifted
-slices; ``output`` is a dtype (the result is returned). Other names are SciPy's own.
+The filters extend each axis by the boundary mode as slices, flips and constants (no gathers) and reduce over
+shifted slices; the spline prefilter is a tap table per axis and map_coordinates one gather of each point's taps.
+``output`` is a dtype (the result is returned). Other names are SciPy's own.
 
 >>> import numpy as np
 >>> from poolspec.frontends.scipy import ndimage
@@ -16,16 +18,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ....families._docs import Template
 from ..._common import mirror
-from . import _filters
+from . import _filters, _splines
 from ._cards import CARDS as CARDS
 from ._dask import filter_depth, local
 from ._graph import captured
 
 __all__ = ["maximum_filter", "maximum_filter1d", "minimum_filter", "minimum_filter1d", "uniform_filter",
            "uniform_filter1d", "maximum_filter_backward", "maximum_filter1d_backward", "minimum_filter_backward",
-           "minimum_filter1d_backward", "uniform_filter_backward", "uniform_filter1d_backward"]
+           "minimum_filter1d_backward", "uniform_filter_backward", "uniform_filter1d_backward", "spline_filter1d",
+           "spline_filter", "map_coordinates", "spline_filter1d_backward", "spline_filter_backward",
+           "map_coordinates_backward"]
 
 # the docstrings' shared text is families/_docs.py's scipy blocks; the fields say what each forward refuses
 _1D = {"refusals": "size < 1, an unknown mode, an invalid origin, an axis out of range",
@@ -322,6 +328,194 @@ def minimum_filter_backward(grad_output: Any, input: Any, size: Any = None, foot
                             mode: Any = "reflect", cval: float = 0.0, origin: Any = 0, *, axes: Any = None) -> Any:
     return _filters.extreme_backward("minimum_filter_backward", grad_output, input, size, footprint, output,
                                      mode, cval, origin, axes, True)
+
+
+# the B-spline functions: the fields say which orders each takes and what it refuses
+_SPLINE_1D = {"orders": "0 to 5 (0 and 1: a copy into the output dtype)",
+              "refusals": "an order outside [0, 5], an unknown mode, a 0-d input, an axis out of range"}
+_SPLINE_ND = {"orders": "2 to 5", "refusals": "an order outside [2, 5], an unknown mode"}
+_MAP = {"refusals": "an order outside [0, 5], an unknown mode, a 0-d or empty input, coordinates whose first axis "
+                    "is not the input's rank"}
+
+
+_SPLINE_FILTER1D_DOC = Template("""\
+The B-spline prefilter along ``axis`` (the coefficients whose spline interpolates the samples, with the mode's
+boundary), as ``scipy.ndimage.spline_filter1d``, SciPy 1.17.1's short-axis reflect rounding included.
+
+Parameters
+----------
+{scipy_spline_input}
+{scipy_spline_order}
+axis : int
+    The axis filtered (negative counts from the end).
+{scipy_spline_output}
+{scipy_spline_mode}
+
+{scipy_spline_returns}
+>>> spline_filter1d(np.array([0.0, 1.0, 0.0, 0.0]), 2).round(6)
+array([-0.485714,  1.457143, -0.257143,  0.085714])
+""")
+
+
+@_SPLINE_FILTER1D_DOC.document(**_SPLINE_1D)
+def spline_filter1d(input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
+                    mode: str = "mirror") -> Any:
+    return _splines.spline_filter1d(input, order, axis, output, mode)
+
+
+_SPLINE_FILTER_DOC = Template("""\
+``spline_filter1d`` along every axis in turn, each pass stored in ``output``'s dtype, as
+``scipy.ndimage.spline_filter``.
+
+Parameters
+----------
+{scipy_spline_input}
+{scipy_spline_order}
+{scipy_spline_output}
+{scipy_spline_mode}
+
+{scipy_spline_returns}
+>>> spline_filter(np.eye(3), 3).round(6)[0]
+array([ 4.125, -3.   ,  1.875])
+""")
+
+
+@_SPLINE_FILTER_DOC.document(**_SPLINE_ND)
+def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: str = "mirror") -> Any:
+    return _splines.spline_filter(input, order, output, mode)
+
+
+_MAP_COORDINATES_DOC = Template("""\
+``input``'s B-spline interpolant at ``coordinates`` (row d: the points' coordinate along axis d), with SciPy's
+boundary modes, as ``scipy.ndimage.map_coordinates``.
+
+Parameters
+----------
+{scipy_spline_input}
+coordinates : array
+    Shaped (input.ndim, ...): bool, integer, float32 or float64 (read in the work dtype); the result has the shape
+    of the trailing axes.
+output : dtype or None
+    The result's dtype (None: the input's); integer outputs are rounded half up (unsigned) or half away from zero
+    (signed) and clipped, as SciPy. A dtype only, the result is returned.
+{scipy_spline_order}
+mode : str
+    The boundary mode: 'constant' (cval beyond the edges, exactly 0 and L-1 inside), 'grid-constant' (cval
+    for the taps beyond), 'nearest', 'mirror', 'reflect' (= 'grid-mirror'), 'wrap' (SciPy's period L-1) or
+    'grid-wrap' (period L).
+cval : float
+    The value beyond the edges in the constant modes.
+prefilter : bool
+    Whether ``input`` is prefiltered (``spline_filter`` in float64, padded by 12 cells for 'nearest' and
+    'grid-constant') for orders > 1; False: ``input`` is taken as the coefficients.
+
+Returns
+-------
+array
+    The interpolated values, shaped ``coordinates.shape[1:]``, in the output dtype.
+
+Raises
+------
+ValueError
+    SciPy's refusals, naming the argument: {refusals}.
+TypeError
+    An unsupported input, output or coordinates dtype (an output array included), a non-int order, a complex
+    cval, a non-bool prefilter.
+
+{scipy_examples}
+>>> map_coordinates(np.arange(12.0).reshape(4, 3), np.array([[0.5, 2.0], [0.5, 1.0]]), order=1)
+array([2., 7.])
+""")
+
+
+@_MAP_COORDINATES_DOC.document(**_MAP)
+def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int = 3, mode: str = "constant",
+                    cval: float = 0.0, prefilter: bool = True) -> Any:
+    return _splines.map_coordinates(input, coordinates, output, order, mode, cval, prefilter)
+
+
+_SPLINE_FILTER1D_BACKWARD_DOC = Template("""\
+The VJP of :func:`spline_filter1d` w.r.t. ``input``: the prefilter's transposed tap table along ``axis``,
+deterministic on every backend.
+
+Parameters
+----------
+{scipy_grad_output}
+{scipy_spline_input}
+{scipy_spline_order}
+axis : int
+    The axis filtered (negative counts from the end).
+{scipy_spline_output}
+{scipy_spline_mode}
+
+{scipy_spline_backward_returns}
+>>> spline_filter1d_backward(np.array([1.0, 0.0, 0.0]), np.zeros(3), 3)
+array([ 1.75, -1.  ,  0.25])
+""")
+
+
+@_SPLINE_FILTER1D_BACKWARD_DOC.document(**_SPLINE_1D)
+def spline_filter1d_backward(grad_output: Any, input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
+                             mode: str = "mirror") -> Any:
+    return _splines.spline_filter1d_backward(grad_output, input, order, axis, output, mode)
+
+
+_SPLINE_FILTER_BACKWARD_DOC = Template("""\
+The VJP of :func:`spline_filter` w.r.t. ``input``: the transposed prefilters, last axis first.
+
+Parameters
+----------
+{scipy_grad_output}
+{scipy_spline_input}
+{scipy_spline_order}
+{scipy_spline_output}
+{scipy_spline_mode}
+
+{scipy_spline_backward_returns}
+>>> spline_filter_backward(np.array([[1.0, 0.0], [0.0, 0.0]]), np.zeros((2, 2)), 2)
+array([[ 2.25, -0.75],
+       [-0.75,  0.25]])
+""")
+
+
+@_SPLINE_FILTER_BACKWARD_DOC.document(**_SPLINE_ND)
+def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output: Any = np.float64,
+                           mode: str = "mirror") -> Any:
+    return _splines.spline_filter_backward(grad_output, input, order, output, mode)
+
+
+_MAP_COORDINATES_BACKWARD_DOC = Template("""\
+The VJP of :func:`map_coordinates` w.r.t. ``input`` (cval and the coordinates get none here): each point's
+cotangent times its tap weights, summed into the coefficients it read (sorted, no scatter-add), then the
+transposed prefilter and the pad folded back.
+
+Parameters
+----------
+grad_output : array
+    The cotangent of the forward's output (shaped ``coordinates.shape[1:]``; float).
+{scipy_spline_input}
+coordinates : array
+    The forward's coordinates, shaped (input.ndim, ...).
+output : dtype or None
+    The forward's output dtype (None: the input's); float only.
+{scipy_spline_order}
+mode : str
+    The forward's boundary mode.
+cval : float
+    The forward's cval (it does not enter the gradient).
+prefilter : bool
+    The forward's flag.
+
+{scipy_spline_backward_returns}
+>>> map_coordinates_backward(np.array([1.0]), np.zeros(3), np.array([[0.25]]), order=1)
+array([0.75, 0.25, 0.  ])
+""")
+
+
+@_MAP_COORDINATES_BACKWARD_DOC.document(**_MAP)
+def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
+                             mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    return _splines.map_coordinates_backward(grad_output, input, coordinates, output, order, mode, cval, prefilter)
 
 
 # other names are scipy.ndimage's own: the import prefix is the whole port

@@ -169,3 +169,205 @@ def _backward(forward: FrontendCard) -> FrontendCard:
 
 
 CARDS = CARDS + tuple(_backward(c) for c in CARDS)
+
+
+# ------------------------------------------------------------------------------------------- B-spline functions
+
+_SPLINE_CHECKED = ("random configurations per function against live scipy.ndimage (conformance/frontend_checks/"
+                   "scipy.py; counts in conformance/results/frontends/scipy.json): ranks 1-3, axes of 1 to 100 cells "
+                   "(the dense recursion and the folded band both), float32/float64 and integer inputs, float outputs "
+                   "and integer outputs of float inputs (spline_filter's on axes of 18 cells or more: the short-axis "
+                   "note), orders 0-5 (a few refused), every mode; NumPy and torch in turn, JAX every 10th; float64 "
+                   "within rtol 1e-10 / atol 1e-12 max|x|, float32 within rtol 1e-5, integers exact. "
+                   "tests/test_frontend_scipy_spline.py: every mode and "
+                   "order on every backend, the plans, refusals, and torch autograd / jax.grad against SciPy")
+_MAP_CHECKED = ("random configurations against live scipy.ndimage.map_coordinates (conformance/frontend_checks/"
+                "scipy.py; counts in conformance/results/frontends/scipy.json): ranks 1-3, axes of 1 to 20 cells, "
+                "orders 0-5, every mode, prefilter on and off, cval, coordinates across and beyond the input (with "
+                "integers, half-integers and the edges), float32/float64/integer inputs and outputs; NumPy and torch "
+                "in turn, JAX every 10th; float64 within rtol 1e-10 / atol 1e-12 max(|x|, |cval|), float32 within "
+                "rtol 1e-5, integers exact. tests/test_frontend_scipy_spline.py: every mode and order on "
+                "every backend, non-finite coordinates, integer rounding, refusals; the input gradient against "
+                "SciPy's Jacobian and the coordinate gradient against central differences of SciPy (torch, JAX)")
+_SPLINE_DET = ("deterministic: per-axis tap tables (gathers and multiply-adds in a fixed order; no scatter, no "
+               "atomics)")
+_MAP_DET = ("deterministic: one gather of each point's taps and a fixed-order sum; the backward routes the taps' "
+            "cotangents by sorting (kernels.cells.Cells.route: no scatter-add, no atomics)")
+_SPLINE_INPUT = Argument("input", "array", description="any rank >= 1; float32, float64 or an integer dtype (a list "
+                                                      "or scalar is read as a NumPy array)")
+_SPLINE_OUTPUT = Argument("output", "dtype", "float64", description="the result's dtype (default float64); each "
+                                                                   "axis pass is stored in it; a dtype only")
+_SPLINE_MODE = Argument("mode", "str", "mirror", description="mirror, constant, grid-constant, wrap (whole-sample "
+                                                            "mirror prefilter); reflect, grid-mirror, nearest "
+                                                            "(half-sample); grid-wrap (periodic)")
+_POLES = ("The prefilter (ni_splines.c): the line times gain = prod (1 - z)(1 - 1/z), then per pole z (order 2: "
+          "sqrt(8) - 3; 3: sqrt(3) - 2; 4 and 5: two poles, SciPy's literals) a causal and an anticausal recursion "
+          "whose initial values carry the boundary: whole-sample mirror for mirror, constant, grid-constant and "
+          "wrap; half-sample mirror for reflect, grid-mirror and nearest; periodic for grid-wrap. spline_filter1d "
+          "itself never pads (constant and grid-constant are the mirror prefilter). A line of one cell is left "
+          "unchanged.")
+_PLAN = ("poolspec applies it as one tap table per axis: axes up to 2w + 1 cells (w = 20, 27, 35, 43 for orders "
+         "2-5) get the dense matrix of SciPy's own recursion replayed on the identity; longer axes the infinite "
+         "inverse kernel cut to 2w + 1 taps on the line folded by the boundary rule (the dropped tail is below "
+         "1e-16 of max|x|). Rounding differs from SciPy's sequential recursion by about 1e-15 relative.")
+_ALIASING = ("SciPy 1.17.1's _init_causal_reflect accumulates its sum in c[0] itself (at i = n-1 the term c[n-1-i] "
+             "is the partial sum; fixed upstream after 1.17.1): the reflect-kind prefilter (reflect, grid-mirror, "
+             "nearest) of axes up to 16 cells differs from the exact inverse (by 3e-5 to 9e-3 at 2 cells). Mirrored "
+             "on purpose (module constant REFLECT_ALIASING, not a probe of the installed SciPy): the front-end "
+             "gives 1.17.1's numbers whatever SciPy is installed.")
+_SPLINE_DTYPE = ("dtypes: computed in float64 (float32 on JAX without jax_enable_x64); each axis pass is stored in "
+                 "the output dtype and read back by the next, as SciPy: float32 rounded, integers truncated toward "
+                 "zero (negative values to an unsigned output are unspecified: a C cast in SciPy).")
+_INT_SHORT = ("Integer outputs on short axes (under 17 cells) may differ from SciPy's by 1 per axis pass (up to 4 "
+              "after 3 passes): there the prefilter's matrix has small denominators (3 cells, mirror: exact "
+              "eighths), so the filtered values of integer data (an integer input, or spline_filter's passes after "
+              "the first, truncated to integers) are exact integers up to rounding, which SciPy's recursion and "
+              "poolspec's table round to either side before the truncation. Float outputs agree within rounding; "
+              "axes of 17 cells or more agree on integers but for rare cells.")
+_SPLINE_GRAD = gradient("w.r.t. input: linear, so the transposed tap tables (gathers, deterministic) through native "
+                        "autodiff on torch and JAX, every order; the casts to the output dtype are taken as the "
+                        "identity")
+_SPLINE_OUT = (Port("coefficients", "array", "input.shape", "the B-spline coefficients, in the output dtype"),)
+_ORDER_1D = Argument("order", "int", 3, description="0 to 5 (0 and 1: a copy into the output dtype)")
+_ORDER_ND = Argument("order", "int", 3, description="2 to 5")
+_SPLINE_REFUSES = ("output arrays (pass a dtype; the result is returned) and bool or complex output dtypes "
+                   "(TypeError)",
+                   "bool, complex and float16 inputs (TypeError; SciPy refuses float16 and filters complex parts)",
+                   "SciPy's refusals, as ValueError/TypeError naming the argument before computing: an order out of "
+                   "range (RuntimeError 'spline order not supported' there), an unknown mode (RuntimeError there), "
+                   "an axis out of range (AxisError there), a non-int order or axis")
+
+_MAP_ORDER = Argument("order", "int", 3, description="0 to 5")
+_MAP_ARGS = (
+    _SPLINE_INPUT,
+    Argument("coordinates", "array", description="(input.ndim, ...): the points' coordinates along each input "
+                                                 "axis; bool, integer, float32 or float64"),
+    Argument("output", "dtype | None", None, description="the result's dtype (None: the input's); a dtype only"),
+    _MAP_ORDER,
+    Argument("mode", "str", "constant", description="constant, grid-constant, nearest, mirror, reflect "
+                                                    "(= grid-mirror), wrap, grid-wrap"),
+    Argument("cval", "float", 0.0, description="the value beyond the edges in the constant modes"),
+    Argument("prefilter", "bool", True, description="prefilter the input (orders > 1); False: the input is the "
+                                                    "coefficients"))
+_POINT = ("Per point and axis (ni_interpolation.c NI_GeometricTransform): cc = coordinate + npad; except for "
+          "nearest and grid-constant, cc is mapped into the line (mirror: period 2L-2; reflect = grid-mirror: period "
+          "2L; wrap: SciPy's period L-1, x[0] and x[L-1] one point; grid-wrap: period L; constant: outside [0, L-1] "
+          "-> -1), and !(cc > -1) makes the whole point cval; the taps start at floor(cc) (odd orders) or "
+          "floor(cc + 0.5) (even orders, ties up) minus order//2; taps outside the line are mapped with the mirror "
+          "rule for constant and wrap, the mode's own otherwise, and read cval for grid-constant; the weights are "
+          "SciPy's polynomials in its operation order (the last one is 1 - the others), multiplied ((c * w0) * w1) "
+          "... per tap and summed (poolspec sums pairwise: rounding only). Zero-weight taps are read, so a NaN "
+          "neighbour spreads as in SciPy.")
+_NPAD = ("Prefilter (prefilter and order > 1): spline_filter in float64 with the mode's kind; for nearest and "
+         "grid-constant the input is first padded by npad = 12 cells on every axis (edge values, or cval) and "
+         "prefiltered on L + 24 cells, as SciPy's _prepad_for_spline_filter (so far-out nearest values are not "
+         "exactly the edge sample: SciPy's leak copied). constant is not padded. The reflect-kind aliasing of "
+         "SciPy 1.17.1 on axes up to 16 cells (see spline_filter1d) is mirrored on purpose here too (reflect and "
+         "grid-mirror modes on short axes).")
+_NONFINITE = ("Non-finite coordinates: NaN gives cval in every mode but nearest and grid-constant (the "
+              "!(cc > -1) rule), NaN in those two at orders >= 1; at order 0 SciPy's x86 cast of NaN or inf to "
+              "INT_MIN reads the first cell (nearest) or cval (grid-constant), which poolspec copies. +-inf under "
+              "wrap and grid-wrap is unspecified (SciPy casts inf to an integer: 0 or NaN there, cval here).")
+_ROUND = ("dtypes: output None is the input's dtype. The interpolation is computed in float64 (float32 on JAX "
+          "without x64) and stored once: float32 rounded; integer outputs rounded as SciPy's CASE_INTERP_OUT_UINT / "
+          "_INT: unsigned half up with negatives to 0, signed half away from zero, clipped to the dtype's range "
+          "(NaN to 0 here; SciPy's cast of NaN and of |t| >= 2^63 is undefined: unspecified).")
+_MAP_DIFF = ("The interpolated sum runs pairwise over the taps (SciPy: sequentially in row-major tap order): values "
+             "agree within 1e-12 relative, so an integer output exactly at a rounding tie (t = k + 0.5 up to "
+             "rounding) may differ by 1.")
+_MAP_GRAD = Gradient(
+    None,
+    ("autograd (any order)", "torch.func.grad", "torch.func.vmap", "torch.func.jvp"),
+    ("jit", "grad", "grad-of-grad", "vmap", "jacrev"),
+    "w.r.t. input: the taps' weights routed to the coefficients by sorting (no scatter-add), then the transposed "
+    "prefilter and the pad folded back: explicit everywhere (map_coordinates_backward), bound as a torch "
+    "autograd.Function pair and a jax.custom_vjp pair whose own VJP is the forward with cval = 0, so every order. "
+    "w.r.t. coordinates: first order only, torch and JAX (the weights' derivative with the gathered coefficients "
+    "held constant; the tap cells are piecewise constant); second derivatives involving the coordinates come back "
+    "as zero. Not provided: torch.func.jacrev (the Function pair has no vmap rule), JAX jvp / jacfwd "
+    "(custom_vjp); cval gets no gradient.")
+
+_SPLINE_CARDS: tuple[FrontendCard, ...] = (
+    FrontendCard(name="scipy.ndimage.spline_filter1d", version=1, library=_LIB,
+                 mirrors="scipy.ndimage.spline_filter1d",
+                 summary="The B-spline prefilter along one axis (the coefficients whose spline interpolates the "
+                         "samples), with SciPy's boundary modes and 1.17.1's numbers.",
+                 arguments=(_SPLINE_INPUT, _ORDER_1D, _AXIS, _SPLINE_OUTPUT, _SPLINE_MODE), outputs=_SPLINE_OUT,
+                 core=("frontends._common.resample", "frontends.scipy.ndimage._splines.prefilter_plan"),
+                 layout="any rank; the filtered axis is named by axis", gradient=_SPLINE_GRAD,
+                 determinism=_SPLINE_DET,
+                 notes=(_POLES, "Orders 0 and 1 copy the input into the output dtype (no filtering).", _PLAN,
+                        _ALIASING, _SPLINE_DTYPE, _INT_SHORT),
+                 refuses=_SPLINE_REFUSES, checked=_SPLINE_CHECKED),
+    FrontendCard(name="scipy.ndimage.spline_filter", version=1, library=_LIB, mirrors="scipy.ndimage.spline_filter",
+                 summary="The B-spline prefilter along every axis in turn, with SciPy's boundary modes and 1.17.1's "
+                         "numbers.",
+                 arguments=(_SPLINE_INPUT, _ORDER_ND, _SPLINE_OUTPUT, _SPLINE_MODE), outputs=_SPLINE_OUT,
+                 core=("frontends._common.resample", "frontends.scipy.ndimage._splines.prefilter_plan"),
+                 layout="any rank; every axis is filtered, first to last", gradient=_SPLINE_GRAD,
+                 determinism=_SPLINE_DET,
+                 notes=(_POLES, "spline_filter1d along axes 0, 1, ... in turn, each pass stored in the output "
+                                "dtype; orders 0 and 1 are refused, as SciPy (a 0-d or empty input is returned "
+                                "cast).", _PLAN, _ALIASING, _SPLINE_DTYPE, _INT_SHORT),
+                 refuses=_SPLINE_REFUSES, checked=_SPLINE_CHECKED),
+    FrontendCard(name="scipy.ndimage.map_coordinates", version=1, library=_LIB,
+                 mirrors="scipy.ndimage.map_coordinates",
+                 summary="The input's B-spline interpolant (orders 0-5) at arbitrary coordinates, with SciPy's "
+                         "boundary modes and numbers.",
+                 arguments=_MAP_ARGS,
+                 outputs=(Port("interpolated", "array", "coordinates.shape[1:]", "the values at the points, in the "
+                                                                                 "output dtype"),),
+                 core=("frontends.scipy.ndimage._splines.prefilter_plan", "kernels.cells.Cells.route"),
+                 layout="any rank; coordinates[d] indexes input axis d", gradient=_MAP_GRAD, determinism=_MAP_DET,
+                 notes=(_POINT, _NPAD, _NONFINITE, _ROUND, _MAP_DIFF,
+                        "The input is gathered once per point and tap ((order + 1) ** ndim taps), so the memory is "
+                        "points x taps; on JAX each parsed call (shapes, order, mode, cval) is one jitted program."),
+                 refuses=("output arrays (pass a dtype) and bool or complex output dtypes (TypeError; SciPy casts to "
+                          "bool with a C truncation)",
+                          "bool, complex and float16 inputs, complex and float16 coordinates (TypeError; SciPy "
+                          "splits complex inputs into parts)",
+                          "an empty input (ValueError; SciPy reads out of bounds or returns cval)",
+                          "SciPy's refusals, as ValueError/TypeError naming the argument before computing: an order "
+                          "outside [0, 5], an unknown mode, a 0-d input, coordinates whose first axis is not the "
+                          "input's rank (RuntimeError there), a complex cval, a non-bool prefilter"),
+                 checked=_MAP_CHECKED),
+)
+
+
+def _spline_backward(forward: FrontendCard, transpose: str, shape: str) -> FrontendCard:
+    name = forward.name.rpartition(".")[2]
+    return FrontendCard(
+        name=f"{forward.name}_backward", version=1, library=_LIB,
+        mirrors=f"the VJP of scipy.ndimage.{name} (SciPy has none)",
+        summary=f"The gradient of {name} w.r.t. its input, for arrays without autodiff (NumPy, CuPy, Dask, "
+                "array-api-strict); torch and JAX differentiate the forward to the same values.",
+        arguments=(Argument("grad_output", "array", description=f"the cotangent of the forward's output ({shape})"),)
+        + forward.arguments,
+        outputs=(Port("grad_input", "array", "input.shape", "the gradient w.r.t. input, in its dtype"),),
+        core=forward.core, layout=forward.layout,
+        gradient=gradient("linear in grad_output (its transpose is the forward's linear part); native autodiff on "
+                          "torch and JAX"),
+        determinism=("deterministic: transposed tap tables (gathers)" + (
+            " and the taps' cotangents routed by sorting (no scatter-add, no atomics)" if "map" in name else
+            " (no scatter, no atomics)") + ": bit-identical repeats"),
+        notes=(transpose, "The casts to the output dtype are taken as the identity; an integer input or output is "
+                          "refused (TypeError: not differentiable)."),
+        refuses=("what the forward refuses; a grad_output whose shape is not the forward's output shape; integer "
+                 "dtypes",),
+        checked=("against SciPy's own vector-Jacobian product from its values (the forward is affine in the input: "
+                 "column i of its Jacobian is f(e_i) - f(0), conformance/frontend_checks/scipy.py `_vjp`), random "
+                 "float64 configurations on NumPy, torch and JAX (counts in conformance/results/frontends/"
+                 "scipy.json); tests/test_frontend_scipy_spline.py: against SciPy's Jacobian on every backend"))
+
+
+_SPLINE_T = ("The prefilter's transposed tap table per axis (last axis first), the same plans as the forward's.")
+CARDS = CARDS + _SPLINE_CARDS + (
+    _spline_backward(_SPLINE_CARDS[0], _SPLINE_T, "input.shape"),
+    _spline_backward(_SPLINE_CARDS[1], _SPLINE_T, "input.shape"),
+    _spline_backward(_SPLINE_CARDS[2], "Each point's cotangent times its tap weights, summed into the coefficients "
+                                       "it read (sorted by cell: kernels.cells.Cells.route), zero for the taps and "
+                                       "points that read cval; then the transposed prefilter and the npad pad "
+                                       "folded back onto the cells it copies. cval and the coordinates get no "
+                                       "gradient here (torch and JAX give the coordinates' first order).",
+                     "coordinates.shape[1:]"),
+)

@@ -1,0 +1,743 @@
+"""SciPy 1.17.1's B-spline machinery (``spline_filter1d``, ``spline_filter``, ``map_coordinates``) written once
+against the array API.
+
+The prefilter is linear and built on the host per axis as a tap table (``frontends._common.tap_table``) applied by
+``resample``, whose gradient is the transposed table (deterministic, every order, torch and JAX):
+
+- axes up to ``2w + 1`` cells (w = 20, 27, 35, 43 for orders 2-5), and every reflect-kind axis up to 16 cells
+  while ``REFLECT_ALIASING`` holds: the dense matrix of SciPy's own recursion replayed on the identity, so SciPy
+  1.17.1's aliasing bug in ``_init_causal_reflect`` (fixed upstream after 1.17.1) is reproduced bit for bit;
+- longer axes: the infinite inverse kernel cut to ``2w + 1`` taps on the line folded by the boundary rule (whole-
+  sample mirror, half-sample reflect or periodic); the dropped tail is below 1e-16 of the line's size.
+
+``map_coordinates`` computes SciPy's per-point taps, boundary mapping and weights on the device (the coordinates are
+data) and gathers the ``(order + 1) ** ndim`` taps with one ``take``. Its gradient w.r.t. the input is the taps'
+transpose routed by sorting (``kernels.cells.Cells.route``, no scatter-add) and then the transposed prefilter,
+bound as a torch Function pair and a JAX ``custom_vjp`` pair (every order); w.r.t. the coordinates, the weights'
+derivative with the gathered coefficients held constant (first order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ...._compat import (
+    dtype_name,
+    dtype_of,
+    is_dask_array,
+    is_jax_array,
+    is_torch_array,
+    namespace,
+    on,
+    take,
+    to_host,
+    to_namespace,
+)
+from ....autodiff import compose
+from ..._common import dense_table, fail, resample, tap_table
+from . import _filters
+from ._filters import _INTS, _as_array, _axis, _cval, _input, _int, _output, _store, _work
+
+# ni_splines.c's poles (C literals)
+POLES = {2: (-0.171572875253809902396622551580603843,), 3: (-0.267949192431122706472553658494127633,),
+         4: (-0.361341225900220177092212841325675255, -0.013725429297339121360331226939128204),
+         5: (-0.430575347099973791851434783493520110, -0.043096288203264653822712376822550182)}
+# half-widths of the banded prefilter: the dropped tail of SciPy's matrix is at rounding level (research note 1.3)
+WIDTH = {2: 20, 3: 27, 4: 35, 5: 43}
+# SciPy 1.17.1 accumulates _init_causal_reflect's sum in c[0] itself (fixed upstream in d2a1c1ce1f, after 1.17.1):
+# the front-end mirrors 1.17.1, so the reflect-kind prefilter of axes up to 16 cells copies that aliasing
+REFLECT_ALIASING = True
+# below this length the aliased reflect matrix differs from the exact inverse by more than 1e-13 (order 5: 16)
+_ALIASED_UP_TO = 16
+
+MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
+# the prefilter's boundary kind per mode (ni_splines.c:284-313)
+KIND = {"mirror": "mirror", "constant": "mirror", "grid-constant": "mirror", "wrap": "mirror",
+        "reflect": "reflect", "grid-mirror": "reflect", "nearest": "reflect", "grid-wrap": "wrap"}
+# the interpolation's boundary rule per mode (grid-mirror is reflect there)
+_MAP = {"grid-mirror": "reflect"}
+_NPAD = 12  # _prepad_for_spline_filter's pad for nearest and grid-constant
+
+# ------------------------------------------------------------------------------------------- host plans
+
+
+def recursion_matrix(length: int, order: int, kind: str, aliasing: bool = REFLECT_ALIASING) -> np.ndarray:
+    """SciPy's prefilter recursion (ni_splines.c) run on the identity: ``y = R @ x`` along the line.
+
+    >>> np.round(recursion_matrix(3, 3, "mirror") @ np.ones(3), 12).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    c = np.eye(length)
+    if length <= 1 or order < 2:
+        return c
+    zs = POLES[order]
+    gain = 1.0
+    for z in zs:
+        gain *= (1.0 - z) * (1.0 - 1.0 / z)
+    c = c * gain
+    n = length
+    for z in zs:
+        if kind == "mirror":
+            zn1 = z ** (n - 1)
+            s = c[0] + zn1 * c[n - 1]
+            zi = z
+            for i in range(1, n - 1):
+                s = s + zi * (c[i] + zn1 * c[n - 1 - i])
+                zi *= z
+            c[0] = s / (1 - zn1 * zn1)
+        elif kind == "wrap":
+            zi = z
+            s = c[0].copy()
+            for i in range(1, n):
+                s = s + zi * c[n - i]
+                zi *= z
+            c[0] = s / (1 - zi)
+        elif aliasing:  # 1.17.1: at i = n-1 the term c[n-1-i] = c[0] is the partial sum
+            zn = z ** n
+            c0 = c[0].copy()
+            c[0] = c[0] + zn * c[n - 1]
+            zi = z
+            for i in range(1, n):
+                c[0] = c[0] + zi * (c[i] + zn * c[n - 1 - i])
+                zi *= z
+            c[0] = c[0] * (z / (1 - zn * zn))
+            c[0] = c[0] + c0
+        else:
+            zn = z ** n
+            s = c[0] + zn * c[n - 1]
+            zi = z
+            for i in range(1, n):
+                s = s + zi * (c[i] + zn * c[n - 1 - i])
+                zi *= z
+            c[0] = c[0] + s * z / (1 - zn * zn)
+        for i in range(1, n):
+            c[i] = c[i] + z * c[i - 1]
+        if kind == "mirror":
+            c[n - 1] = (z * c[n - 2] + c[n - 1]) * z / (z * z - 1)
+        elif kind == "wrap":
+            zi = z
+            s = c[n - 1].copy()
+            for i in range(0, n - 1):
+                s = s + zi * c[i]
+                zi *= z
+            c[n - 1] = s * (z / (zi - 1))
+        else:
+            c[n - 1] = c[n - 1] * (z / (z - 1))
+        for i in range(n - 2, -1, -1):
+            c[i] = z * (c[i + 1] - c[i])
+    return c
+
+
+@lru_cache(maxsize=8)
+def inverse_kernel(order: int) -> np.ndarray:
+    """``h[k]``, k = -w..w: the interior of the prefilter, ``gain * conv_i(-z_i z_i^|k| / (1 - z_i^2))``."""
+    w = WIDTH[order]
+    k = np.arange(-2 * w, 2 * w + 1)
+    h = np.array([1.0])
+    gain = 1.0
+    for z in POLES[order]:
+        gain *= (1.0 - z) * (1.0 - 1.0 / z)
+        h = np.convolve(h, -z * z ** np.abs(k) / (1.0 - z * z))
+    mid = len(h) // 2
+    out = gain * h[mid - w:mid + w + 1]
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=1024)
+def prefilter_plan(length: int, order: int, kind: str, aliasing: bool = REFLECT_ALIASING) -> Any:
+    """The prefilter of one axis as a tap table (None: the identity, for lines of one cell and orders 0, 1)."""
+    if length <= 1 or order < 2:
+        return None
+    w = WIDTH[order]
+    if length <= 2 * w + 1 or (kind == "reflect" and aliasing and length <= _ALIASED_UP_TO):
+        return dense_table(np.ascontiguousarray(recursion_matrix(length, order, kind, aliasing).T))
+    folded = {"mirror": "mirror", "reflect": "reflect", "wrap": "wrap"}[kind]
+    cells = _filters.fold(length, w, w, folded)
+    index = np.stack([cells[t:t + length] for t in range(2 * w + 1)])
+    weight = np.repeat(inverse_kernel(order)[:, None], length, axis=1)
+    return tap_table(index, weight, length)
+
+
+# -------------------------------------------------------------------------------------------- arguments
+
+
+def _order(function: str, order: Any, low: int) -> int:
+    o = _int(function, "order", order)
+    if not low <= o <= 5:
+        fail(function, "order", order, f"spline order not supported: must be in [{low}, 5]")
+    return o
+
+
+def _mode(function: str, mode: Any) -> str:
+    if not isinstance(mode, str) or mode not in MODES:
+        fail(function, "mode", mode, f"boundary mode not supported; one of {', '.join(MODES)}")
+    return str(mode)
+
+
+def _prefilter_axes(xp: Any, v: Any, axes: list[int], order: int, kind: str, out: str | None) -> Any:
+    # out: the dtype each pass is stored in (SciPy's C cast per axis), None to stay in the work dtype
+    for a in axes:
+        plan = prefilter_plan(int(v.shape[a]), order, kind)
+        v = xp.astype(v, _work(xp, v))
+        if plan is not None:
+            v = resample(v, [a], [plan])
+        if out is not None:
+            v = _store(xp, v, out)
+    return v
+
+
+# ------------------------------------------------------------------------------------------- prefilter
+
+
+def spline_filter1d(input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
+                    mode: str = "mirror") -> Any:
+    """The B-spline prefilter along ``axis``, as ``scipy.ndimage.spline_filter1d`` (orders 0 and 1: a copy).
+
+    >>> spline_filter1d(np.array([0.0, 1.0, 0.0, 0.0]), 2).round(6).tolist()
+    [-0.485714, 1.457143, -0.257143, 0.085714]
+    """
+    function = "spline_filter1d"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 0)
+    if x.ndim == 0:
+        fail(function, "input", 0, "must have at least one axis")
+    a = _axis(function, axis, x.ndim)
+    m = _mode(function, mode)
+    if o < 2 or 0 in x.shape:
+        return _store(xp, x, out)
+    return _prefilter_axes(xp, x, [a], o, KIND[m], out)
+
+
+def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: str = "mirror") -> Any:
+    """``spline_filter1d`` along every axis in turn, each pass stored in ``output``'s dtype, as
+    ``scipy.ndimage.spline_filter``.
+
+    >>> spline_filter(np.eye(3), 3).round(6).tolist()[0]
+    [4.125, -3.0, 1.875]
+    """
+    function = "spline_filter"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 2)
+    m = _mode(function, mode)
+    if x.ndim == 0 or 0 in x.shape:
+        return _store(xp, x, out)
+    return _prefilter_axes(xp, x, list(range(x.ndim)), o, KIND[m], out)
+
+
+# --------------------------------------------------------------------------------------- interpolation
+
+
+def _map_coordinate(xp: Any, x: Any, length: int, mode: str) -> Any:
+    # ni_interpolation.c map_coordinate, elementwise; the C (npy_intp) casts are float truncations here (equal for
+    # finite values below 2**53)
+    lo, hi = x < 0, x > length - 1
+    if mode in ("mirror", "reflect", "wrap", "grid-wrap") and length <= 1:
+        return xp.where(lo | hi, xp.zeros_like(x), x)
+    n = float(length)
+    if mode == "mirror":
+        p = 2 * n - 2
+        v = p * xp.trunc(-x / p) + x
+        v = xp.where(v <= 1 - n, v + p, -v)
+        u = x - p * xp.trunc(x / p)
+        u = xp.where(u >= n, p - u, u)
+        return xp.where(lo, v, xp.where(hi, u, x))
+    if mode == "reflect":
+        p = 2 * n
+        v = xp.where(x < -p, p * xp.trunc(-x / p) + x, x)
+        v = xp.where(v < -n, v + p, xp.where(v > -1e-15, xp.full_like(v, 1e-15), -v) - 1)
+        u = x - p * xp.trunc(x / p)
+        u = xp.where(u >= n, p - u - 1, u)
+        return xp.where(lo, v, xp.where(hi, u, x))
+    if mode == "wrap":
+        s = n - 1
+        return xp.where(lo, x + s * (xp.trunc(-x / s) + 1), xp.where(hi, x - s * xp.trunc(x / s), x))
+    if mode == "grid-wrap":
+        return xp.where(lo, x + n * (xp.trunc((-1 - x) / n) + 1), xp.where(hi, x - n * xp.trunc(x / n), x))
+    if mode == "nearest":
+        return xp.clip(x, 0.0, n - 1)
+    if mode == "constant":
+        return xp.where(lo | hi, xp.full_like(x, -1.0), x)
+    raise AssertionError(mode)
+
+
+def _weights(xp: Any, x: Any, order: int) -> list[Any]:
+    # ni_splines.c get_spline_interpolation_weights, same operation order; the last weight is 1 - the others
+    x = x - xp.floor(x if order & 1 else x + 0.5)
+    if order == 0:
+        return [xp.ones_like(x)]
+    y, z = x, 1.0 - x
+    w: list[Any] = [None] * (order + 1)
+    if order == 1:
+        w[0] = 1.0 - x
+    elif order == 2:
+        w[1] = 0.75 - x * x
+        y = 0.5 - x
+        w[0] = 0.5 * y * y
+    elif order == 3:
+        w[1] = (y * y * (y - 2.0) * 3.0 + 4.0) / 6.0
+        w[2] = (z * z * (z - 2.0) * 3.0 + 4.0) / 6.0
+        w[0] = z * z * z / 6.0
+    elif order == 4:
+        t = x * x
+        w[2] = t * (t * 0.25 - 0.625) + 115.0 / 192.0
+        y = 1.0 + x
+        w[1] = y * (y * (y * (5.0 - y) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0
+        w[3] = z * (z * (z * (5.0 - z) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0
+        y = 0.5 - x
+        t = y * y
+        w[0] = t * t / 24.0
+    else:
+        t = y * y
+        w[2] = t * (t * (0.25 - y / 12.0) - 0.5) + 0.55
+        t = z * z
+        w[3] = t * (t * (0.25 - z / 12.0) - 0.5) + 0.55
+        y = y + 1.0
+        w[1] = y * (y * (y * (y * (y / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425
+        z = z + 1.0
+        w[4] = z * (z * (z * (z * (z / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425
+        y = 1.0 - x
+        t = y * y
+        w[0] = y * t * t / 120.0
+    last = xp.ones_like(x)
+    for i in range(order):
+        last = last - w[i]
+    w[order] = last
+    return w
+
+
+def _axis_taps(xp: Any, cc: Any, length: int, order: int, mode: str, npad: int) -> tuple[Any, Any, list[Any], Any]:
+    """Per point of one axis: the tap cells (P, order+1) int64, the taps reading cval (grid-constant; else None),
+    the weights, and the points that are cval whole (constant's out-of-range and NaN; else None)."""
+    cc = cc + float(npad)
+    whole = None
+    if mode not in ("grid-constant", "nearest"):
+        cc = _map_coordinate(xp, cc, length, mode)
+        whole = ~(cc > -1.0)
+        cc = xp.where(whole, xp.zeros_like(cc), cc)
+    else:
+        # a non-finite coordinate: C's (npy_intp) cast of it gives INT_MIN on x86, so order 0 reads the first cell
+        # (nearest) or cval (grid-constant), as at -2; higher orders get NaN weights (set whole afterwards)
+        cc = xp.where(xp.isfinite(cc), cc, xp.full_like(cc, -2.0 if order == 0 else 0.0))
+    start = (xp.floor(cc) if order & 1 else xp.floor(cc + 0.5)) - float(order // 2)
+    taps = start[:, None] + xp.asarray(np.arange(order + 1, dtype=np.float64), dtype=cc.dtype, **on(cc))
+    n = float(length)
+    cvals = None
+    if mode == "grid-constant":
+        cvals = (taps < 0) | (taps >= n)
+        taps = xp.clip(taps, 0.0, n - 1)
+    else:
+        spline_mode = {"constant": "mirror", "wrap": "mirror"}.get(mode, mode)
+        edge = (start < 0) | (start + order >= n)
+        taps = xp.where(edge[:, None], _map_coordinate(xp, taps, length, spline_mode), taps)
+        taps = xp.clip(taps, 0.0, n - 1)  # only undefined inputs (inf) reach outside; SciPy reads out of bounds
+    return xp.astype(taps, xp.int64), cvals, _weights(xp, cc, order), whole
+
+
+def _round_to(xp: Any, t: Any, name: str) -> Any:
+    # CASE_INTERP_OUT_UINT / _INT: half up (unsigned, negatives to 0), half away from zero (signed), clipped
+    if name not in _INTS:
+        return xp.astype(t, dtype_of(xp, name))
+    info = np.iinfo(name)
+    if name.startswith("u"):
+        r = xp.where(t > 0, xp.trunc(t + 0.5), xp.zeros_like(t))
+    else:
+        r = xp.trunc(xp.where(t > 0, t + 0.5, t - 0.5))
+    r = xp.clip(xp.where(xp.isnan(r), xp.zeros_like(r), r), float(info.min), float(info.max))
+    return xp.astype(r, dtype_of(xp, name))
+
+
+def _coordinates(function: str, xp: Any, x: Any, coordinates: Any) -> Any:
+    try:
+        same = namespace(coordinates) is xp
+    except TypeError:
+        same = False
+    if same:
+        c, name = coordinates, dtype_name(xp, coordinates.dtype)
+    else:
+        host = np.asarray(to_host(coordinates) if hasattr(coordinates, "shape") else coordinates)
+        name = host.dtype.name
+        c = host
+    if name.startswith("complex"):
+        fail(function, "coordinates", name, "Complex type not supported (SciPy's TypeError)", TypeError)
+    if not (name == "bool" or name in _INTS or name in ("float32", "float64")):
+        fail(function, "coordinates", name, "coordinate array data type not supported: bool, an integer, float32 "
+                                             "or float64", TypeError)
+    if c.ndim < 1 or int(c.shape[0]) != x.ndim:
+        fail(function, "coordinates", tuple(c.shape), f"invalid shape for coordinate array: the first axis must be "
+                                                      f"the input's rank ({x.ndim})")
+    if not same:
+        c = xp.asarray(to_namespace(np.asarray(c, dtype=np.float64), xp, x))
+    return xp.astype(c, _work(xp, x))
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """map_coordinates' parsed call (hashable: the static part of one jitted JAX program)."""
+
+    order: int
+    mode: str
+    cval: float
+    out: str
+    in_shape: tuple[int, ...]
+    shape: tuple[int, ...]  # the coordinates' shape less the first axis: the output's
+    filtered: bool
+    npad: int
+
+    @property
+    def points(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def lengths(self) -> list[int]:
+        return [n + 2 * self.npad for n in self.in_shape]
+
+
+def _parse(function: str, input: Any, coordinates: Any, output: Any, order: Any, mode: Any, cval: Any,
+           prefilter: Any) -> tuple[Any, Any, Any, _Spec]:
+    xp, x = _as_array(input)
+    name = _input(function, x, xp, True)
+    out = _output(function, xp, output, name)
+    o = _order(function, order, 0)
+    m = _mode(function, mode)
+    c = _cval(function, cval)
+    if not isinstance(prefilter, (bool, np.bool_, int)):
+        fail(function, "prefilter", prefilter, "must be a bool", TypeError)
+    if x.ndim == 0:
+        fail(function, "input", 0, "input and output rank must be > 0")
+    coords = _coordinates(function, xp, x, coordinates)
+    if 0 in x.shape:
+        fail(function, "input", tuple(x.shape), "must have no empty axis")
+    filtered = bool(prefilter) and o > 1
+    npad = _NPAD if filtered and m in ("nearest", "grid-constant") else 0
+    spec = _Spec(o, m, c, out, tuple(int(n) for n in x.shape), tuple(int(n) for n in coords.shape[1:]), filtered,
+                 npad)
+    return xp, x, coords, spec
+
+
+def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, Any, list[Any], Any, Any]:
+    """Per point: the flat cells of its (order + 1) ** ndim taps (P, K), the taps reading cval (or None), the
+    per-axis weights (broadcastable to (P, k, ..., k)), the points that are cval whole and those that are NaN."""
+    o, m, nd, k = spec.order, spec.mode, len(spec.in_shape), spec.order + 1
+    lengths = spec.lengths
+    flat = xp.reshape(coords, (nd, spec.points))
+    imode = _MAP.get(m, m)
+    strides = [int(np.prod(lengths[d + 1:])) for d in range(nd)]
+    lin = mask = whole = nan = None
+    weights = []
+    for d in range(nd):
+        cc = flat[d, ...]
+        taps, cvals, w, wh = _axis_taps(xp, cc, lengths[d], o, imode, spec.npad)
+        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
+        term = taps[expand] * strides[d]
+        lin = term if lin is None else lin + term
+        if cvals is not None:
+            mask = cvals[expand] if mask is None else mask | cvals[expand]
+        weights.append(xp.reshape(xp.stack(w, axis=1), (spec.points,) + tuple(k if e == d else 1 for e in range(nd))))
+        if wh is not None:
+            whole = wh if whole is None else whole | wh
+        if m in ("nearest", "grid-constant") and o > 0:
+            isn = ~xp.isfinite(cc)
+            nan = isn if nan is None else nan | isn
+    assert lin is not None
+    lin = xp.reshape(lin, (spec.points, k ** nd))
+    mask = None if mask is None else xp.reshape(mask, (spec.points, k ** nd))
+    return lin, mask, weights, whole, nan
+
+
+def _coefficients(xp: Any, x: Any, spec: _Spec) -> Any:
+    v = xp.astype(x, _work(xp, x))
+    if spec.filtered:
+        pad = "nearest" if spec.mode == "nearest" else "constant"
+        for a in range(v.ndim):
+            v = _filters.extend(xp, v, a, spec.npad, spec.npad, pad, spec.cval)
+        v = _prefilter_axes(xp, v, list(range(v.ndim)), spec.order, KIND[spec.mode], None)
+    return v
+
+
+def _coefficients_t(xp: Any, g: Any, spec: _Spec) -> Any:
+    # the transpose of _coefficients: the prefilter's transposed tables in reverse, then the pad folded back
+    if spec.filtered:
+        for a in reversed(range(g.ndim)):
+            plan = prefilter_plan(int(g.shape[a]), spec.order, KIND[spec.mode])
+            if plan is not None:
+                g = _resample_t(g, a, plan)
+        pad = "nearest" if spec.mode == "nearest" else "constant"
+        for a in reversed(range(g.ndim)):
+            g = _filters.fold_back(xp, g, a, spec.in_shape[a], spec.npad, spec.npad, pad)
+    return g
+
+
+def _resample_t(g: Any, axis: int, plan: Any) -> Any:
+    """The transpose of ``resample(g, [axis], [plan])`` (a square plan): the transposed table, gathered."""
+    from ...._compat import namespace as _ns
+    from ....autodiff import linear
+    from ..._common import _separable
+
+    xp = _ns(g)
+    order = [a for a in range(g.ndim) if a != axis] + [axis]
+    view = xp.permute_dims(g, tuple(order)) if axis != g.ndim - 1 else g
+    y = linear(_separable((plan.length,), (plan.out,), (plan,)), view, transpose=True)
+    return xp.permute_dims(y, tuple(int(i) for i in np.argsort(order))) if axis != g.ndim - 1 else y
+
+
+def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
+    """The interpolant of the flat coefficients ``coef`` at ``coords``, in the work dtype (P,): gathers at cells
+    that depend on the coordinates only piecewise, so natively differentiable w.r.t. the coordinates through the
+    weights (no scatter: the gather's source is held constant)."""
+    xp = namespace(coords)
+    nd, k = len(spec.in_shape), spec.order + 1
+    work = coords.dtype
+    lin, mask, weights, whole, nan = _points(xp, coords, spec)
+    vals = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (spec.points,) + (k,) * nd)
+    if mask is not None:
+        vals = xp.where(xp.reshape(mask, vals.shape), xp.asarray(spec.cval, dtype=work, **on(coef)), vals)
+    if spec.order > 0:
+        for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
+            vals = vals * weights[d]
+    t = xp.sum(xp.reshape(vals, (spec.points, k ** nd)), axis=1)
+    if whole is not None:
+        t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
+    if nan is not None:
+        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(coef)), t)
+    return t
+
+
+def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
+    xp = namespace(x)
+    t = _sample(spec, xp.reshape(_coefficients(xp, x, spec), (-1,)), coords)
+    return xp.reshape(_round_to(xp, t, spec.out), spec.shape)
+
+
+def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int = 3, mode: str = "constant",
+                    cval: float = 0.0, prefilter: bool = True) -> Any:
+    """``input``'s spline interpolant at ``coordinates`` (one row per input axis), as
+    ``scipy.ndimage.map_coordinates``.
+
+    >>> map_coordinates(np.arange(12.0).reshape(4, 3), np.array([[0.5, 2.0], [0.5, 1.0]]), order=1).tolist()
+    [2.0, 7.0]
+    """
+    xp, x, coords, spec = _parse("map_coordinates", input, coordinates, output, order, mode, cval, prefilter)
+    if spec.points == 0:
+        return xp.zeros(spec.shape, dtype=dtype_of(xp, spec.out), **on(x))
+    if is_torch_array(x) and (x.requires_grad or coords.requires_grad):
+        return _torch_functions()[0].apply(x, coords, spec)
+    if is_jax_array(x):
+        return _jax_function(spec)(x, coords)  # one jitted program (eager ops would compile one by one)
+    return _forward(spec, x, coords)
+
+
+# ------------------------------------------------------------------------------------------ explicit backward
+# The VJPs w.r.t. the input, for every backend: the prefilter's transposed tap tables (gathers), and the taps'
+# transpose routed by sorting (kernels.cells.Cells.route: no scatter-add, bit-identical repeats). The casts to the
+# output dtype are taken as the identity (float outputs only); the coordinates get no gradient.
+
+
+def _grad(function: str, xp: Any, g: Any, x: Any, out: str, shape: tuple[int, ...]) -> Any:
+    if dtype_name(xp, x.dtype) not in ("float32", "float64") or out not in ("float32", "float64"):
+        fail(function, "input", dtype_name(xp, x.dtype), "the backward needs a float input and output dtype",
+             TypeError)
+    if tuple(g.shape) != shape:
+        fail(function, "grad_output", tuple(g.shape), f"must have the output's shape {shape}")
+    return xp.astype(g, _work(xp, x))
+
+
+def spline_filter1d_backward(grad_output: Any, input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
+                             mode: str = "mirror") -> Any:
+    """The gradient of ``spline_filter1d`` w.r.t. ``input``: the transposed prefilter along ``axis``.
+
+    >>> spline_filter1d_backward(np.array([1.0, 0.0, 0.0]), np.zeros(3), 3).round(6).tolist()
+    [1.75, -1.0, 0.25]
+    """
+    function = "spline_filter1d_backward"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 0)
+    if x.ndim == 0:
+        fail(function, "input", 0, "must have at least one axis")
+    a = _axis(function, axis, x.ndim)
+    m = _mode(function, mode)
+    g = _grad(function, xp, xp.asarray(grad_output) if not hasattr(grad_output, "shape") else grad_output, x, out,
+              tuple(x.shape))
+    plan = prefilter_plan(int(x.shape[a]), o, KIND[m]) if 0 not in x.shape else None
+    if plan is not None:
+        g = _resample_t(g, a, plan)
+    return xp.astype(g, x.dtype)
+
+
+def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output: Any = np.float64,
+                           mode: str = "mirror") -> Any:
+    """The gradient of ``spline_filter`` w.r.t. ``input``: the transposed prefilters, last axis first.
+
+    >>> spline_filter_backward(np.ones((2, 2)), np.zeros((2, 2)), 2).round(6).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    function = "spline_filter_backward"
+    xp, x = _as_array(input)
+    _input(function, x, xp, True)
+    out = _output(function, xp, output, "float64")
+    o = _order(function, order, 2)
+    m = _mode(function, mode)
+    g = _grad(function, xp, grad_output, x, out, tuple(x.shape))
+    if x.ndim and 0 not in x.shape:
+        for a in reversed(range(x.ndim)):
+            plan = prefilter_plan(int(x.shape[a]), o, KIND[m])
+            if plan is not None:
+                g = _resample_t(g, a, plan)
+    return xp.astype(g, x.dtype)
+
+
+def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
+    from ....kernels.cells import Cells
+
+    xp = namespace(x)
+    nd, k = x.ndim, spec.order + 1
+    lin, mask, weights, whole, _ = _points(xp, coords, spec)
+    w = xp.reshape(g, (spec.points,) + (1,) * nd)
+    if spec.order > 0:
+        for d in range(nd):
+            w = w * weights[d]
+    w = xp.reshape(xp.broadcast_to(w, (spec.points,) + (k,) * nd), (spec.points, k ** nd))
+    zero = xp.zeros_like(w)
+    if mask is not None:
+        w = xp.where(mask, zero, w)
+    if whole is not None:
+        w = xp.where(whole[:, None], zero, w)
+    reads = xp.reshape(w, (1, spec.points * k ** nd))
+    idx = xp.reshape(lin, (1, spec.points * k ** nd))
+    cells = int(np.prod(spec.lengths))
+    route = Cells(cells, spec.points * k ** nd).route
+    if is_dask_array(reads):  # one plane: routed whole, in one block
+        import dask.array as da
+
+        routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
+                               dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
+    else:
+        routed = route(reads, idx)
+    return xp.astype(_coefficients_t(xp, xp.reshape(routed, tuple(spec.lengths)), spec), x.dtype)
+
+
+def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
+                             mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    """The gradient of ``map_coordinates`` w.r.t. ``input`` (cval and the coordinates get none): each point's
+    cotangent times its tap weights, summed into the coefficients it read (sorted, no scatter-add), then the
+    transposed prefilter.
+
+    >>> map_coordinates_backward(np.array([1.0]), np.zeros(3), np.array([[0.25]]), order=1).tolist()
+    [0.75, 0.25, 0.0]
+    """
+    function = "map_coordinates_backward"
+    xp, x, coords, spec = _parse(function, input, coordinates, output, order, mode, cval, prefilter)
+    g = _grad(function, xp, grad_output, x, spec.out, spec.shape)
+    if spec.points == 0:
+        return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
+    return compose(_backward, (spec,), g, x, coords)
+
+
+# ------------------------------------------------------------------------------------------ autodiff bindings
+# map_coordinates is affine in the input: its VJP is _backward (routed, no scatter-add) and _backward's VJP is the
+# forward with cval = 0 (its linear part), so the pair gives every order w.r.t. the input. The coordinates'
+# gradient is native autodiff of the weights with the gathered coefficients held constant (first order only).
+
+
+@lru_cache(maxsize=1)
+def _torch_functions() -> tuple[Any, Any]:
+    import torch
+
+    class MapCoordinates(torch.autograd.Function):
+        @staticmethod
+        def forward(x: Any, coords: Any, spec: _Spec) -> Any:
+            return _forward(spec, x, coords)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            x, coords, ctx.spec = inputs
+            ctx.save_for_backward(x, coords)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> tuple[Any, Any, None]:
+            x, coords = ctx.saved_tensors
+            grad_x = grad_c = None
+            if ctx.needs_input_grad[0]:
+                x0 = g.new_zeros(tuple(x.shape))  # _backward reads only the input's shape and dtype
+                grad_x = MapCoordinatesT.apply(g, x0, coords, ctx.spec)
+            if ctx.needs_input_grad[1]:
+                grad_c = _coordinate_grad_torch(ctx.spec, x, coords, g)
+            return grad_x, grad_c, None
+
+    class MapCoordinatesT(torch.autograd.Function):
+        @staticmethod
+        def forward(g: Any, x0: Any, coords: Any, spec: _Spec) -> Any:
+            return _backward(spec, g, x0, coords)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            _, _, coords, spec = inputs
+            ctx.save_for_backward(coords)
+            ctx.spec = _linear_part(spec)
+
+        @staticmethod
+        def backward(ctx: Any, gg: Any) -> tuple[Any, None, None, None]:
+            (coords,) = ctx.saved_tensors
+            return MapCoordinates.apply(gg, coords, ctx.spec), None, None, None
+
+    return MapCoordinates, MapCoordinatesT
+
+
+def _coordinate_grad_torch(spec: _Spec, x: Any, coords: Any, g: Any) -> Any:
+    # the weights' derivative by native autograd, the coefficients held constant (first order only)
+    import torch
+
+    xp = namespace(x)
+    with torch.enable_grad():
+        c = coords.detach().requires_grad_(True)
+        coef = xp.reshape(_coefficients(xp, x.detach(), spec), (-1,))
+        t = _sample(spec, coef, c)
+        (grad,) = torch.autograd.grad(t, c, xp.reshape(g, t.shape).to(t.dtype))
+    return grad.to(coords.dtype)
+
+
+def _linear_part(spec: _Spec) -> _Spec:
+    return _Spec(spec.order, spec.mode, 0.0, spec.out, spec.in_shape, spec.shape, spec.filtered, spec.npad)
+
+
+@lru_cache(maxsize=256)
+def _jax_function(spec: _Spec) -> Any:
+    import jax
+
+    @jax.custom_vjp
+    def forward(x: Any, coords: Any) -> Any:
+        return _forward(spec, x, coords)
+
+    @jax.custom_vjp
+    def transpose(g: Any, x0: Any, coords: Any) -> Any:
+        return _backward(spec, g, x0, coords)
+
+    def forward_fwd(x: Any, coords: Any) -> tuple[Any, Any]:
+        return forward(x, coords), (x, coords)
+
+    def forward_bwd(res: Any, g: Any) -> tuple[Any, Any]:
+        x, coords = res
+        coef = jax.lax.stop_gradient(jax.numpy.reshape(_coefficients(namespace(x), x, spec), (-1,)))
+        _, pull = jax.vjp(lambda c: _sample(spec, coef, c), coords)  # the weights' derivative, first order
+        return transpose(g, x, coords), pull(jax.numpy.reshape(g, (spec.points,)))[0]
+
+    def transpose_fwd(g: Any, x0: Any, coords: Any) -> tuple[Any, Any]:
+        return transpose(g, x0, coords), (x0, coords)
+
+    def transpose_bwd(res: Any, gg: Any) -> tuple[Any, Any, Any]:
+        x0, coords = res
+        return _jax_function(_linear_part(spec))(gg, coords), jax.numpy.zeros_like(x0), jax.numpy.zeros_like(coords)
+
+    forward.defvjp(forward_fwd, forward_bwd)
+    transpose.defvjp(transpose_fwd, transpose_bwd)
+    return jax.jit(forward)
