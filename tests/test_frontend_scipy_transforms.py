@@ -21,7 +21,15 @@ CASES = [
     ("minimum_filter", {"size": (2, 3), "mode": "nearest", "origin": (0, -1)}, (5, 6)),
     ("maximum_filter", {"footprint": np.array([[True, False, True], [False, True, False]]), "mode": "wrap"},
      (5, 6)),
+    ("spline_filter1d", {"order": 3, "axis": 0, "mode": "reflect"}, (5, 6)),
+    ("spline_filter", {"order": 5, "mode": "grid-wrap"}, (5, 6)),
+    ("map_coordinates", {"coordinates": np.array([[0.3, 2.7, -0.4, 4.2], [1.1, 5.3, 2.6, 0.2]]), "order": 3,
+                         "mode": "nearest"}, (5, 6)),
 ]
+
+
+# the transforms of torch.func and JAX's forward mode (map_coordinates: its own test file, for now)
+NATIVE = [c for c in CASES if c[0] != "map_coordinates"]
 
 
 def _scipy(name, x, options):
@@ -44,14 +52,11 @@ def _directional(name, options, x, t, eps=1e-6):
     return (_scipy(name, x + eps * t, options) - _scipy(name, x - eps * t, options)) / (2 * eps)
 
 
-def _point(shape, seed=3):
+def _point(shape, options, seed=3):
+    """The input, a cotangent shaped like the output, a tangent shaped like the input."""
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    return x, rng.standard_normal(_scipy_shape(shape)), rng.standard_normal(shape)
-
-
-def _scipy_shape(shape):
-    return shape
+    out = np.shape(options["coordinates"])[1:] if "coordinates" in options else shape
+    return rng.standard_normal(shape), rng.standard_normal(out), rng.standard_normal(shape)
 
 
 def _ids(cases):
@@ -61,7 +66,7 @@ def _ids(cases):
 @pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_torch_compile_fullgraph(name, options, shape):
     torch = pytest.importorskip("torch")
-    x, cot, _ = _point(shape)
+    x, cot, _ = _point(shape, options)
     fn = getattr(ndimage, name)
     compiled = torch.compile(lambda v: fn(v, **options), fullgraph=True)
     t = torch.from_numpy(x.copy()).requires_grad_(True)
@@ -74,7 +79,7 @@ def test_torch_compile_fullgraph(name, options, shape):
 @pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_torch_export_is_one_node(name, options, shape):
     torch = pytest.importorskip("torch")
-    x, _, _ = _point(shape)
+    x, _, _ = _point(shape, options)
     fn = getattr(ndimage, name)
 
     class Module(torch.nn.Module):
@@ -88,12 +93,12 @@ def test_torch_export_is_one_node(name, options, shape):
                                rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("name,options,shape", NATIVE, ids=_ids(NATIVE))
 def test_torch_func(name, options, shape):
     torch = pytest.importorskip("torch")
     from torch import func
 
-    x, cot, t = _point(shape)
+    x, cot, t = _point(shape, options)
     fn = getattr(ndimage, name)
     batch = np.stack([x, t])
     got = func.vmap(lambda v: fn(v, **options))(torch.from_numpy(batch)).numpy()
@@ -108,12 +113,12 @@ def test_torch_func(name, options, shape):
     np.testing.assert_allclose(fwd, rev, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
+@pytest.mark.parametrize("name,options,shape", NATIVE, ids=_ids(NATIVE))
 def test_jax_jit_vmap_grad_jvp(name, options, shape):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
-    x, cot, t = _point(shape)
+    x, cot, t = _point(shape, options)
     fn = getattr(ndimage, name)
     f = jax.jit(lambda v: fn(v, **options))
     np.testing.assert_allclose(np.asarray(f(jnp.asarray(x))), _scipy(name, x, options), rtol=1e-10, atol=1e-12)

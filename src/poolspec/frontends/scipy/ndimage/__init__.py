@@ -357,6 +357,7 @@ array([-0.485714,  1.457143, -0.257143,  0.085714])
 """)
 
 
+@captured("spline_filter1d")
 @_SPLINE_FILTER1D_DOC.document(**_SPLINE_1D)
 def spline_filter1d(input: Any, order: int = 3, axis: int = -1, output: Any = np.float64,
                     mode: str = "mirror") -> Any:
@@ -380,6 +381,7 @@ array([ 4.125, -3.   ,  1.875])
 """)
 
 
+@captured("spline_filter")
 @_SPLINE_FILTER_DOC.document(**_SPLINE_ND)
 def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: str = "mirror") -> Any:
     return _splines.spline_filter(input, order, output, mode)
@@ -428,6 +430,7 @@ array([2., 7.])
 """)
 
 
+@captured("map_coordinates", arrays=("coordinates",))
 @_MAP_COORDINATES_DOC.document(**_MAP)
 def map_coordinates(input: Any, coordinates: Any, output: Any = None, order: int = 3, mode: str = "constant",
                     cval: float = 0.0, prefilter: bool = True) -> Any:
