@@ -487,7 +487,7 @@ def _affine_parse(function: str, input: Any, matrix: Any, offset: Any, output_sh
 def _diagonal_coords(x: Any, oshape: tuple[int, ...], mat: np.ndarray, off: np.ndarray) -> tuple[Any, ...]:
     with np.errstate(divide="ignore", invalid="ignore"):
         shifts = off / mat  # SciPy passes offset / matrix as zoom_shift's shift: inf or NaN when m = 0
-    return tuple(_axis_coords("diag", no, float(mv), float(sv)) for no, mv, sv in zip(oshape, mat, shifts))
+        return tuple(_axis_coords("diag", no, float(mv), float(sv)) for no, mv, sv in zip(oshape, mat, shifts))
 
 
 def _full_coords(mat: np.ndarray, off: np.ndarray, oshape: tuple[int, ...], lo: int, hi: int) -> np.ndarray:
