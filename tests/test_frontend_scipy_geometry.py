@@ -20,7 +20,13 @@ MODES = spline.MODES
 if bool(ndi.spline_filter1d(np.eye(2), 2, axis=0, mode="reflect")[0, 1] == -1 / 6):
     pytest.skip("the installed SciPy has the fixed reflect prefilter; the front-end mirrors 1.17.1",
                 allow_module_level=True)
-SLOW = ("jax", "dask")
+SLOW = ("jax", "dask")  # each new shape compiles (JAX) or builds a graph (Dask): two modes per test there
+MID = ("array_api_strict", "torch")
+
+
+def _modes(backend, mode, *keep):
+    if backend.name in SLOW and mode not in keep:
+        pytest.skip("fewer modes on JAX and Dask (every mode runs on NumPy, torch and array_api_strict)")
 
 
 def _check(backend, want, got, scale):
@@ -44,22 +50,27 @@ def _both(backend, name, x, *args, **kw):
 
 
 def _shapes(backend):
-    return ((6,), (4, 5)) if backend.name in SLOW else ((7,), (5, 6), (3, 4, 5))
+    if backend.name in SLOW:
+        return ((4, 5),)
+    return ((6,), (3, 4, 5)) if backend.name in MID else ((7,), (5, 6), (3, 4, 5))
 
 
 def _orders(backend):
-    return (0, 1, 3) if backend.name in SLOW else range(6)
+    if backend.name in SLOW:
+        return (1, 3)
+    return (0, 1, 2, 5) if backend.name in MID else range(6)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_zoom(mode, backend):
     """Zoom below and above 1, grid_mode both ways (its own coordinate map), prefilter on and off."""
+    _modes(backend, mode, "grid-constant", "mirror")
     rng = np.random.default_rng(0)
     for shape in _shapes(backend):
         x = rng.standard_normal(shape)
         for order in _orders(backend):
             for z, grid in ((0.37, False), (1.6, True), (2.0, False), (0.5, True)):
-                if backend.name in SLOW and z in (2.0, 0.5):
+                if backend.name != "numpy" and z in (2.0, 0.5):
                     continue
                 _both(backend, "zoom", x, z, order=order, mode=mode, cval=0.7, grid_mode=grid)
             _both(backend, "zoom", x, [1.3] + [0.8] * (len(shape) - 1), order=order, mode=mode, prefilter=False)
@@ -67,6 +78,7 @@ def test_zoom(mode, backend):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_shift(mode, backend):
+    _modes(backend, mode, "nearest", "wrap")
     rng = np.random.default_rng(1)
     for shape in _shapes(backend):
         x = rng.standard_normal(shape)
@@ -80,6 +92,7 @@ def test_shift(mode, backend):
 def test_affine_transform_every_matrix_form(mode, backend):
     """(nd,) diagonal (SciPy's zoom_shift path and its (k + off/m) * m rounding), (nd, nd), (nd, nd+1) and
     (nd+1, nd+1) homogeneous, and an output_shape of another size and rank."""
+    _modes(backend, mode, "constant", "grid-wrap")
     rng = np.random.default_rng(2)
     for shape in _shapes(backend):
         nd = len(shape)
@@ -108,6 +121,7 @@ def test_affine_transform_every_matrix_form(mode, backend):
 def test_rotate(mode, backend):
     """reshape both ways, axes in either order and negative, angles at and off the octants (cephes cosdg/sindg),
     3-D inputs plane by plane (prefilter in the plane only)."""
+    _modes(backend, mode, "reflect", "grid-mirror")
     rng = np.random.default_rng(3)
     x2 = rng.standard_normal((5, 7))
     x3 = rng.standard_normal((4, 5, 3))
@@ -118,6 +132,8 @@ def test_rotate(mode, backend):
                 continue
             _both(backend, "rotate", x2, angle, reshape=reshape, order=order, mode=mode, cval=0.25)
     for axes, angle in (((1, 0), 30), ((0, 2), 45), ((-1, 1), 200.0)):
+        if backend.name in SLOW and angle != 45:
+            continue
         _both(backend, "rotate", x3, angle, axes=axes, order=3, mode=mode)
     if backend.name not in SLOW:
         _both(backend, "rotate", x3, 33, axes=(2, 1), reshape=False, order=4, mode=mode, prefilter=False)
@@ -126,6 +142,8 @@ def test_rotate(mode, backend):
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "float32"])
 def test_output_dtypes(dtype, backend):
     """The input's dtype by default (integers rounded half up / half away from zero and clipped), or ``output``."""
+    if backend.name in SLOW and dtype in ("int16", "int32"):
+        pytest.skip("fewer dtypes on JAX and Dask")
     rng = np.random.default_rng(4)
     xf = rng.uniform(-40, 300, (6, 7))
     x = np.clip(xf, np.iinfo(dtype).min, np.iinfo(dtype).max).astype(dtype) if dtype != "float32" else \
@@ -269,8 +287,9 @@ def _backward_cases(backend):
 @pytest.mark.parametrize("mode", MODES)
 def test_backward_is_scipys_transpose(mode, backend):
     """The explicit VJPs against SciPy's Jacobian w.r.t. the input, and bit-identical over repeats."""
+    _modes(backend, mode, "nearest")
     rng = np.random.default_rng(9)
-    orders = ((1, True), (3, True)) if backend.name in SLOW else ((0, True), (1, True), (3, False), (4, True))
+    orders = ((3, True),) if backend.name in SLOW else ((0, True), (1, True), (3, False), (4, True))
     for function, shape, args, kw in _backward_cases(backend):
         for order, prefilter in orders:
             opts = dict(kw, order=order, mode=mode, cval=0.5, prefilter=prefilter)
@@ -312,7 +331,7 @@ def test_grad_jax():
     jnp = pytest.importorskip("jax.numpy")
     jax.config.update("jax_enable_x64", True)
     rng = np.random.default_rng(11)
-    for function, shape, args, kw in _backward_cases(type("B", (), {"name": "jax"})()):
+    for function, shape, args, kw in _backward_cases(type("B", (), {"name": "jax"})())[::3]:
         opts = dict(kw, order=3, mode="reflect", cval=0.5)
         jac = _jacobian(lambda v: getattr(ndi, function)(v, *args, **opts), shape)
         g = rng.standard_normal(jac.shape[0])
