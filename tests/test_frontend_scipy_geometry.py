@@ -273,6 +273,14 @@ def _jacobian(fn, shape):
     return np.stack([np.ravel(fn(np.eye(n)[j].reshape(shape))) - base for j in range(n)], axis=1)
 
 
+def _apply(module, function, args, opts, v):
+    return getattr(module, function)(v, *args, **opts)
+
+
+def _weighted(jnp, run, w, v):
+    return jnp.sum(run(v) * w)
+
+
 def _backward_cases(backend):
     cases = [("zoom", (4, 5), (1.7,), {"grid_mode": True}), ("shift", (6,), (-1.3,), {}),
              ("affine_transform", (3, 4), (np.array([[0.9, 0.3], [-0.2, 1.1]]), (0.4, -0.7)), {}),
@@ -295,7 +303,7 @@ def test_backward_is_scipys_transpose(mode, backend):
             opts = dict(kw, order=order, mode=mode, cval=0.5, prefilter=prefilter)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                jac = _jacobian(lambda v: getattr(ndi, function)(v, *args, **opts), shape)
+                jac = _jacobian(partial(_apply, ndi, function, args, opts), shape)
             g = rng.standard_normal(jac.shape[0])
             oshape = getattr(ndi, function)(np.zeros(shape), *args, **opts).shape
             want = (jac.T @ g).reshape(shape)
@@ -312,15 +320,14 @@ def test_autograd_torch():
     rng = np.random.default_rng(10)
     for function, shape, args, kw in _backward_cases(type("B", (), {"name": "torch"})()):
         opts = dict(kw, order=3, mode="mirror", cval=0.5)
-        jac = _jacobian(lambda v: getattr(ndi, function)(v, *args, **opts), shape)
+        jac = _jacobian(partial(_apply, ndi, function, args, opts), shape)
         g = rng.standard_normal(jac.shape[0])
         x = torch.tensor(rng.standard_normal(shape), requires_grad=True)
         y = getattr(geo, function)(x, *args, **opts)
         y.backward(torch.tensor(g.reshape(tuple(y.shape))))
         np.testing.assert_allclose(x.grad.numpy(), (jac.T @ g).reshape(shape), rtol=1e-10, atol=1e-12)
         if len(shape) == 2:
-            f = partial(getattr(geo, function), **dict(opts, cval=0.0))
-            f2 = lambda v, f=f: f(v, *args)  # noqa: E731
+            f2 = partial(_apply, geo, function, args, dict(opts, cval=0.0))
             v = torch.tensor(rng.standard_normal(shape), requires_grad=True)
             assert torch.autograd.gradcheck(f2, (v,)) and torch.autograd.gradgradcheck(f2, (v,))
 
@@ -333,9 +340,10 @@ def test_grad_jax():
     rng = np.random.default_rng(11)
     for function, shape, args, kw in _backward_cases(type("B", (), {"name": "jax"})())[::3]:
         opts = dict(kw, order=3, mode="reflect", cval=0.5)
-        jac = _jacobian(lambda v: getattr(ndi, function)(v, *args, **opts), shape)
+        jac = _jacobian(partial(_apply, ndi, function, args, opts), shape)
         g = rng.standard_normal(jac.shape[0])
         oshape = getattr(ndi, function)(np.zeros(shape), *args, **opts).shape
-        f = jax.grad(lambda v: jnp.sum(getattr(geo, function)(v, *args, **opts) * jnp.asarray(g.reshape(oshape))))
+        weights = jnp.asarray(g.reshape(oshape))
+        f = jax.grad(partial(_weighted, jnp, partial(_apply, geo, function, args, opts), weights))
         got = f(jnp.asarray(rng.standard_normal(shape)))
         np.testing.assert_allclose(np.asarray(got), (jac.T @ g).reshape(shape), rtol=1e-10, atol=1e-12)

@@ -59,7 +59,7 @@ def _polevl(x: float, c: tuple[float, ...]) -> float:
 
 
 def _octant(x: float) -> tuple[int, float]:
-    y = math.floor(x / 45.0)
+    y = float(math.floor(x / 45.0))
     j = int(y - math.ldexp(math.floor(math.ldexp(y, -4)), 4))
     if j & 1:
         j, y = j + 1, y + 1.0
@@ -72,10 +72,11 @@ def sindg(x: float) -> float:
     >>> sindg(30.0), sindg(180.0)
     (0.5, 0.0)
     """
-    x, sign = float(x), 1
+    x = float(x)
+    sign = 1
     if x < 0:
         x, sign = -x, -1
-    if x > 1e14:
+    if x > 1e14:  # cephes' loss-of-precision bound
         return 0.0
     j, y = _octant(x)
     if j > 3:
@@ -247,19 +248,13 @@ def _separable_forward(xp: Any, x: Any, axes_: tuple[_Axis, ...], order: int, mo
     work = coef.dtype
     y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
     if mode == "grid-constant" and cval != 0.0:
-        tot = ins = None
-        for d, ax in enumerate(axes_):
-            t = _broadcast(xp, ax.total, d, nd, y)
-            i = _broadcast(xp, ax.inside, d, nd, y)
-            tot = t if tot is None else tot * t
-            ins = i if ins is None else ins * i
+        # the taps outside the line read cval: cval times (all weights' product - the read taps' product)
+        tot = _broadcast(xp, axes_[0].total, 0, nd, y)
+        ins = _broadcast(xp, axes_[0].inside, 0, nd, y)
+        for d in range(1, nd):
+            tot = tot * _broadcast(xp, axes_[d].total, d, nd, y)
+            ins = ins * _broadcast(xp, axes_[d].inside, d, nd, y)
         y = y + xp.astype(cval * (tot - ins), work)
-    bad = None
-    for d, ax in enumerate(axes_):
-        for flags in (ax.whole, ax.nan):
-            if flags is not None and flags.any():
-                f = _broadcast(xp, flags, d, nd, y)
-                bad = f if bad is None else bad | f
     nan_any = [ax.zeros is not None for ax in axes_]
     if any(nan_any) and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
         # zero-weight taps SciPy reads: a non-finite coefficient there makes the point NaN
@@ -278,7 +273,6 @@ def _separable_forward(xp: Any, x: Any, axes_: tuple[_Axis, ...], order: int, mo
     for d, ax in enumerate(axes_):
         if ax.nan is not None:
             y = xp.where(_broadcast(xp, ax.nan, d, nd, y), xp.asarray(float("nan"), dtype=work, **on(y)), y)
-    del bad
     return _round_to(xp, y, out)
 
 
