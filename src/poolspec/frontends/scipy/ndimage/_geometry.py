@@ -69,8 +69,8 @@ def _octant(x: float) -> tuple[int, float]:
 def sindg(x: float) -> float:
     """Sine of ``x`` degrees, cephes' ``sindg`` (exact at multiples of 90, as ``scipy.special.sindg``).
 
-    >>> sindg(30.0), sindg(180.0)
-    (0.5, 0.0)
+    >>> sindg(90.0), cosdg(90.0)
+    (1.0, 0.0)
     """
     x = float(x)
     sign = 1
@@ -575,7 +575,7 @@ def affine_transform_backward(grad_output: Any, input: Any, matrix: Any, offset:
     """The gradient of ``affine_transform`` w.r.t. ``input`` (routed by sorting, no scatter-add).
 
     >>> affine_transform_backward(np.ones(4), np.zeros(4), [0.5], 1.0, order=1).tolist()
-    [0.0, 1.5, 1.5, 1.0]
+    [0.0, 1.5, 2.0, 0.5]
     """
     function = "affine_transform_backward"
     xp, x, out, o, m, c, pf, oshape, mat, off = _affine_parse(function, input, matrix, offset, output_shape, output,
