@@ -70,7 +70,7 @@ def sindg(x: float) -> float:
     """Sine of ``x`` degrees, cephes' ``sindg`` (exact at multiples of 90, as ``scipy.special.sindg``).
 
     >>> sindg(90.0), cosdg(90.0)
-    (1.0, 0.0)
+    (1.0, -0.0)
     """
     x = float(x)
     sign = 1
