@@ -347,3 +347,37 @@ def test_grad_jax():
         f = jax.grad(partial(_weighted, jnp, partial(_apply, geo, function, args, opts), weights))
         got = f(jnp.asarray(rng.standard_normal(shape)))
         np.testing.assert_allclose(np.asarray(got), (jac.T @ g).reshape(shape), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "grid-wrap", "nearest"])
+def test_parameter_gradients(mode):
+    """The gradient w.r.t. shift (torch tensor or traced JAX value) and w.r.t. matrix and offset, through
+    map_coordinates' coordinate gradient, against central differences of SciPy; the values stay SciPy's."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(12)
+    x, g = rng.standard_normal((5, 6)), rng.standard_normal((5, 6))
+    h = 1e-6
+
+    def central(fn, p):
+        return np.array([(fn(p + h * e) - fn(p - h * e)) / (2 * h) for e in np.eye(p.size)]).reshape(p.shape)
+
+    s, mat, off = np.array([0.37, -1.21]), np.array([[0.9, 0.2], [-0.15, 1.1]]), np.array([0.31, -0.77])
+    opts = dict(order=3, mode=mode, cval=0.4)
+    want_s = central(lambda v: np.sum(ndi.shift(x, v, **opts) * g), s)
+    want_m = central(lambda v: np.sum(ndi.affine_transform(x, v.reshape(2, 2), off, **opts) * g), mat.ravel())
+    want_o = central(lambda v: np.sum(ndi.affine_transform(x, mat, v, **opts) * g), off)
+    st = torch.tensor(s, requires_grad=True)
+    y = geo.shift(torch.tensor(x), st, **opts)
+    np.testing.assert_allclose(y.detach().numpy(), ndi.shift(x, s, **opts), rtol=1e-10, atol=1e-12)
+    (y * torch.tensor(g)).sum().backward()
+    mt, ot = torch.tensor(mat, requires_grad=True), torch.tensor(off, requires_grad=True)
+    (geo.affine_transform(torch.tensor(x), mt, ot, **opts) * torch.tensor(g)).sum().backward()
+    gs = jax.grad(lambda v: jnp.sum(geo.shift(jnp.asarray(x), v, **opts) * g))(jnp.asarray(s))
+    gm, go = jax.grad(lambda a, b: jnp.sum(geo.affine_transform(jnp.asarray(x), a, b, **opts) * g),
+                      argnums=(0, 1))(jnp.asarray(mat), jnp.asarray(off))
+    for got, want in ((st.grad.numpy(), want_s), (np.asarray(gs), want_s), (mt.grad.numpy(), want_m.reshape(2, 2)),
+                      (np.asarray(gm), want_m.reshape(2, 2)), (ot.grad.numpy(), want_o), (np.asarray(go), want_o)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())

@@ -305,6 +305,51 @@ def _eager(x: Any) -> bool:
     return not (is_jax_array(x) or is_dask_array(x))
 
 
+# ------------------------------------------------------------------------- differentiable parameters
+# A shift, matrix or offset given as a torch tensor that requires grad, or as a traced JAX value, gets its
+# gradient through map_coordinates' coordinate gradient: the coordinates are built on the device with SciPy's
+# arithmetic (same float64 operations, so the same values) and the whole output grid is sampled in slabs.
+
+
+def _live(v: Any) -> bool:
+    if is_torch_array(v):
+        return bool(v.requires_grad)
+    if is_jax_array(v):
+        import jax
+
+        return isinstance(v, jax.core.Tracer)
+    return False
+
+
+def _placeholder(v: Any) -> Any:
+    # a host stand-in with v's shape for the argument checks (a traced value has no values to read)
+    if is_torch_array(v):
+        return to_host(v)
+    a = np.ones(tuple(int(n) for n in v.shape))
+    if a.ndim == 2 and a.shape[0] == a.shape[1]:
+        a[-1] = np.eye(1, a.shape[1], a.shape[1] - 1)[0]  # passes the homogeneous bottom-row check
+    return a
+
+
+def _param(xp: Any, v: Any, like: Any, work: Any) -> Any:
+    if hasattr(v, "shape") and not isinstance(v, type):
+        return xp.astype(v, work)
+    return xp.asarray(np.asarray(v, dtype=np.float64), dtype=work, **on(like))
+
+
+def _grid(xp: Any, shape: tuple[int, ...], d: int, work: Any, like: Any) -> Any:
+    k = xp.arange(shape[d], dtype=work, **on(like))
+    return xp.reshape(k, tuple(-1 if e == d else 1 for e in range(len(shape))))
+
+
+def _sample_grid(xp: Any, x: Any, rows: list[Any], oshape: tuple[int, ...], o: int, m: str, c: float, pf: bool,
+                 out: str) -> Any:
+    coef = _coef(xp, x, list(range(x.ndim)), o, m, c, pf)
+    pad = float(_npad(o, m, pf))
+    coords = xp.stack([xp.broadcast_to(r, oshape) + pad for r in rows])
+    return _round_to(xp, map_coordinates(coef, coords, None, o, m, c, False), out)
+
+
 # ------------------------------------------------------------------------------------------------ zoom
 
 
@@ -402,7 +447,15 @@ def shift(input: Any, shift: Any, output: Any = None, order: int = 3, mode: str 
     >>> shift(np.array([0.0, 1.0, 2.0, 3.0]), 1.5, order=1).tolist()
     [0.0, 0.0, 0.5, 1.5]
     """
-    xp, x, out, o, m, c, pf, coords = _shift_parse("shift", input, shift, output, order, mode, cval, prefilter)
+    live = _live(shift)
+    xp, x, out, o, m, c, pf, coords = _shift_parse("shift", input, _placeholder(shift) if live else shift, output,
+                                                   order, mode, cval, prefilter)
+    if live:
+        shape = tuple(int(n) for n in x.shape)
+        work = _work(xp, x)
+        s = xp.reshape(_param(xp, shift, x, work), (-1,))
+        rows = [_grid(xp, shape, d, work, x) + (-s[d if int(s.shape[0]) > 1 else 0]) for d in range(x.ndim)]
+        return _sample_grid(xp, x, rows, shape, o, m, c, pf, out)
     return _separable_call(xp, x, coords, o, m, c, pf, out, tuple(int(n) for n in x.shape))
 
 
@@ -539,8 +592,12 @@ def affine_transform(input: Any, matrix: Any, offset: Any = 0.0, output_shape: A
     [1.0, 1.5, 2.0, 2.5]
     """
     function = "affine_transform"
-    xp, x, out, o, m, c, pf, oshape, mat, off = _affine_parse(function, input, matrix, offset, output_shape, output,
-                                                              order, mode, cval, prefilter)
+    live = _live(matrix) or _live(offset)
+    xp, x, out, o, m, c, pf, oshape, mat, off = _affine_parse(
+        function, input, _placeholder(matrix) if _live(matrix) else matrix,
+        _placeholder(offset) if _live(offset) else offset, output_shape, output, order, mode, cval, prefilter)
+    if live and 0 not in oshape:
+        return _sample_grid(xp, x, _live_affine_rows(xp, x, matrix, offset, oshape), oshape, o, m, c, pf, out)
     if mat.ndim == 1:
         return _separable_call(xp, x, _diagonal_coords(x, oshape, mat, off), o, m, c, pf, out, oshape)
     if 0 in oshape:
@@ -548,6 +605,27 @@ def affine_transform(input: Any, matrix: Any, offset: Any = 0.0, output_shape: A
     if is_jax_array(x):
         return _jax_affine(mat.tobytes(), mat.shape, off.tobytes(), oshape, o, m, c, pf, out)(x)
     return _affine_full(xp, x, mat, off, oshape, o, m, c, pf, out)
+
+
+def _live_affine_rows(xp: Any, x: Any, matrix: Any, offset: Any, oshape: tuple[int, ...]) -> list[Any]:
+    nd, work = x.ndim, _work(xp, x)
+    mat = _param(xp, matrix, x, work)
+    if mat.ndim == 2 and int(mat.shape[1]) == nd + 1 and int(mat.shape[0]) in (nd, nd + 1):
+        off = mat[:nd, nd]
+        mat = mat[:nd, :nd]
+    else:
+        off = _param(xp, offset, x, work)
+        off = xp.broadcast_to(xp.reshape(off, (-1,)), (nd,))
+    grids = [_grid(xp, oshape, j, work, x) for j in range(len(oshape))]
+    if mat.ndim == 1:  # SciPy's diagonal path: (k + off / m) * m
+        return [(grids[h] + off[h] / mat[h]) * mat[h] for h in range(nd)]
+    rows = []
+    for h in range(nd):
+        acc = off[h]
+        for j in range(len(oshape)):
+            acc = acc + grids[j] * mat[h, j]
+        rows.append(acc)
+    return rows
 
 
 def _affine_full(xp: Any, x: Any, mat: np.ndarray, off: np.ndarray, oshape: tuple[int, ...], o: int, m: str,
