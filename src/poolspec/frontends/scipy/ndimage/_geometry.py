@@ -210,11 +210,56 @@ class _Axis:
             self.nan = None
         self.total = weight.sum(axis=0)
         used = np.where(read, weight, 0.0)
+        self.index, self.used = index, used
         self.inside = used.sum(axis=0)
         self.plan = tap_table(index, used, padded)
         self.reads = tap_table(index, read.astype(np.float64), padded)
         zero = read & (weight == 0)
         self.zeros = tap_table(index, zero.astype(np.float64), padded) if zero.any() else None
+
+
+    def fused(self, length: int, order: int, mode: str, npad: int) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The taps composed with the prefilter and the npad pad (``W M P``) as one table on the input line, and
+        the row sums of ``W M`` over every padded cell and over the cells that copy the input (the rest read
+        cval: the pad of grid-constant)."""
+        padded = length + 2 * npad
+        plan = prefilter_plan(padded, order, KIND[mode])
+        if plan is None:
+            mi, mw = np.arange(padded)[None, :], np.ones((1, padded))
+        else:
+            mi, mw = plan.index, plan.weight
+        out = self.index.shape[1]
+        cells = mi[:, self.index].reshape(-1, out)
+        ws = (mw[:, self.index] * self.used[None]).reshape(-1, out)
+        ok = (ws != 0) & (cells < padded)
+        p = cells - npad
+        if mode == "nearest":
+            src, valid = np.clip(p, 0, length - 1), ok
+        else:
+            src, valid = p, ok & (p >= 0) & (p < length)
+        every = np.where(ok, ws, 0.0).sum(axis=0)
+        w = np.where(valid, ws, 0.0)
+        src = np.where(valid, src, length)
+        # duplicates merged: sort each column, sum each run of one cell (a host plan, not a device scatter)
+        order_ = np.argsort(src, axis=0, kind="stable")
+        src = np.take_along_axis(src, order_, axis=0)
+        w = np.take_along_axis(w, order_, axis=0)
+        start = np.ones(src.shape, dtype=bool)
+        start[1:] = src[1:] != src[:-1]
+        run = np.cumsum(start, axis=0) - 1
+        runs = int(run.max()) + 1
+        cols = np.broadcast_to(np.arange(out)[None, :], src.shape)
+        merged_w = np.zeros((runs, out))
+        np.add.at(merged_w, (run, cols), w)
+        merged_i = np.full((runs, out), length, dtype=np.int64)
+        merged_i[run[start], cols[start]] = src[start]
+        return tap_table(merged_i, merged_w, length), every, w.sum(axis=0)
+
+
+@lru_cache(maxsize=256)
+def _fused_plan(key: tuple[Any, ...]) -> tuple[tuple[Any, np.ndarray, np.ndarray], ...]:
+    shape, coords, order, mode, npad = key
+    return tuple(ax.fused(n, order, mode, npad) for ax, n in zip(_axes_plan(key), shape))
 
 
 @lru_cache(maxsize=256)
@@ -241,12 +286,31 @@ def _broadcast(xp: Any, v: np.ndarray, d: int, nd: int, like: Any) -> Any:
     return xp.reshape(xp.asarray(v, **on(like)), shape)
 
 
-def _separable_forward(xp: Any, x: Any, axes_: tuple[_Axis, ...], order: int, mode: str, cval: float,
+def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: str, cval: float,
                        prefilter: bool, out: str, check_finite: bool) -> Any:
     nd = x.ndim
-    coef = _coef(xp, x, list(range(nd)), order, mode, cval, prefilter)
+    shape = tuple(int(n) for n in x.shape)
+    axes_ = _axes_plan(key)
+    fuse = (check_finite and prefilter and order > 1 and all(len(ax.total) <= n for ax, n in zip(axes_, shape))
+            and bool(xp.all(xp.isfinite(x))))
+    if fuse:
+        # output no longer than the input on every axis: the prefilter composed into the taps reads fewer cells
+        # (finite inputs only: SciPy's NaN/inf spreading follows the unfused order)
+        npad = _npad(order, mode, prefilter)
+        fused = _fused_plan(key)
+        coef = xp.astype(x, _work(xp, x))
+        y = resample(coef, list(range(nd)), [f[0] for f in fused])
+        if npad and mode == "grid-constant" and cval != 0.0:
+            every = _broadcast(xp, fused[0][1], 0, nd, y)
+            inner = _broadcast(xp, fused[0][2], 0, nd, y)
+            for d in range(1, nd):
+                every = every * _broadcast(xp, fused[d][1], d, nd, y)
+                inner = inner * _broadcast(xp, fused[d][2], d, nd, y)
+            y = y + xp.astype(cval * (every - inner), coef.dtype)
+    else:
+        coef = _coef(xp, x, list(range(nd)), order, mode, cval, prefilter)
+        y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
     work = coef.dtype
-    y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
     if mode == "grid-constant" and cval != 0.0:
         # the taps outside the line read cval: cval times (all weights' product - the read taps' product)
         tot = _broadcast(xp, axes_[0].total, 0, nd, y)
@@ -256,7 +320,7 @@ def _separable_forward(xp: Any, x: Any, axes_: tuple[_Axis, ...], order: int, mo
             ins = ins * _broadcast(xp, axes_[d].inside, d, nd, y)
         y = y + xp.astype(cval * (tot - ins), work)
     nan_any = [ax.zeros is not None for ax in axes_]
-    if any(nan_any) and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
+    if any(nan_any) and not fuse and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
         # zero-weight taps SciPy reads: a non-finite coefficient there makes the point NaN
         flag = xp.astype(~xp.isfinite(coef), work)
         hit = None
@@ -398,8 +462,8 @@ def _separable_call(xp: Any, x: Any, coords: tuple[tuple[float, ...], ...], o: i
                     out: str, oshape: tuple[int, ...]) -> Any:
     if 0 in oshape:
         return xp.zeros(oshape, dtype=dtype_of(xp, out), **on(x))
-    axes_ = _axes_plan((tuple(int(n) for n in x.shape), coords, o, m, _npad(o, m, pf)))
-    return _separable_forward(xp, x, axes_, o, m, c, pf, out, _eager(x))
+    key = (tuple(int(n) for n in x.shape), coords, o, m, _npad(o, m, pf))
+    return _separable_forward(xp, x, key, o, m, c, pf, out, _eager(x))
 
 
 def zoom_backward(grad_output: Any, input: Any, zoom: Any, output: Any = None, order: int = 3,
