@@ -89,6 +89,20 @@ def test_shift(mode, backend):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_long_axes(mode, backend):
+    """Axes beyond the dense prefilter (banded), with the prefilter composed into the taps (output no longer than
+    the input, on eager backends) and not (zoom above 1)."""
+    if backend.name in SLOW + MID:
+        pytest.skip("the same tables as on NumPy")
+    x = np.random.default_rng(13).standard_normal((130, 3)) * 10
+    for order in (2, 5):
+        _both(backend, "zoom", x, (0.37, 1), order=order, mode=mode, cval=0.5)
+        _both(backend, "zoom", x, (1.6, 0.7), order=order, mode=mode, cval=0.5, grid_mode=True)
+        _both(backend, "shift", x, (-7.3, 0.5), order=order, mode=mode, cval=0.5)
+        _both(backend, "affine_transform", x, (0.8, 1.0), (3.0, 0.2), order=order, mode=mode, cval=0.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_affine_transform_every_matrix_form(mode, backend):
     """(nd,) diagonal (SciPy's zoom_shift path and its (k + off/m) * m rounding), (nd, nd), (nd, nd+1) and
     (nd+1, nd+1) homogeneous, and an output_shape of another size and rank."""

@@ -7,7 +7,11 @@ machinery of ``_splines``.
   (``resample``: transposed tables for the gradient, every order, torch and JAX, chunk-local on Dask). The cval
   terms are added afterwards: a whole point is cval when an axis is out (``constant``), out-of-range taps read cval
   (``grid-constant``). The tables drop zero-weight taps, which SciPy still reads (NaN or inf there gives NaN): a
-  second pass over a non-finite indicator of the coefficients restores that.
+  second pass over a non-finite indicator of the coefficients restores that. When the output is no longer than the
+  input on every axis (and the input is finite, on eager backends), the prefilter and the npad pad are composed
+  into the taps on the host (``W M P``, research note 3), so the device reads about ``2w + order + 1`` input cells
+  per output instead of prefiltering the whole input. As in ``map_coordinates``, a non-finite input spreads over
+  the prefilter's band (2w + 1 cells) on long axes, where SciPy's recursion spreads it over the whole line.
 - a 2-D matrix and ``rotate``: the coordinate grid is computed with SciPy's arithmetic (left-to-right sums; cephes'
   ``cosdg``/``sindg``) and sampled by ``map_coordinates`` on the prefiltered coefficients, in slabs of output
   points (rotate: per plane, the prefilter on the plane's axes only, as SciPy's per-plane loop).
