@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, is_dask_array, is_jax_array, is_torch_array, on, to_host
+from ...._compat import dtype_name, dtype_of, is_dask_array, is_jax_array, is_torch_array, on, take, to_host
 from ....autodiff import linear
 from ..._common import _separable, fail, resample, tap_table
 from . import _filters
@@ -45,6 +45,7 @@ from ._splines import (
 
 _NPAD = 12  # SciPy's _prepad_for_spline_filter pad (nearest and grid-constant, prefilter and order > 1)
 _SLAB = 1 << 21  # output points x taps per map_coordinates call (bounds the gather's memory)
+_BATCHED = 1 << 22  # rotate's host tap table of one plane, at most (points x taps)
 
 # ------------------------------------------------------------------------------ cephes cosdg / sindg (xsf)
 _SIN = (1.58962301572218447952E-10, -2.50507477628503540135E-8, 2.75573136213856773549E-6,
@@ -811,6 +812,60 @@ def rotate(input: Any, angle: float, axes: Any = (1, 0), reshape: bool = True, o
     return _rotate_run(xp, x, rot, offset, pair, oshape, out_plane, o, m, c, pf, out)
 
 
+@lru_cache(maxsize=16)
+def _plane_table(rot: bytes, off: bytes, out_plane: tuple[int, ...], in_plane: tuple[int, ...], o: int, m: str,
+                 npad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Every output point of one plane, on the host: the flat cells of its (order + 1)^2 taps (P, K) (taps that
+    read cval, and whole-cval points, point at an extra zero cell past the plane), the weights' products, and the
+    cval term per point, and the points that are cval whole."""
+    r = np.frombuffer(rot, dtype=np.float64).reshape(2, 2)
+    f = np.frombuffer(off, dtype=np.float64)
+    coords = _full_coords(r, f, out_plane, 0, out_plane[0]).reshape(2, -1)
+    lengths = [n + 2 * npad for n in in_plane]
+    imode = _MAP.get(m, m)
+    (t0, c0, w0, h0), (t1, c1, w1, h1) = (_axis_taps(np, coords[d], lengths[d], o, imode, npad) for d in (0, 1))
+    k, points, cells = o + 1, coords.shape[1], lengths[0] * lengths[1]
+    lin = np.asarray(t0)[:, :, None] * lengths[1] + np.asarray(t1)[:, None, :]
+    weight = np.stack(w0, axis=1)[:, :, None] * np.stack(w1, axis=1)[:, None, :] if o > 0 else np.ones((points, 1, 1))
+    whole = None if h0 is None else np.asarray(h0) | np.asarray(h1)
+    off_line = np.zeros((points, k, k), dtype=bool)
+    if c0 is not None:
+        off_line = np.asarray(c0)[:, :, None] | np.asarray(c1)[:, None, :]
+    dead = off_line | (whole[:, None, None] if whole is not None else False)
+    lin = np.where(dead, cells, lin).reshape(points, k * k)
+    cval_weight = np.where(off_line, weight, 0.0).reshape(points, k * k).sum(axis=1)
+    return lin, np.where(dead, 0.0, weight).reshape(points, k * k), cval_weight, whole
+
+
+def _rotate_batched(xp: Any, planes: Any, rot: np.ndarray, offset: np.ndarray, out_plane: tuple[int, ...], o: int,
+                    m: str, c: float, npad: int) -> Any:
+    # SciPy's per-point sum over the taps, every plane of a slab at once (the taps are the same in every plane);
+    # taps of weight 0 are still read, as SciPy's
+    b_all, h, w = (int(n) for n in planes.shape)
+    lin, weight, cval_weight, whole = _plane_table(rot.tobytes(), offset.tobytes(), out_plane, (h - 2 * npad,
+                                                   w - 2 * npad), o, m, npad)
+    work = planes.dtype
+    points, taps = lin.shape
+    lin_d = xp.asarray(lin.reshape(-1), **on(planes))
+    weight_d = xp.asarray(weight, dtype=work, **on(planes))
+    extra = xp.asarray(c * cval_weight, dtype=work, **on(planes)) if c != 0.0 else None
+    step = max(1, _SLAB // max(1, points * taps))
+    flat = xp.reshape(planes, (b_all, h * w))
+    parts = []
+    for lo in range(0, b_all, step):
+        hi = min(b_all, lo + step)
+        ext = xp.concat([flat[lo:hi, ...], xp.zeros((hi - lo, 1), dtype=work, **on(planes))], axis=1)
+        vals = xp.reshape(take(xp, ext, lin_d, 1), (hi - lo, points, taps))
+        y = xp.sum(vals * weight_d, axis=2)
+        if extra is not None:
+            y = y + extra
+        if whole is not None:
+            y = xp.where(xp.asarray(whole, **on(planes)), xp.asarray(c, dtype=work, **on(planes)), y)
+        parts.append(y)
+    y = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    return xp.reshape(y, (b_all,) + tuple(out_plane))
+
+
 def _rotate_run(xp: Any, x: Any, rot: np.ndarray, offset: np.ndarray, pair: tuple[int, int], oshape: tuple[int, ...],
                 out_plane: tuple[int, ...], o: int, m: str, c: float, pf: bool, out: str) -> Any:
     coef = _coef(xp, x, list(pair), o, m, c, pf)
@@ -820,6 +875,9 @@ def _rotate_run(xp: Any, x: Any, rot: np.ndarray, offset: np.ndarray, pair: tupl
         import jax
 
         ys = jax.vmap(lambda p: _gather_forward(xp, p, rot, offset, out_plane, o, m, c, pad))(planes)
+    elif (_eager(x) and not (is_torch_array(x) and x.requires_grad)
+          and int(np.prod(out_plane)) * (o + 1) ** 2 <= _BATCHED):
+        ys = _rotate_batched(xp, planes, rot, offset, out_plane, o, m, c, pad)
     else:
         ys = xp.stack([_gather_forward(xp, planes[b, ...], rot, offset, out_plane, o, m, c, pad)
                        for b in range(int(planes.shape[0]))])
@@ -868,5 +926,3 @@ def rotate_backward(grad_output: Any, input: Any, angle: float, axes: Any = (1, 
 
 __all__ = ["affine_transform", "affine_transform_backward", "rotate", "rotate_backward", "shift", "shift_backward",
            "zoom", "zoom_backward"]
-
-_ = (is_torch_array,)
