@@ -866,6 +866,30 @@ def _rotate_batched(xp: Any, planes: Any, rot: np.ndarray, offset: np.ndarray, o
     return xp.reshape(y, (b_all,) + tuple(out_plane))
 
 
+def _rotate_batched_t(xp: Any, gp: Any, rot: np.ndarray, offset: np.ndarray, out_plane: tuple[int, ...],
+                      in_plane: tuple[int, ...], o: int, m: str, npad: int) -> Any:
+    """The transpose of :func:`_rotate_batched` (its linear part): each point's cotangent times its tap weights,
+    routed into the cells by one sort shared by every plane (no scatter-add)."""
+    from ....kernels.cells import Cells
+
+    lin, weight, _, _ = _plane_table(rot.tobytes(), offset.tobytes(), out_plane, in_plane, o, m, npad)
+    h, w = (n + 2 * npad for n in in_plane)
+    b_all, work = int(gp.shape[0]), gp.dtype
+    points, taps = lin.shape
+    router = Cells(h * w, points * taps)
+    idx = xp.asarray(lin.reshape(1, -1), **on(gp))
+    presorted = router.sort(idx)
+    weight_d = xp.asarray(weight, dtype=work, **on(gp))
+    flat = xp.reshape(gp, (b_all, points))
+    step = max(1, _SLAB // max(1, points * taps))
+    parts = []
+    for lo in range(0, b_all, step):
+        hi = min(b_all, lo + step)
+        reads = xp.reshape(flat[lo:hi, :, None] * weight_d, (hi - lo, points * taps))
+        parts.append(router.route(reads, idx, presorted=presorted))
+    return xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), (b_all, h, w))
+
+
 def _rotate_run(xp: Any, x: Any, rot: np.ndarray, offset: np.ndarray, pair: tuple[int, int], oshape: tuple[int, ...],
                 out_plane: tuple[int, ...], o: int, m: str, c: float, pf: bool, out: str) -> Any:
     coef = _coef(xp, x, list(pair), o, m, c, pf)
@@ -914,13 +938,17 @@ def rotate_backward(grad_output: Any, input: Any, angle: float, axes: Any = (1, 
     pad = _npad(o, m, pf)
     shape = tuple(int(n) for n in x.shape)
     gp, order_g = _planes(xp, g, pair)
-    coef_plane = tuple(shape[a] + 2 * pad for a in pair)
-    parts = [_gather_backward(xp, gp[b, ...], coef_plane, x, rot, offset, out_plane, o, m, pad)
-             for b in range(int(gp.shape[0]))]
+    in_plane = tuple(shape[a] for a in pair)
+    coef_plane = tuple(n + 2 * pad for n in in_plane)
+    if _eager(x) and int(np.prod(out_plane)) * (o + 1) ** 2 <= _BATCHED:
+        stacked = _rotate_batched_t(xp, gp, rot, offset, out_plane, in_plane, o, m, pad)
+    else:
+        stacked = xp.stack([_gather_backward(xp, gp[b, ...], coef_plane, x, rot, offset, out_plane, o, m, pad)
+                            for b in range(int(gp.shape[0]))])
     cshape = list(shape)
     for a in pair:
         cshape[a] += 2 * pad
-    gc = _unplanes(xp, xp.stack(parts), tuple(cshape), order_g)
+    gc = _unplanes(xp, stacked, tuple(cshape), order_g)
     return xp.astype(_coef_t(xp, gc, shape, list(pair), o, m, pf), x.dtype)
 
 
