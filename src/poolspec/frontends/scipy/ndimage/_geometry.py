@@ -345,17 +345,25 @@ def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: 
     return _round_to(xp, y, out)
 
 
-def _separable_backward(xp: Any, g: Any, x: Any, axes_: tuple[_Axis, ...], order: int, mode: str,
+def _separable_backward(xp: Any, g: Any, x: Any, key: tuple[Any, ...], order: int, mode: str,
                         prefilter: bool) -> Any:
     nd = x.ndim
+    axes_ = _axes_plan(key)
+    shape = tuple(int(n) for n in x.shape)
     g = xp.astype(g, _work(xp, x))
     for d, ax in enumerate(axes_):
         for flags in (ax.whole, ax.nan):
             if flags is not None and flags.any():
                 g = xp.where(_broadcast(xp, flags, d, nd, g), xp.zeros_like(g), g)
+    if prefilter and order > 1 and all(len(ax.total) <= n for ax, n in zip(axes_, shape)):
+        # the composed tables' transposes (the forward's composed path; the same linear map)
+        fused = _fused_plan(key)
+        for d in reversed(range(nd)):
+            g = _transpose_table(g, d, fused[d][0])
+        return xp.astype(g, x.dtype)
     for d in reversed(range(nd)):
         g = _transpose_table(g, d, axes_[d].plan)
-    return xp.astype(_coef_t(xp, g, tuple(int(n) for n in x.shape), list(range(nd)), order, mode, prefilter), x.dtype)
+    return xp.astype(_coef_t(xp, g, shape, list(range(nd)), order, mode, prefilter), x.dtype)
 
 
 def _grad_output(function: str, xp: Any, g: Any, x: Any, out: str, shape: tuple[int, ...]) -> Any:
@@ -491,8 +499,8 @@ def _separable_grad(xp: Any, g: Any, x: Any, coords: tuple[tuple[float, ...], ..
                     oshape: tuple[int, ...]) -> Any:
     if 0 in oshape:
         return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
-    axes_ = _axes_plan((tuple(int(n) for n in x.shape), coords, o, m, _npad(o, m, pf)))
-    return _separable_backward(xp, g, x, axes_, o, m, pf)
+    key = (tuple(int(n) for n in x.shape), coords, o, m, _npad(o, m, pf))
+    return _separable_backward(xp, g, x, key, o, m, pf)
 
 
 # ------------------------------------------------------------------------------------------------ shift
