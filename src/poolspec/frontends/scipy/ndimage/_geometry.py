@@ -894,7 +894,8 @@ def _rotate_batched_t(xp: Any, gp: Any, rot: np.ndarray, offset: np.ndarray, out
     for lo in range(0, b_all, step):
         hi = min(b_all, lo + step)
         reads = xp.reshape(flat[lo:hi, :, None] * weight_d, (hi - lo, points * taps))
-        parts.append(router.route(reads, idx, presorted=presorted))
+        # a copy: the routed sums are a view of a buffer as long as the reads, which would stay alive per slab
+        parts.append(xp.asarray(router.route(reads, idx, presorted=presorted), copy=True))
     return xp.reshape(parts[0] if len(parts) == 1 else xp.concat(parts, axis=0), (b_all, h, w))
 
 
