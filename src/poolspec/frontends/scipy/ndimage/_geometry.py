@@ -608,7 +608,7 @@ def _affine_parse(function: str, input: Any, matrix: Any, offset: Any, output_sh
     return xp, x, out, o, m, c, pf, oshape, mat, off
 
 
-def _diagonal_coords(x: Any, oshape: tuple[int, ...], mat: np.ndarray, off: np.ndarray) -> tuple[Any, ...]:
+def _diagonal_coords(oshape: tuple[int, ...], mat: np.ndarray, off: np.ndarray) -> tuple[Any, ...]:
     with np.errstate(divide="ignore", invalid="ignore"):
         shifts = off / mat  # SciPy passes offset / matrix as zoom_shift's shift: inf or NaN when m = 0
         return tuple(_axis_coords("diag", no, float(mv), float(sv)) for no, mv, sv in zip(oshape, mat, shifts))
@@ -676,7 +676,7 @@ def affine_transform(input: Any, matrix: Any, offset: Any = 0.0, output_shape: A
     if live and 0 not in oshape:
         return _sample_grid(xp, x, _live_affine_rows(xp, x, matrix, offset, oshape), oshape, o, m, c, pf, out)
     if mat.ndim == 1:
-        return _separable_call(xp, x, _diagonal_coords(x, oshape, mat, off), o, m, c, pf, out, oshape)
+        return _separable_call(xp, x, _diagonal_coords(oshape, mat, off), o, m, c, pf, out, oshape)
     if 0 in oshape:
         return xp.zeros(oshape, dtype=dtype_of(xp, out), **on(x))
     if is_jax_array(x):
@@ -737,7 +737,7 @@ def affine_transform_backward(grad_output: Any, input: Any, matrix: Any, offset:
                                                               order, mode, cval, prefilter)
     g = _grad_output(function, xp, grad_output, x, out, oshape)
     if mat.ndim == 1:
-        return _separable_grad(xp, g, x, _diagonal_coords(x, oshape, mat, off), o, m, pf, oshape)
+        return _separable_grad(xp, g, x, _diagonal_coords(oshape, mat, off), o, m, pf, oshape)
     if 0 in oshape:
         return xp.zeros(tuple(x.shape), dtype=x.dtype, **on(x))
     g = xp.astype(g, _work(xp, x))
