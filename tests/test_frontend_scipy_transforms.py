@@ -25,11 +25,16 @@ CASES = [
     ("spline_filter", {"order": 5, "mode": "grid-wrap"}, (5, 6)),
     ("map_coordinates", {"coordinates": np.array([[0.3, 2.7, -0.4, 4.2], [1.1, 5.3, 2.6, 0.2]]), "order": 3,
                          "mode": "nearest"}, (5, 6)),
+    ("zoom", {"zoom": (1.6, 0.7), "order": 3, "mode": "mirror", "grid_mode": True}, (5, 6)),
+    ("shift", {"shift": (-1.3, 0.4), "order": 2, "mode": "grid-constant", "cval": 0.5}, (5, 6)),
+    ("affine_transform", {"matrix": np.array([[0.9, 0.2], [-0.3, 1.1]]), "offset": (0.5, -0.25), "order": 1,
+                          "mode": "reflect", "output_shape": (4, 7)}, (5, 6)),
+    ("rotate", {"angle": 30.0, "order": 3, "mode": "nearest"}, (5, 6)),
 ]
 
 
 # the transforms of torch.func and JAX's forward mode (map_coordinates: its own test file, for now)
-NATIVE = [c for c in CASES if c[0] != "map_coordinates"]
+NATIVE = [c for c in CASES if c[0] not in ("map_coordinates", "affine_transform", "rotate")]
 
 
 def _scipy(name, x, options):
@@ -52,10 +57,10 @@ def _directional(name, options, x, t, eps=1e-6):
     return (_scipy(name, x + eps * t, options) - _scipy(name, x - eps * t, options)) / (2 * eps)
 
 
-def _point(shape, options, seed=3):
+def _point(name, shape, options, seed=3):
     """The input, a cotangent shaped like the output, a tangent shaped like the input."""
     rng = np.random.default_rng(seed)
-    out = np.shape(options["coordinates"])[1:] if "coordinates" in options else shape
+    out = _scipy(name, np.zeros(shape), options).shape
     return rng.standard_normal(shape), rng.standard_normal(out), rng.standard_normal(shape)
 
 
@@ -66,7 +71,8 @@ def _ids(cases):
 @pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_torch_compile_fullgraph(name, options, shape):
     torch = pytest.importorskip("torch")
-    x, cot, _ = _point(shape, options)
+    torch._dynamo.reset()  # one lambda's code compiled per case: each case its own cache (no recompile limit)
+    x, cot, _ = _point(name, shape, options)
     fn = getattr(ndimage, name)
     compiled = torch.compile(lambda v: fn(v, **options), fullgraph=True)
     t = torch.from_numpy(x.copy()).requires_grad_(True)
@@ -79,7 +85,7 @@ def test_torch_compile_fullgraph(name, options, shape):
 @pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_torch_export_is_one_node(name, options, shape):
     torch = pytest.importorskip("torch")
-    x, _, _ = _point(shape, options)
+    x, _, _ = _point(name, shape, options)
     fn = getattr(ndimage, name)
 
     class Module(torch.nn.Module):
@@ -98,7 +104,7 @@ def test_torch_func(name, options, shape):
     torch = pytest.importorskip("torch")
     from torch import func
 
-    x, cot, t = _point(shape, options)
+    x, cot, t = _point(name, shape, options)
     fn = getattr(ndimage, name)
     batch = np.stack([x, t])
     got = func.vmap(lambda v: fn(v, **options))(torch.from_numpy(batch)).numpy()
@@ -118,7 +124,7 @@ def test_jax_jit_vmap_grad_jvp(name, options, shape):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
     jnp = jax.numpy
-    x, cot, t = _point(shape, options)
+    x, cot, t = _point(name, shape, options)
     fn = getattr(ndimage, name)
     f = jax.jit(lambda v: fn(v, **options))
     np.testing.assert_allclose(np.asarray(f(jnp.asarray(x))), _scipy(name, x, options), rtol=1e-10, atol=1e-12)

@@ -17,6 +17,12 @@ gradient w.r.t. the input is compared (the coordinates' is not: SciPy's would be
 outputs (compared exactly) are drawn where SciPy's rounding is not at a tie: spline_filter's integer output on axes
 of 18 cells or more with a float input (its card: short axes may differ by 1 per pass), map_coordinates' on
 coordinates drawn uniformly (no exact half-integer results).
+
+The geometric transforms (``GEOMETRY``): ``zoom`` (factors 0.2-3, output lengths at round's half ties, grid_mode),
+``shift`` (integer, half-integer, fractional, past the axis), ``affine_transform`` (every matrix form: 1-d diagonal
+without zero entries, square, offset column, homogeneous (a few not: refused), another output rank; output shapes)
+and ``rotate`` (multiples of 90 degrees and random angles, axes, reshape), with map_coordinates' options; integer
+outputs from float inputs only, and an integer input's raw coefficients (prefilter=False) only at orders 0 and 1.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "co
 FUNCTIONS = ("uniform_filter1d", "uniform_filter", "maximum_filter1d", "maximum_filter", "minimum_filter1d",
              "minimum_filter")
 SPLINES = ("spline_filter1d", "spline_filter", "map_coordinates")
+GEOMETRY = ("zoom", "shift", "affine_transform", "rotate")
+ALL = FUNCTIONS + SPLINES + GEOMETRY
 
 
 def available() -> str | None:
@@ -241,9 +249,109 @@ def _map(rng: np.random.Generator) -> Config:
     return config
 
 
+def _interp_options(rng: np.random.Generator, x: np.ndarray) -> dict[str, Any]:
+    """The options zoom, shift, affine_transform and rotate share (map_coordinates' draws)."""
+    options: dict[str, Any] = {"order": _spline_order(rng, 0)}
+    if rng.random() < 0.85:
+        options["mode"] = str(rng.choice(MODES))
+    if rng.random() < 0.5:
+        options["cval"] = float(np.round(rng.uniform(-3, 3), 2)) if x.dtype.kind == "f" else float(rng.integers(0, 50))
+    if rng.random() < 0.25:
+        options["prefilter"] = False
+    r = rng.random()
+    if r < 0.1:
+        options["output"] = "float64" if x.dtype != np.float64 else "float32"
+    elif r < 0.15 and x.dtype.kind == "f":
+        options["output"] = "int32"  # a float input: no exact ties to round
+    if x.dtype.kind != "f" and not options.get("prefilter", True) and options["order"] > 1:
+        options["prefilter"] = True  # an integer input's raw coefficients can sum to exact half-integer ties
+    return options
+
+
+def _geometry_shape(rng: np.random.Generator, low: int = 1) -> tuple[int, ...]:
+    rank = int(rng.choice([r for r in (1, 2, 2, 3) if r >= low]))
+    top = {1: 20, 2: 12, 3: 6}[rank]
+    return tuple(int(v) for v in rng.integers(1, top + 1, rank))
+
+
+def _per_axis(rng: np.random.Generator, ndim: int, draw: Any) -> Any:
+    if rng.random() < 0.4:
+        return draw()
+    values = [draw() for _ in range(ndim)]
+    if rng.random() < 0.03:
+        values.append(draw())  # the wrong length: both refuse
+    return values
+
+
+def _geometry(function: str, rng: np.random.Generator) -> Config:
+    """zoom, shift, affine_transform or rotate: random inputs, geometry, orders, modes, prefilter, cval, dtypes."""
+    shape = _geometry_shape(rng, 2 if function == "rotate" else 1)
+    x = _input(rng, shape, False)
+    options: dict[str, Any] = {}
+    nd = x.ndim
+    if function == "zoom":
+        def factor() -> float:
+            r = rng.random()
+            if r < 0.2:  # output lengths at exact half ties of round(L * z)
+                return float(rng.choice([0.5, 1.5, 2.5])) if rng.random() < 0.5 else 1.0
+            return float(np.round(rng.uniform(0.2, 3.0), int(rng.choice([1, 3]))))
+        options["zoom"] = _per_axis(rng, nd, factor)
+        if rng.random() < 0.3:
+            options["grid_mode"] = True
+    elif function == "shift":
+        def amount() -> float:
+            r = rng.random()
+            if r < 0.3:
+                return float(rng.integers(-8, 9))
+            if r < 0.5:
+                return float(rng.integers(-16, 17)) / 2
+            return float(np.round(rng.uniform(-25, 25), 3))
+        options["shift"] = _per_axis(rng, nd, amount)
+    elif function == "affine_transform":
+        form = rng.random()
+        square = rng.uniform(-1.5, 1.5, (nd, nd)) + np.eye(nd) * rng.choice([0.0, 1.0])
+        if rng.random() < 0.2:  # a permutation, a flip, or a rotation by a right angle: exact taps
+            square = np.eye(nd)[rng.permutation(nd)] * rng.choice([-1.0, 1.0], nd)[:, None]
+        offset = np.round(rng.uniform(-4, 4, nd), int(rng.choice([0, 1, 3])))
+        if form < 0.25:  # the diagonal fast path (no zero entry: SciPy segfaults on its NaN coordinates)
+            m = rng.choice([-1.0, 1.0], nd) * rng.uniform(0.3, 2.0, nd)
+            options["matrix"] = np.round(m, int(rng.choice([1, 3])))
+        elif form < 0.55:
+            options["matrix"] = square
+        elif form < 0.7:
+            options["matrix"] = np.concatenate([square, offset[:, None]], axis=1)
+        elif form < 0.85:
+            h = np.eye(nd + 1)
+            h[:nd, :nd], h[:nd, nd] = square, offset
+            if rng.random() < 0.05:
+                h[nd, 0] = 0.5  # not homogeneous: both refuse
+            options["matrix"] = h
+        else:  # another output rank: (nd, out_nd), out_nd != nd + 1
+            out_nd = int(rng.choice([k for k in (1, 2, 3, 4) if k != nd + 1]))
+            options["matrix"] = rng.uniform(-1.5, 1.5, (nd, out_nd))
+            options["output_shape"] = tuple(int(v) for v in rng.integers(1, 9, out_nd))
+        if "output_shape" not in options and rng.random() < 0.4:
+            options["output_shape"] = tuple(int(v) for v in rng.integers(1, 13, nd))
+        if rng.random() < 0.6:
+            options["offset"] = [float(v) for v in offset] if rng.random() < 0.7 else float(offset[0])
+    else:  # rotate
+        r = rng.random()
+        options["angle"] = (float(rng.choice([0, 90, 180, 270, -90, 360, 45, 135])) if r < 0.4
+                            else float(np.round(rng.uniform(-400, 400), int(rng.choice([0, 1, 4])))))
+        if rng.random() < 0.6:
+            a, b = (int(v) for v in rng.choice(nd, 2, replace=False))
+            options["axes"] = (a - nd if rng.random() < 0.3 else a, b)
+        if rng.random() < 0.4:
+            options["reshape"] = False
+    options |= _interp_options(rng, x)
+    return _config(function, x, options)
+
+
 def _generator(function: str) -> Any:
     if function == "map_coordinates":
         return _map
+    if function in GEOMETRY:
+        return lambda rng: _geometry(function, rng)
     if function in SPLINES:
         return lambda rng: _spline(function, rng)
     if function.endswith("1d"):
@@ -260,6 +368,12 @@ def _backward(function: str, rng: np.random.Generator) -> Config:
     others = {k: v for k, v in forward.arrays.items() if k != "input"}  # map_coordinates' coordinates
     if "coordinates" in others:
         cot = rng.standard_normal(others["coordinates"].shape[1:])
+    elif function in GEOMETRY:  # the output's shape is SciPy's (zoom, rotate's reshape, affine's output_shape)
+        try:
+            cot = rng.standard_normal(library(Config(forward.function, {"input": x, **others}, options), None)[0][0]
+                                      .shape)
+        except Refused:
+            cot = rng.standard_normal(x.shape)  # refused by both
     else:
         cot = rng.standard_normal(x.shape)
     exact = not function.startswith(("maximum", "minimum"))  # affine: basis responses; max/min: differences
@@ -268,8 +382,8 @@ def _backward(function: str, rng: np.random.Generator) -> Config:
                   rtol=1e-10 if exact else 1e-9, atol=(1e-12 if exact else 1e-9) * scale)
 
 
-DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in FUNCTIONS + SPLINES}
-DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in FUNCTIONS + SPLINES}
+DEDICATED = {f"scipy.ndimage.{f}": _generator(f) for f in ALL}
+DEDICATED |= {f"scipy.ndimage.{f}_backward": (lambda rng, f=f: _backward(f, rng)) for f in ALL}
 MODULES: dict[str, Any] = {}  # every function has its own draws
 
 

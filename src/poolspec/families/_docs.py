@@ -281,6 +281,37 @@ TypeError
     An unsupported input or output dtype (an output array included), a non-int order or axis.
 
 {scipy_examples}""",
+    # zoom, shift, affine_transform and rotate: the arguments after the geometry's own
+    "scipy_interp_tail": """\
+output : dtype or None
+    The result's dtype (None: the input's); integer outputs are rounded half up (unsigned) or half away from zero
+    (signed) and clipped, as SciPy. A dtype only, the result is returned.
+order : int
+    The B-spline order, 0 to 5.
+mode : str
+    The boundary mode: 'constant' (cval beyond the edges, exactly 0 and L-1 inside), 'grid-constant' (cval
+    for the taps beyond), 'nearest', 'mirror', 'reflect' (= 'grid-mirror'), 'wrap' (SciPy's period L-1) or
+    'grid-wrap' (period L).
+cval : float
+    The value beyond the edges in the constant modes.
+prefilter : bool
+    Whether ``input`` is prefiltered (``spline_filter`` in float64, padded by 12 cells for 'nearest' and
+    'grid-constant') for orders > 1; False: ``input`` is taken as the coefficients.""",
+    "scipy_interp_returns": """\
+Returns
+-------
+array
+    The resampled array, shaped {out_shape}, in the output dtype.
+
+Raises
+------
+ValueError
+    SciPy's refusals, naming the argument: {refusals}.
+TypeError
+    An unsupported input or output dtype (an output array included), a non-int order, a complex cval, a
+    non-bool prefilter{type_refusals}.
+
+{scipy_examples}""",
     "scipy_spline_backward_returns": """\
 Returns
 -------

@@ -1,8 +1,9 @@
 """``scipy.ndimage`` on poolspec's kernels: the window filters ``uniform_filter1d``, ``uniform_filter``,
 ``maximum_filter1d``, ``maximum_filter``, ``minimum_filter1d`` and ``minimum_filter``, and the B-spline functions
-``spline_filter1d``, ``spline_filter`` and ``map_coordinates``, with SciPy 1.17's names, signatures, boundary modes
-and numbers, on any array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), differentiable with
-deterministic gradients on torch and JAX.
+``spline_filter1d``, ``spline_filter`` and ``map_coordinates``, and the geometric transforms ``zoom``, ``shift``,
+``affine_transform`` and ``rotate``, with SciPy 1.17's names, signatures, boundary modes and numbers, on any
+array-API array (NumPy, CuPy, torch, JAX, Dask, array-api-strict), differentiable with deterministic gradients on
+torch and JAX.
 
 The filters extend each axis by the boundary mode as slices, flips and constants (no gathers) and reduce over
 shifted slices; the spline prefilter is a tap table per axis and map_coordinates one gather of each point's taps.
@@ -22,7 +23,7 @@ import numpy as np
 
 from ....families._docs import Template
 from ..._common import mirror
-from . import _filters, _splines
+from . import _filters, _geometry, _splines
 from ._cards import CARDS as CARDS
 from ._dask import filter_depth, local
 from ._graph import captured
@@ -31,7 +32,8 @@ __all__ = ["maximum_filter", "maximum_filter1d", "minimum_filter", "minimum_filt
            "uniform_filter1d", "maximum_filter_backward", "maximum_filter1d_backward", "minimum_filter_backward",
            "minimum_filter1d_backward", "uniform_filter_backward", "uniform_filter1d_backward", "spline_filter1d",
            "spline_filter", "map_coordinates", "spline_filter1d_backward", "spline_filter_backward",
-           "map_coordinates_backward"]
+           "map_coordinates_backward", "zoom", "shift", "affine_transform", "rotate", "zoom_backward", "shift_backward",
+           "affine_transform_backward", "rotate_backward"]
 
 # the docstrings' shared text is families/_docs.py's scipy blocks; the fields say what each forward refuses
 _1D = {"refusals": "size < 1, an unknown mode, an invalid origin, an axis out of range",
@@ -519,6 +521,250 @@ array([0.75, 0.25, 0.  ])
 def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
                              mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
     return _splines.map_coordinates_backward(grad_output, input, coordinates, output, order, mode, cval, prefilter)
+
+
+# the geometric transforms: the output's shape and what each refuses
+_COMMON_REFUSALS = "an order outside [0, 5], an unknown mode, a 0-d input"
+_ZOOM = {"out_shape": "``round(input.shape * zoom)`` (Python's round, half to even)",
+         "refusals": _COMMON_REFUSALS + ", a zoom sequence whose length is not the input's rank, a negative zoom",
+         "type_refusals": ", a non-bool grid_mode"}
+_SHIFT = {"out_shape": "like ``input``",
+          "refusals": _COMMON_REFUSALS + ", a shift sequence whose length is not the input's rank",
+          "type_refusals": ""}
+_AFFINE = {"out_shape": "``output_shape`` (default: the input's)",
+           "refusals": _COMMON_REFUSALS + ", a matrix that is not 1-d or 2-d, a wrong number of rows or columns, a "
+                                          "homogeneous matrix whose last row is not [0, ..., 0, 1], an offset "
+                                          "sequence whose length is not the input's rank",
+           "type_refusals": ""}
+_ROTATE = {"out_shape": "the input's, the rotated plane enlarged to hold the rotated input with ``reshape``",
+           "refusals": _COMMON_REFUSALS + ", a 1-d input, axes that are not two ints in range",
+           "type_refusals": ", a non-bool reshape"}
+
+
+_ZOOM_DOC = Template("""\
+``input`` resampled on a grid ``zoom`` times as fine per axis (output ``k`` reads coordinate
+``k * (L - 1) / (O - 1)``; with ``grid_mode``, ``(k + 0.5) * L / O - 0.5``), as ``scipy.ndimage.zoom``.
+
+Parameters
+----------
+{scipy_spline_input}
+zoom : float or sequence of float
+    The zoom factor per axis, or one for all.
+{scipy_interp_tail}
+grid_mode : bool
+    Keyword-only: the pixel-edge grid (``L / O`` per output cell) instead of the corner samples.
+
+{scipy_interp_returns}
+>>> zoom(np.arange(4.0), 1.5, order=1)
+array([0. , 0.6, 1.2, 1.8, 2.4, 3. ])
+""")
+
+
+@captured("zoom")
+@_ZOOM_DOC.document(**_ZOOM)
+def zoom(input: Any, zoom: Any, output: Any = None, order: int = 3, mode: str = "constant", cval: float = 0.0,
+         prefilter: bool = True, *, grid_mode: bool = False) -> Any:
+    return _geometry.zoom(input, zoom, output, order, mode, cval, prefilter, grid_mode=grid_mode)
+
+
+_SHIFT_DOC = Template("""\
+``input`` shifted by ``shift`` cells per axis (output ``k`` reads coordinate ``k - shift``), as
+``scipy.ndimage.shift``.
+
+Parameters
+----------
+{scipy_spline_input}
+shift : float or sequence of float
+    The shift per axis, or one for all.
+{scipy_interp_tail}
+
+{scipy_interp_returns}
+>>> shift(np.array([1.0, 2.0, 4.0, 8.0]), 1, order=1)
+array([0., 1., 2., 4.])
+""")
+
+
+@captured("shift", arrays=("shift",))
+@_SHIFT_DOC.document(**_SHIFT)
+def shift(input: Any, shift: Any, output: Any = None, order: int = 3, mode: str = "constant", cval: float = 0.0,
+          prefilter: bool = True) -> Any:
+    return _geometry.shift(input, shift, output, order, mode, cval, prefilter)
+
+
+_AFFINE_TRANSFORM_DOC = Template("""\
+``input`` read at ``matrix @ o + offset`` for each output index ``o`` (pull resampling), as
+``scipy.ndimage.affine_transform``.
+
+Parameters
+----------
+{scipy_spline_input}
+matrix : array
+    (ndim, ndim) or (ndim, out_ndim); (ndim, ndim + 1) with the offset as its last column; (ndim + 1, ndim + 1)
+    homogeneous; or (ndim,): a diagonal, read ``(o + offset / m) * m`` as SciPy's zoom-shift path.
+offset : float or sequence of float
+    The offset per input axis, or one for all (ignored with an offset column).
+output_shape : tuple of int or None
+    The output's shape (None: the input's).
+{scipy_interp_tail}
+
+{scipy_interp_returns}
+>>> affine_transform(np.arange(6.0).reshape(2, 3), [[0, 1], [1, 0]], output_shape=(3, 2), order=1)
+array([[0., 3.],
+       [1., 4.],
+       [2., 5.]])
+""")
+
+
+@captured("affine_transform", arrays=("matrix", "offset"))
+@_AFFINE_TRANSFORM_DOC.document(**_AFFINE)
+def affine_transform(input: Any, matrix: Any, offset: Any = 0.0, output_shape: Any = None, output: Any = None,
+                     order: int = 3, mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    return _geometry.affine_transform(input, matrix, offset, output_shape, output, order, mode, cval, prefilter)
+
+
+_ROTATE_DOC = Template("""\
+``input`` rotated by ``angle`` degrees in the plane of ``axes`` about the plane's centre (every other axis
+plane by plane), as ``scipy.ndimage.rotate``.
+
+Parameters
+----------
+{scipy_spline_input}
+angle : float
+    The rotation in degrees (SciPy's cosdg / sindg: exact at multiples of 90).
+axes : tuple of int
+    The two axes of the rotation plane (sorted: (1, 0) and (0, 1) are the same plane).
+reshape : bool
+    Enlarge the plane to hold the whole rotated input (False: the input's shape).
+{scipy_interp_tail}
+
+{scipy_interp_returns}
+>>> rotate(np.arange(6.0).reshape(2, 3), 90, order=0)
+array([[2., 5.],
+       [1., 4.],
+       [0., 3.]])
+""")
+
+
+@captured("rotate")
+@_ROTATE_DOC.document(**_ROTATE)
+def rotate(input: Any, angle: float, axes: Any = (1, 0), reshape: bool = True, output: Any = None, order: int = 3,
+           mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    return _geometry.rotate(input, angle, axes, reshape, output, order, mode, cval, prefilter)
+
+
+_GEOMETRY_GRAD_OUTPUT = """\
+grad_output : array
+    The cotangent of the forward's output (its shape; float)."""
+
+
+_ZOOM_BACKWARD_DOC = Template("""\
+The VJP of :func:`zoom` w.r.t. ``input``: the per-axis interpolation and prefilter tables transposed,
+deterministic on every backend.
+
+Parameters
+----------
+{grad_output}
+{scipy_spline_input}
+zoom : float or sequence of float
+    The forward's zoom.
+{scipy_interp_tail}
+grid_mode : bool
+    Keyword-only: the forward's flag.
+
+{scipy_spline_backward_returns}
+>>> zoom_backward(np.array([1.0, 0.0, 0.0, 0.0]), np.zeros(2), 2, order=1)
+array([1., 0.])
+""", defaults={"grad_output": _GEOMETRY_GRAD_OUTPUT})
+
+
+@_ZOOM_BACKWARD_DOC.document()
+def zoom_backward(grad_output: Any, input: Any, zoom: Any, output: Any = None, order: int = 3,
+                  mode: str = "constant", cval: float = 0.0, prefilter: bool = True, *, grid_mode: bool = False) -> Any:
+    return _geometry.zoom_backward(grad_output, input, zoom, output, order, mode, cval, prefilter,
+                                   grid_mode=grid_mode)
+
+
+_SHIFT_BACKWARD_DOC = Template("""\
+The VJP of :func:`shift` w.r.t. ``input``: the per-axis tables transposed.
+
+Parameters
+----------
+{grad_output}
+{scipy_spline_input}
+shift : float or sequence of float
+    The forward's shift.
+{scipy_interp_tail}
+
+{scipy_spline_backward_returns}
+>>> shift_backward(np.ones(3), np.zeros(3), 0.5, order=1)
+array([0.5, 1. , 0.5])
+""", defaults={"grad_output": _GEOMETRY_GRAD_OUTPUT})
+
+
+@_SHIFT_BACKWARD_DOC.document()
+def shift_backward(grad_output: Any, input: Any, shift: Any, output: Any = None, order: int = 3,
+                   mode: str = "constant", cval: float = 0.0, prefilter: bool = True) -> Any:
+    return _geometry.shift_backward(grad_output, input, shift, output, order, mode, cval, prefilter)
+
+
+_AFFINE_TRANSFORM_BACKWARD_DOC = Template("""\
+The VJP of :func:`affine_transform` w.r.t. ``input`` (the matrix and offset get none): each output's cotangent
+times its tap weights, summed into the coefficients it read (sorted, no scatter-add), then the transposed
+prefilter.
+
+Parameters
+----------
+{grad_output}
+{scipy_spline_input}
+matrix : array
+    The forward's matrix.
+offset : float or sequence of float
+    The forward's offset.
+output_shape : tuple of int or None
+    The forward's output shape.
+{scipy_interp_tail}
+
+{scipy_spline_backward_returns}
+>>> affine_transform_backward(np.ones(4), np.zeros(4), [0.5], order=1)
+array([1.5, 2. , 0.5, 0. ])
+""", defaults={"grad_output": _GEOMETRY_GRAD_OUTPUT})
+
+
+@_AFFINE_TRANSFORM_BACKWARD_DOC.document()
+def affine_transform_backward(grad_output: Any, input: Any, matrix: Any, offset: Any = 0.0, output_shape: Any = None,
+                              output: Any = None, order: int = 3, mode: str = "constant", cval: float = 0.0,
+                              prefilter: bool = True) -> Any:
+    return _geometry.affine_transform_backward(grad_output, input, matrix, offset, output_shape, output, order, mode,
+                                               cval, prefilter)
+
+
+_ROTATE_BACKWARD_DOC = Template("""\
+The VJP of :func:`rotate` w.r.t. ``input`` (the angle gets none).
+
+Parameters
+----------
+{grad_output}
+{scipy_spline_input}
+angle : float
+    The forward's angle in degrees.
+axes : tuple of int
+    The forward's rotation plane.
+reshape : bool
+    The forward's flag.
+{scipy_interp_tail}
+
+{scipy_spline_backward_returns}
+>>> rotate_backward(np.arange(6.0).reshape(3, 2), np.zeros((2, 3)), 90, order=0)
+array([[4., 2., 0.],
+       [5., 3., 1.]])
+""", defaults={"grad_output": _GEOMETRY_GRAD_OUTPUT})
+
+
+@_ROTATE_BACKWARD_DOC.document()
+def rotate_backward(grad_output: Any, input: Any, angle: float, axes: Any = (1, 0), reshape: bool = True,
+                    output: Any = None, order: int = 3, mode: str = "constant", cval: float = 0.0,
+                    prefilter: bool = True) -> Any:
+    return _geometry.rotate_backward(grad_output, input, angle, axes, reshape, output, order, mode, cval, prefilter)
 
 
 # other names are scipy.ndimage's own: the import prefix is the whole port

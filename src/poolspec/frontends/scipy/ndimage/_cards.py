@@ -371,3 +371,141 @@ CARDS = CARDS + _SPLINE_CARDS + (
                                        "gradient here (torch and JAX give the coordinates' first order).",
                      "coordinates.shape[1:]"),
 )
+
+
+# ------------------------------------------------------------------------------------------ geometric transforms
+
+_GEOMETRY_CHECKED = ("random configurations per function against live scipy.ndimage (conformance/frontend_checks/"
+                     "scipy.py; counts in conformance/results/frontends/scipy.json): ranks 1-3 (rotate 2-3), axes of "
+                     "1 to 20 cells, orders 0-5, every mode, prefilter on and off, cval, float32/float64/integer "
+                     "inputs, float and integer outputs, {what}; NumPy and torch in turn, JAX every 10th; float64 "
+                     "within rtol 1e-10 / atol 1e-12 max(|x|, |cval|), float32 within rtol 1e-5, integers exact. "
+                     "tests/test_frontend_scipy_geometry.py: every mode and order on every backend, refusals, and "
+                     "the gradients against SciPy's Jacobian")
+_GEOMETRY_DET = ("deterministic: per-axis tap tables or one gather of each output's taps, summed in a fixed order; "
+                 "no scatter, no atomics; the backward routes the taps by sorting (kernels.cells.Cells.route)")
+_GEOMETRY_GRAD = gradient("w.r.t. input: affine (cval enters as a constant), so the transposed tables / the taps' "
+                          "weights routed back by sorting, then the transposed prefilter and the npad pad folded "
+                          "back; deterministic, every order. shift (shift) and matrix and offset (affine_transform) "
+                          "given as torch tensors that require grad or as traced JAX values get their first-order "
+                          "gradient through map_coordinates' coordinate gradient (the weights' derivative, the "
+                          "coefficients held); zoom, angle and cval get none.")
+_GEOMETRY_TAIL = (
+    Argument("output", "dtype | None", None, description="the result's dtype (None: the input's); a dtype only"),
+    Argument("order", "int", 3, description="0 to 5"),
+    Argument("mode", "str", "constant", description="constant, grid-constant, nearest, mirror, reflect "
+                                                    "(= grid-mirror), wrap, grid-wrap"),
+    Argument("cval", "float", 0.0, description="the value beyond the edges in the constant modes"),
+    Argument("prefilter", "bool", True, description="prefilter the input (orders > 1); False: the input is the "
+                                                    "coefficients"))
+_GEOMETRY_POINT = ("Each output point reads the input at a coordinate per axis (the card's rule below) and "
+                   "interpolates it as map_coordinates does (SciPy's NI_ZoomShift / NI_GeometricTransform): the "
+                   "mode's mapping of the coordinate (wrap: SciPy's period L-1), cval for constant's out-of-range "
+                   "points, the taps' boundary mapping (mirror for constant and wrap), SciPy's weight polynomials; "
+                   "order 0 picks floor(cc + 0.5) after the mapping (ties up).")
+_GEOMETRY_PREFILTER = ("Prefilter (prefilter and order > 1): spline_filter in float64 with the mode's kind, after a "
+                       "pad of npad = 12 cells on every axis for nearest and grid-constant (edge values, or cval), "
+                       "as SciPy's _prepad_for_spline_filter; SciPy 1.17.1's reflect-kind aliasing on axes up to 16 "
+                       "cells is mirrored on purpose (see spline_filter1d).")
+_GEOMETRY_FUSED = ("Where the output is no longer than the input along every axis and the input is finite (eager "
+                   "backends), zoom, shift and a 1-d matrix compose the prefilter and the npad pad into each axis's "
+                   "taps on the host (one banded table per axis instead of prefiltering the whole input): the same "
+                   "sums in another order, within rounding.")
+_GEOMETRY_NONFINITE = ("A NaN or inf in the input spreads, with the prefilter on a long axis (over 2w + 1 cells, w = "
+                       "20 / 27 / 35 / 43 for orders 2-5), over the prefilter's band of taps around it; SciPy's "
+                       "recursion spreads it over the whole line. Outside that band the values are SciPy's.")
+_GEOMETRY_DTYPE = ("dtypes: output None is the input's dtype; computed in float64 (float32 on JAX without x64) and "
+                   "stored once: float32 rounded; integer outputs rounded as SciPy (unsigned half up with negatives "
+                   "to 0, signed half away from zero, clipped; NaN and |t| >= 2^63 unspecified).")
+_GEOMETRY_REFUSES = ("output arrays (pass a dtype; the result is returned) and bool or complex output dtypes "
+                     "(TypeError; SciPy casts to bool with a C truncation)",
+                     "bool, complex and float16 inputs (TypeError; SciPy splits complex inputs into parts)",
+                     "SciPy's refusals, as ValueError/TypeError naming the argument before computing: an order "
+                     "outside [0, 5], an unknown mode (RuntimeError 'boundary mode not supported' there), a 0-d input "
+                     "(RuntimeError there), a sequence argument whose length is not the input's rank (RuntimeError "
+                     "there), a complex cval")
+
+
+def _geometry_card(name: str, summary: str, arguments: tuple[Argument, ...], shape: str, rules: tuple[str, ...],
+                   refuses: tuple[str, ...], what: str, differences: tuple[str, ...] = (),
+                   core: tuple[str, ...] = ("frontends.scipy.ndimage._splines.prefilter_plan",
+                                            "frontends._common.resample"),
+                   keywords: tuple[Argument, ...] = ()) -> FrontendCard:
+    return FrontendCard(name=f"scipy.ndimage.{name}", version=1, library=_LIB, mirrors=f"scipy.ndimage.{name}",
+                        summary=summary, arguments=(_SPLINE_INPUT,) + arguments + _GEOMETRY_TAIL + keywords,
+                        outputs=(Port("resampled", "array", shape, "the resampled array, in the output dtype"),),
+                        core=core, layout="any rank", gradient=_GEOMETRY_GRAD, determinism=_GEOMETRY_DET,
+                        notes=rules + (_GEOMETRY_POINT, _GEOMETRY_PREFILTER, _GEOMETRY_FUSED, _GEOMETRY_DTYPE),
+                        differences=(_GEOMETRY_NONFINITE,) + differences,
+                        refuses=_GEOMETRY_REFUSES + refuses, checked=_GEOMETRY_CHECKED.format(what=what))
+
+
+_ZOOM_RULE = ("Output shape per axis: int(round(L * zoom)) with Python's round (half to even) on the float product "
+              "(5 * 0.5 -> 2, 7 * 0.5 -> 4). Output k reads cc = k * zf with zf = (L - 1) / (O - 1), or with "
+              "grid_mode cc = (k + 0.5) * zf - 0.5 with zf = L / O (zf = 1 where the denominator is 0), in that "
+              "operation order. When every zoom is 1 and prefilter is True the result is the input cast to the output "
+              "dtype (SciPy's early exit, any order and mode); with prefilter=False the spline smoothing is applied. "
+              "grid_mode with constant or wrap warns (UserWarning, as SciPy) and computes the same.")
+_SHIFT_RULE = "Output k reads cc = k + (-shift) per axis (SciPy's NI_ZoomShift); the output has the input's shape."
+_AFFINE_RULE = ("matrix forms: (ndim, ndim) or (ndim, out_ndim) -> cc_h = ((offset_h + o_0 m_h0) + o_1 m_h1) + ... "
+                "accumulated left to right; (ndim, ndim + 1): the last column is the offset (the offset argument is "
+                "ignored); (ndim + 1, ndim + 1): homogeneous, its last row must be exactly [0, ..., 0, 1] "
+                "(ValueError); a (ndim, ndim + 1) matrix is always read as the offset form (a 3-d output_shape on a "
+                "2-d input with a (2, 3) matrix is refused, as SciPy). A 1-d matrix is SciPy's diagonal fast path "
+                "through zoom-shift: cc = (o + offset / m) * m, numerically different from o * m + offset (order 0 "
+                "may pick another sample). output_shape defaults to the input's shape.")
+_AFFINE_NAN = ("A 1-d matrix with a zero entry gives offset / m = inf or NaN, so NaN coordinates: SciPy segfaults "
+               "on them outside constant, nearest and grid-constant (NI_ZoomShift's zeros buffer is NULL there); "
+               "poolspec gives cval there, and follows map_coordinates' NaN rule "
+               "elsewhere.")
+_ROTATE_RULE = ("axes are sorted first ((1, 0) and (0, 1) are the same plane); c, s = cosdg(angle), sindg(angle) "
+                "(cephes: exact 0 and +-1 at multiples of 90 degrees); R = [[c, s], [-s, c]]; with reshape the plane "
+                "becomes (ptp(R @ corners) + 0.5).astype(int), else the input's; offset = (in_plane - 1) / 2 - "
+                "R @ ((out_plane - 1) / 2); then affine_transform with the 2 x 2 matrix on every plane of the other "
+                "axes (prefilter and npad within the plane).")
+
+_GEOMETRY_CARDS: tuple[FrontendCard, ...] = (
+    _geometry_card("zoom", "The input resampled on a finer or coarser grid by B-spline interpolation (orders 0-5), "
+                           "with SciPy's boundary modes, grid rules and numbers.",
+                   (Argument("zoom", "float | sequence[float]", description="per axis, or one for all; >= 0"),),
+                   "round(input.shape * zoom)", (_ZOOM_RULE,),
+                   ("a negative zoom (ValueError, as SciPy's 'negative dimensions'); a zoom sequence of the wrong "
+                    "length",),
+                   "zoom factors from 0.2 to 3 (exact ties of the output shape's round included), grid_mode",
+                   keywords=(Argument("grid_mode", "bool", False, description="keyword-only: the pixel-edge grid "
+                                                                             "(L / O per output cell)"),)),
+    _geometry_card("shift", "The input shifted by a fractional number of cells per axis by B-spline interpolation "
+                            "(orders 0-5), with SciPy's boundary modes and numbers.",
+                   (Argument("shift", "float | sequence[float]", description="per axis, or one for all"),),
+                   "input.shape", (_SHIFT_RULE,), ("a shift sequence of the wrong length",
+                                                   "a non-finite shift (ValueError; SciPy's result is undefined)"),
+                   "shifts integer, half-integer and fractional, past the axis"),
+    _geometry_card("affine_transform", "The input read at matrix @ o + offset for each output index o, by B-spline "
+                                       "interpolation (orders 0-5), with SciPy's matrix forms, modes and numbers.",
+                   (Argument("matrix", "array", description="(ndim, ndim), (ndim, out_ndim), (ndim, ndim + 1), "
+                                                           "(ndim + 1, ndim + 1) homogeneous, or (ndim,) diagonal"),
+                    Argument("offset", "float | sequence[float]", 0.0, description="per input axis, or one for all"),
+                    Argument("output_shape", "tuple[int, ...] | None", None, description="None: the input's shape")),
+                   "output_shape", (_AFFINE_RULE, _AFFINE_NAN),
+                   ("a matrix of rank other than 1 or 2, a wrong number of rows or columns, a homogeneous matrix "
+                    "whose last row is not [0, ..., 0, 1], an offset sequence of the wrong length",
+                    "a non-finite matrix or offset entry (ValueError; SciPy's result is undefined, or it crashes)"),
+                   "every matrix form (1-d diagonal, square, offset column, homogeneous, another output rank), "
+                   "output shapes",
+                   core=("frontends.scipy.ndimage._splines.prefilter_plan", "kernels.cells.Cells.route")),
+    _geometry_card("rotate", "The input rotated by angle degrees in the plane of two axes, by B-spline "
+                             "interpolation (orders 0-5), with SciPy's reshape rule, modes and numbers.",
+                   (Argument("angle", "float", description="degrees"),
+                    Argument("axes", "tuple[int, int]", (1, 0), description="the rotation plane (sorted)"),
+                    Argument("reshape", "bool", True, description="enlarge the plane to hold the rotated input")),
+                   "input.shape, the plane enlarged with reshape", (_ROTATE_RULE,),
+                   ("a 1-d input, axes that are not two ints in range (ValueError, as SciPy)",
+                    "equal axes (ValueError; SciPy accepts them with a meaningless result), a non-finite angle"),
+                   "angles at multiples of 90 degrees and random, reshape on and off, axes (negative, permuted)",
+                   core=("frontends.scipy.ndimage._splines.prefilter_plan", "kernels.cells.Cells.route")),
+)
+
+_GEOMETRY_T = ("The forward's interpolation taps transposed (each output's cotangent times its tap weights, summed "
+               "into the coefficients it read in a fixed order), then the transposed prefilter and the npad pad "
+               "folded back onto the cells it copies; cval and the geometry arguments get no gradient.")
+CARDS = CARDS + _GEOMETRY_CARDS + tuple(_spline_backward(c, _GEOMETRY_T, c.outputs[0].shape) for c in _GEOMETRY_CARDS)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ...._compat import dtype_name, dtype_of, is_dask_array, is_jax_array, is_torch_array, on, take, to_host
+from ...._compat import dtype_name, dtype_of, is_jax_array, is_torch_array, on, readable, take, to_host
 from ....autodiff import linear
 from ..._common import _separable, fail, resample, tap_table
 from . import _filters
@@ -378,8 +378,9 @@ def _grad_output(function: str, xp: Any, g: Any, x: Any, out: str, shape: tuple[
 
 
 def _eager(x: Any) -> bool:
-    # a host check of finiteness is possible (not inside a JAX trace or a lazy Dask graph)
-    return not (is_jax_array(x) or is_dask_array(x))
+    # a host check of finiteness is possible (not on JAX, not in a lazy Dask graph, not under a torch.func
+    # transform, whose batched tensors refuse a data-dependent bool)
+    return not is_jax_array(x) and readable(x)
 
 
 # ------------------------------------------------------------------------- differentiable parameters
