@@ -28,9 +28,11 @@ import numpy as np
 from ...._compat import (
     dtype_name,
     dtype_of,
+    index_dtype,
     is_dask_array,
     is_jax_array,
     is_torch_array,
+    matmul,
     namespace,
     on,
     take,
@@ -38,7 +40,7 @@ from ...._compat import (
     to_namespace,
 )
 from ....autodiff import compose
-from ..._common import dense_table, fail, resample, tap_table
+from ..._common import dense_table, fail, tap_table
 from . import _filters
 from ._filters import _INTS, _as_array, _axis, _cval, _input, _int, _output, _store, _work
 
@@ -179,16 +181,121 @@ def _mode(function: str, mode: Any) -> str:
     return str(mode)
 
 
+# axes up to this length take the dense matrix (one matmul: as fast as the blocked band there, and exact SciPy)
+_DENSE_UP_TO = 160
+
+
+def _dense(length: int, order: int, kind: str) -> bool:
+    w = WIDTH[order]
+    return length <= max(2 * w + 1, _DENSE_UP_TO) or (kind == "reflect" and REFLECT_ALIASING
+                                                     and length <= _ALIASED_UP_TO)
+
+
+@lru_cache(maxsize=256)
+def _dense_rows(length: int, order: int, kind: str, transpose: bool) -> np.ndarray:
+    # the prefilter in row form, y_line = x_line @ M: M = R.T (forward) or R (its transpose)
+    r = recursion_matrix(length, order, kind)
+    m = np.ascontiguousarray(r if transpose else r.T)
+    m.setflags(write=False)
+    return m
+
+
+def _block(order: int) -> int:
+    # the band's block: at least 2w; 64 cells measured fastest for orders 2 and 3 (NumPy, one thread)
+    return max(64, -(-2 * WIDTH[order] // 8) * 8)
+
+
+@lru_cache(maxsize=16)
+def _band_rows(order: int, reverse: bool) -> np.ndarray:
+    # (B, 2B) = [A | C]: output block j of y[i] = sum_t h[t] e[i + t] is E[j] @ A + E[j + 1] @ C (B >= 2w)
+    h = inverse_kernel(order)[::-1] if reverse else inverse_kernel(order)
+    b, n = _block(order), len(h)
+    k = np.zeros((2 * b, b))
+    for i in range(b):
+        k[i:i + n, i] = h
+    m = np.ascontiguousarray(np.concatenate([k[:b], k[b:]], axis=1))
+    m.setflags(write=False)
+    return m
+
+
+def _rows(xp: Any, v: Any, axis: int, m: np.ndarray) -> Any:
+    """``v``'s lines along ``axis`` times ``m`` (n_in, n_out) by one matmul, without moving the axis."""
+    shape = tuple(int(n) for n in v.shape)
+    mm = xp.asarray(to_namespace(m, xp, v, v.dtype))
+    if axis == v.ndim - 1:
+        return matmul(xp, v, mm)
+    pre, post = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
+    y = matmul(xp, xp.permute_dims(mm, (1, 0)), xp.reshape(v, (pre, shape[axis], post)))
+    return xp.reshape(y, shape[:axis] + (int(m.shape[1]),) + shape[axis + 1:])
+
+
+def _fir(xp: Any, e: Any, axis: int, order: int, count: int, reverse: bool) -> Any:
+    """``y[i] = sum_t h[t] e[i + t]``, i < count, along ``axis`` (e: count + 2w cells): blocks of B cells, each
+    output block two blocks of ``e`` times a (2B, B) Toeplitz piece, all blocks in one matmul."""
+    k = _band_rows(order, reverse)
+    b = _block(order)
+    nb = -(-count // b)
+    n = int(e.shape[axis])
+    e = _filters._zero_pad(xp, e, axis, 0, (nb + 1) * b - n)
+    shape = tuple(int(s) for s in e.shape)
+    pre, post = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
+    kk = xp.asarray(to_namespace(k, xp, e, e.dtype))
+    if axis == e.ndim - 1:
+        r = xp.reshape(matmul(xp, xp.reshape(e, (pre * (nb + 1), b)), kk), (pre, nb + 1, 2 * b))
+        y = r[:, :-1, :b] + r[:, 1:, b:]
+    else:
+        r = matmul(xp, xp.permute_dims(kk, (1, 0)), xp.reshape(e, (pre, nb + 1, b, post)))
+        y = r[:, :-1, :b, :] + r[:, 1:, b:, :]
+    y = xp.reshape(y, (pre, nb * b, post))[:, :count, :]
+    return xp.reshape(y, shape[:axis] + (count,) + shape[axis + 1:])
+
+
+def _on_lines(fn: Any, v: Any, axis: int, *args: Any) -> Any:
+    # Dask: the axis in one chunk, each block filtered by the eager code
+    if is_dask_array(v):
+        line = v.rechunk({axis: -1})
+        return line.map_blocks(lambda blk: fn(namespace(blk), blk, axis, *args), dtype=v.dtype)
+    return fn(namespace(v), v, axis, *args)
+
+
+def _filter_axis(xp: Any, v: Any, axis: int, order: int, kind: str) -> Any:
+    """SciPy's prefilter of ``v`` (work dtype) along ``axis``: the dense matrix, or the band on the folded line."""
+    n = int(v.shape[axis])
+    if n <= 1 or order < 2:
+        return v
+    if _dense(n, order, kind):
+        return _rows(xp, v, axis, _dense_rows(n, order, kind, False))
+    w = WIDTH[order]
+    return _fir(xp, _filters.extend(xp, v, axis, w, w, kind, 0.0), axis, order, n, False)
+
+
+def _filter_axis_t(xp: Any, g: Any, axis: int, order: int, kind: str) -> Any:
+    """The transpose of :func:`_filter_axis`: the transposed matrix, or the reversed band then the fold summed
+    back."""
+    n = int(g.shape[axis])
+    if n <= 1 or order < 2:
+        return g
+    if _dense(n, order, kind):
+        return _rows(xp, g, axis, _dense_rows(n, order, kind, True))
+    w = WIDTH[order]
+    e = _fir(xp, _filters._zero_pad(xp, g, axis, 2 * w, 2 * w), axis, order, n + 2 * w, True)
+    return _filters.fold_back(xp, e, axis, n, w, w, kind)
+
+
 def _prefilter_axes(xp: Any, v: Any, axes: list[int], order: int, kind: str, out: str | None) -> Any:
     # out: the dtype each pass is stored in (SciPy's C cast per axis), None to stay in the work dtype
     for a in axes:
-        plan = prefilter_plan(int(v.shape[a]), order, kind)
         v = xp.astype(v, _work(xp, v))
-        if plan is not None:
-            v = resample(v, [a], [plan])
+        v = _on_lines(_filter_axis, v, a, order, kind)
         if out is not None:
             v = _store(xp, v, out)
     return v
+
+
+def _prefilter_axes_t(xp: Any, g: Any, axes: list[int], order: int, kind: str) -> Any:
+    for a in reversed(axes):
+        g = _on_lines(_filter_axis_t, g, a, order, kind)
+    return g
 
 
 # ------------------------------------------------------------------------------------------- prefilter
@@ -423,34 +530,76 @@ def _parse(function: str, input: Any, coordinates: Any, output: Any, order: Any,
     return xp, x, coords, spec
 
 
-def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, Any, list[Any], Any, Any]:
-    """Per point: the flat cells of its (order + 1) ** ndim taps (P, K), the taps reading cval (or None), the
-    per-axis weights (broadcastable to (P, k, ..., k)), the points that are cval whole and those that are NaN."""
+def _border(spec: _Spec) -> int:
+    # grid-constant reads cval outside the line: the coefficients get one cval cell around every axis
+    return 1 if spec.mode == "grid-constant" else 0
+
+
+def _grid(spec: _Spec) -> list[int]:
+    """The lengths of the coefficient array the taps read (the npad pad, and grid-constant's cval border)."""
+    return [n + 2 * _border(spec) for n in spec.lengths]
+
+
+@lru_cache(maxsize=1024)
+def _table(length: int, order: int, mode: str, border: int, stride: int) -> tuple[np.ndarray, int]:
+    """The cell (times ``stride``) that each tap position ``t`` in ``[lo, length + order + 2)`` reads, and ``-lo``:
+    SciPy's edge mapping of integer taps (ni_interpolation.c) evaluated once on the host, so a point's taps are one
+    lookup instead of the mapping per tap. ``border``: cells outside read the cval border."""
+    lo = -(order + 3)
+    t = np.arange(lo, length + order + 3, dtype=np.float64)
+    if border:
+        cell = np.clip(t + 1, 0, length + 1)
+    elif mode == "nearest":
+        cell = np.clip(t, 0, length - 1)
+    else:
+        cell = np.clip(_map_coordinate(np, t, length, {"constant": "mirror", "wrap": "mirror"}.get(mode, mode)),
+                       0, length - 1)  # only undefined inputs (inf) reach outside; SciPy reads out of bounds
+    out = cell.astype(np.int64) * stride
+    out.setflags(write=False)
+    return out, -lo
+
+
+def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any]:
+    """Per point: the flat cells of its (order + 1) ** ndim taps (P, K) in the ``_grid`` array, the per-axis
+    weights (broadcastable to (P, k, ..., k)), the points that are cval whole and those that are NaN."""
     o, m, nd, k = spec.order, spec.mode, len(spec.in_shape), spec.order + 1
-    lengths = spec.lengths
-    flat = xp.reshape(coords, (nd, spec.points))
+    lengths, grid = spec.lengths, _grid(spec)
+    p = int(np.prod(coords.shape[1:]))
+    flat = xp.reshape(coords, (nd, p))
     imode = _MAP.get(m, m)
-    strides = [int(np.prod(lengths[d + 1:])) for d in range(nd)]
-    lin = mask = whole = nan = None
+    strides = [int(np.prod(grid[d + 1:])) for d in range(nd)]
+    idt = index_dtype(xp, coords)
+    offsets = xp.asarray(np.arange(k), dtype=idt, **on(coords))
+    lin = whole = nan = None
     weights = []
     for d in range(nd):
-        cc = flat[d, ...]
-        taps, cvals, w, wh = _axis_taps(xp, cc, lengths[d], o, imode, spec.npad)
-        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
-        term = taps[expand] * strides[d]
-        lin = term if lin is None else lin + term
-        if cvals is not None:
-            mask = cvals[expand] if mask is None else mask | cvals[expand]
-        weights.append(xp.reshape(xp.stack(w, axis=1), (spec.points,) + tuple(k if e == d else 1 for e in range(nd))))
-        if wh is not None:
+        n = lengths[d]
+        cc = flat[d, ...] + float(spec.npad)
+        if imode not in ("grid-constant", "nearest"):
+            cc = _map_coordinate(xp, cc, n, imode)
+            wh = ~(cc > -1.0)
+            cc = xp.where(wh, xp.zeros_like(cc), cc)
             whole = wh if whole is None else whole | wh
-        if m in ("nearest", "grid-constant") and o > 0:
-            isn = ~xp.isfinite(cc)
-            nan = isn if nan is None else nan | isn
+        else:
+            # a non-finite coordinate: C's (npy_intp) cast of it gives INT_MIN on x86, so order 0 reads the first
+            # cell (nearest) or cval (grid-constant), as at -2; higher orders get NaN (set afterwards)
+            finite = xp.isfinite(cc)
+            cc = xp.where(finite, cc, xp.full_like(cc, -2.0 if o == 0 else 0.0))
+            if o > 0:
+                nan = ~finite if nan is None else nan | ~finite
+        table, shift = _table(n, o, imode, _border(spec), strides[d])
+        start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2 - shift)
+        start = xp.astype(xp.clip(start, 0.0, float(table.shape[0] - k)), idt)
+        cells = take(xp, xp.asarray(to_namespace(table, xp, coords, idt)),
+                     xp.reshape(start[:, None] + offsets, (-1,)), 0)
+        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
+        term = xp.reshape(cells, (p, k))[expand]
+        lin = term if lin is None else lin + term
+        if o > 0:
+            weights.append(xp.reshape(xp.stack(_weights(xp, cc, o), axis=1), (p,) + tuple(k if e == d else 1
+                                                                                       for e in range(nd))))
     assert lin is not None
-    lin = xp.reshape(lin, (spec.points, k ** nd))
-    mask = None if mask is None else xp.reshape(mask, (spec.points, k ** nd))
-    return lin, mask, weights, whole, nan
+    return xp.reshape(lin, (p, k ** nd)), weights, whole, nan
 
 
 def _coefficients(xp: Any, x: Any, spec: _Spec) -> Any:
@@ -466,10 +615,7 @@ def _coefficients(xp: Any, x: Any, spec: _Spec) -> Any:
 def _coefficients_t(xp: Any, g: Any, spec: _Spec) -> Any:
     # the transpose of _coefficients: the prefilter's transposed tables in reverse, then the pad folded back
     if spec.filtered:
-        for a in reversed(range(g.ndim)):
-            plan = prefilter_plan(int(g.shape[a]), spec.order, KIND[spec.mode])
-            if plan is not None:
-                g = _resample_t(g, a, plan)
+        g = _prefilter_axes_t(xp, g, list(range(g.ndim)), spec.order, KIND[spec.mode])
         pad = "nearest" if spec.mode == "nearest" else "constant"
         for a in reversed(range(g.ndim)):
             g = _filters.fold_back(xp, g, a, spec.in_shape[a], spec.npad, spec.npad, pad)
@@ -489,21 +635,28 @@ def _resample_t(g: Any, axis: int, plan: Any) -> Any:
     return xp.permute_dims(y, tuple(int(i) for i in np.argsort(order))) if axis != g.ndim - 1 else y
 
 
-def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
-    """The interpolant of the flat coefficients ``coef`` at ``coords``, in the work dtype (P,): gathers at cells
-    that depend on the coordinates only piecewise, so natively differentiable w.r.t. the coordinates through the
-    weights (no scatter: the gather's source is held constant)."""
+# points per block of the gather: about 2**20 taps, so the (P, K) temporaries stay near 8 MiB each
+_TAPS_PER_BLOCK = 1 << 20
+
+
+def _flat(xp: Any, coef: Any, spec: _Spec) -> Any:
+    """The coefficients as the taps read them: flat, with grid-constant's cval border."""
+    if _border(spec):
+        for a in range(coef.ndim):
+            coef = _filters.extend(xp, coef, a, 1, 1, "constant", spec.cval)
+    return xp.reshape(coef, (-1,))
+
+
+def _sample_block(spec: _Spec, coef: Any, coords: Any) -> Any:
     xp = namespace(coords)
     nd, k = len(spec.in_shape), spec.order + 1
     work = coords.dtype
-    lin, mask, weights, whole, nan = _points(xp, coords, spec)
-    vals = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (spec.points,) + (k,) * nd)
-    if mask is not None:
-        vals = xp.where(xp.reshape(mask, vals.shape), xp.asarray(spec.cval, dtype=work, **on(coef)), vals)
-    if spec.order > 0:
-        for d in range(nd):  # SciPy's ((coefficient * w0) * w1) * ... per tap
-            vals = vals * weights[d]
-    t = xp.sum(xp.reshape(vals, (spec.points, k ** nd)), axis=1)
+    lin, weights, whole, nan = _points(xp, coords, spec)
+    p = int(lin.shape[0])
+    vals = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (p,) + (k,) * nd)
+    for w in weights:  # SciPy's ((coefficient * w0) * w1) * ... per tap
+        vals = vals * w
+    t = xp.sum(xp.reshape(vals, (p, k ** nd)), axis=1)
     if whole is not None:
         t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
     if nan is not None:
@@ -511,9 +664,22 @@ def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
     return t
 
 
+def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
+    """The interpolant of the flat coefficients ``coef`` (``_flat``) at ``coords``, in the work dtype (P,): gathers
+    at cells that depend on the coordinates only piecewise, so natively differentiable w.r.t. the coordinates
+    through the weights (no scatter: the gather's source is held constant). Points go in blocks (peak memory)."""
+    xp = namespace(coords)
+    nd = len(spec.in_shape)
+    flat = xp.reshape(coords, (nd, spec.points))
+    step = max(1, _TAPS_PER_BLOCK // (spec.order + 1) ** nd)
+    if spec.points <= step:
+        return _sample_block(spec, coef, flat)
+    return xp.concat([_sample_block(spec, coef, flat[:, i:i + step]) for i in range(0, spec.points, step)])
+
+
 def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
     xp = namespace(x)
-    t = _sample(spec, xp.reshape(_coefficients(xp, x, spec), (-1,)), coords)
+    t = _sample(spec, _flat(xp, _coefficients(xp, x, spec), spec), coords)
     return xp.reshape(_round_to(xp, t, spec.out), spec.shape)
 
 
@@ -568,9 +734,8 @@ def spline_filter1d_backward(grad_output: Any, input: Any, order: int = 3, axis:
     m = _mode(function, mode)
     g = _grad(function, xp, xp.asarray(grad_output) if not hasattr(grad_output, "shape") else grad_output, x, out,
               tuple(x.shape))
-    plan = prefilter_plan(int(x.shape[a]), o, KIND[m]) if 0 not in x.shape else None
-    if plan is not None:
-        g = _resample_t(g, a, plan)
+    if 0 not in x.shape:
+        g = _prefilter_axes_t(xp, g, [a], o, KIND[m])
     return xp.astype(g, x.dtype)
 
 
@@ -589,10 +754,7 @@ def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output:
     m = _mode(function, mode)
     g = _grad(function, xp, grad_output, x, out, tuple(x.shape))
     if x.ndim and 0 not in x.shape:
-        for a in reversed(range(x.ndim)):
-            plan = prefilter_plan(int(x.shape[a]), o, KIND[m])
-            if plan is not None:
-                g = _resample_t(g, a, plan)
+        g = _prefilter_axes_t(xp, g, list(range(x.ndim)), o, KIND[m])
     return xp.astype(g, x.dtype)
 
 
@@ -601,20 +763,17 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
 
     xp = namespace(x)
     nd, k = x.ndim, spec.order + 1
-    lin, mask, weights, whole, _ = _points(xp, coords, spec)
+    lin, weights, whole, _ = _points(xp, coords, spec)
     w = xp.reshape(g, (spec.points,) + (1,) * nd)
-    if spec.order > 0:
-        for d in range(nd):
-            w = w * weights[d]
+    for wd in weights:
+        w = w * wd
     w = xp.reshape(xp.broadcast_to(w, (spec.points,) + (k,) * nd), (spec.points, k ** nd))
-    zero = xp.zeros_like(w)
-    if mask is not None:
-        w = xp.where(mask, zero, w)
     if whole is not None:
-        w = xp.where(whole[:, None], zero, w)
+        w = xp.where(whole[:, None], xp.zeros_like(w), w)
     reads = xp.reshape(w, (1, spec.points * k ** nd))
     idx = xp.reshape(lin, (1, spec.points * k ** nd))
-    cells = int(np.prod(spec.lengths))
+    grid = _grid(spec)
+    cells = int(np.prod(grid))
     route = Cells(cells, spec.points * k ** nd).route
     if is_dask_array(reads):  # one plane: routed whole, in one block
         import dask.array as da
@@ -623,7 +782,10 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
                                dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
     else:
         routed = route(reads, idx)
-    return xp.astype(_coefficients_t(xp, xp.reshape(routed, tuple(spec.lengths)), spec), x.dtype)
+    routed = xp.reshape(routed, tuple(grid))
+    if _border(spec):  # the cval border's cotangent goes to cval
+        routed = routed[tuple(slice(1, n + 1) for n in spec.lengths)]
+    return xp.astype(_coefficients_t(xp, routed, spec), x.dtype)
 
 
 def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, output: Any = None, order: int = 3,
@@ -700,8 +862,7 @@ def _coordinate_grad_torch(spec: _Spec, x: Any, coords: Any, g: Any) -> Any:
     xp = namespace(x)
     with torch.enable_grad():
         c = coords.detach().requires_grad_(True)
-        coef = xp.reshape(_coefficients(xp, x.detach(), spec), (-1,))
-        t = _sample(spec, coef, c)
+        t = _sample(spec, _flat(xp, _coefficients(xp, x.detach(), spec), spec), c)
         (grad,) = torch.autograd.grad(t, c, xp.reshape(g, t.shape).to(t.dtype))
     return grad.to(coords.dtype)
 
@@ -727,7 +888,7 @@ def _jax_function(spec: _Spec) -> Any:
 
     def forward_bwd(res: Any, g: Any) -> tuple[Any, Any]:
         x, coords = res
-        coef = jax.lax.stop_gradient(jax.numpy.reshape(_coefficients(namespace(x), x, spec), (-1,)))
+        coef = jax.lax.stop_gradient(_flat(namespace(x), _coefficients(namespace(x), x, spec), spec))
         _, pull = jax.vjp(lambda c: _sample(spec, coef, c), coords)  # the weights' derivative, first order
         return transpose(g, x, coords), pull(jax.numpy.reshape(g, (spec.points,)))[0]
 
