@@ -452,7 +452,7 @@ def _axis_taps(xp: Any, cc: Any, length: int, order: int, mode: str, npad: int) 
 def _round_to(xp: Any, t: Any, name: str) -> Any:
     # CASE_INTERP_OUT_UINT / _INT: half up (unsigned, negatives to 0), half away from zero (signed), clipped
     if name not in _INTS:
-        return xp.astype(t, dtype_of(xp, name))
+        return t if dtype_name(xp, t.dtype) == name else xp.astype(t, dtype_of(xp, name))
     info = np.iinfo(name)
     if name.startswith("u"):
         r = xp.where(t > 0, xp.trunc(t + 0.5), xp.zeros_like(t))
@@ -560,8 +560,9 @@ def _table(length: int, order: int, mode: str, border: int, stride: int) -> tupl
 
 
 def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any]:
-    """Per point: the flat cells of its (order + 1) ** ndim taps (P, K) in the ``_grid`` array, the per-axis
-    weights (broadcastable to (P, k, ..., k)), the points that are cval whole and those that are NaN."""
+    """Per point: the flat cells of its (order + 1) ** ndim taps (K, P) in the ``_grid`` array, the per-axis
+    weights (k, P), the points that are cval whole and those that are NaN. The points are the last axis: every
+    elementwise step runs along them (contiguous), not along the few taps."""
     o, m, nd, k = spec.order, spec.mode, len(spec.in_shape), spec.order + 1
     lengths, grid = spec.lengths, _grid(spec)
     p = int(np.prod(coords.shape[1:]))
@@ -574,7 +575,7 @@ def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any
     weights = []
     for d in range(nd):
         n = lengths[d]
-        cc = flat[d, ...] + float(spec.npad)
+        cc = flat[d, ...] + float(spec.npad) if spec.npad else flat[d, ...]
         if imode not in ("grid-constant", "nearest"):
             cc = _map_coordinate(xp, cc, n, imode)
             wh = ~(cc > -1.0)
@@ -591,15 +592,14 @@ def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any
         start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2 - shift)
         start = xp.astype(xp.clip(start, 0.0, float(table.shape[0] - k)), idt)
         cells = take(xp, xp.asarray(to_namespace(table, xp, coords, idt)),
-                     xp.reshape(start[:, None] + offsets, (-1,)), 0)
-        expand = (slice(None),) + tuple(slice(None) if e == d else None for e in range(nd))
-        term = xp.reshape(cells, (p, k))[expand]
+                     xp.reshape(offsets[:, None] + start[None, :], (-1,)), 0)
+        expand = tuple(slice(None) if e == d else None for e in range(nd)) + (slice(None),)
+        term = xp.reshape(cells, (k, p))[expand]
         lin = term if lin is None else lin + term
         if o > 0:
-            weights.append(xp.reshape(xp.stack(_weights(xp, cc, o), axis=1), (p,) + tuple(k if e == d else 1
-                                                                                       for e in range(nd))))
+            weights.append(xp.stack(_weights(xp, cc, o), axis=0))
     assert lin is not None
-    return xp.reshape(lin, (p, k ** nd)), weights, whole, nan
+    return xp.reshape(lin, (k ** nd, p)), weights, whole, nan
 
 
 def _coefficients(xp: Any, x: Any, spec: _Spec) -> Any:
@@ -652,11 +652,13 @@ def _sample_block(spec: _Spec, coef: Any, coords: Any) -> Any:
     nd, k = len(spec.in_shape), spec.order + 1
     work = coords.dtype
     lin, weights, whole, nan = _points(xp, coords, spec)
-    p = int(lin.shape[0])
-    vals = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (p,) + (k,) * nd)
-    for w in weights:  # SciPy's ((coefficient * w0) * w1) * ... per tap
-        vals = vals * w
-    t = xp.sum(xp.reshape(vals, (p, k ** nd)), axis=1)
+    p = int(lin.shape[1])
+    t = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (k,) * nd + (p,))
+    if weights:
+        for w in reversed(weights):  # one axis at a time (SciPy: per tap; the sums differ by rounding only)
+            t = xp.sum(t * w, axis=-2)
+    else:
+        t = xp.reshape(t, (p,))
     if whole is not None:
         t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
     if nan is not None:
@@ -764,12 +766,13 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
     xp = namespace(x)
     nd, k = x.ndim, spec.order + 1
     lin, weights, whole, _ = _points(xp, coords, spec)
-    w = xp.reshape(g, (spec.points,) + (1,) * nd)
-    for wd in weights:
-        w = w * wd
-    w = xp.reshape(xp.broadcast_to(w, (spec.points,) + (k,) * nd), (spec.points, k ** nd))
+    w = xp.reshape(g, (spec.points,))
     if whole is not None:
-        w = xp.where(whole[:, None], xp.zeros_like(w), w)
+        w = xp.where(whole, xp.zeros_like(w), w)
+    w = xp.reshape(w, (1,) * nd + (spec.points,))
+    for d, wd in enumerate(weights):
+        w = w * xp.reshape(wd, tuple(k if e == d else 1 for e in range(nd)) + (spec.points,))
+    w = xp.reshape(xp.broadcast_to(w, (k,) * nd + (spec.points,)), (k ** nd, spec.points))
     reads = xp.reshape(w, (1, spec.points * k ** nd))
     idx = xp.reshape(lin, (1, spec.points * k ** nd))
     grid = _grid(spec)
