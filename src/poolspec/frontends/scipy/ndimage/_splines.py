@@ -32,12 +32,14 @@ from ...._compat import (
     is_dask_array,
     is_jax_array,
     is_torch_array,
+    is_traced,
     matmul,
     namespace,
     on,
     take,
     to_host,
     to_namespace,
+    writable_module,
 )
 from ....autodiff import compose
 from ..._common import dense_table, fail, tap_table
@@ -760,31 +762,47 @@ def spline_filter_backward(grad_output: Any, input: Any, order: int = 3, output:
     return xp.astype(g, x.dtype)
 
 
+def _reads(xp: Any, spec: _Spec, g: Any, coords: Any) -> tuple[Any, Any]:
+    """The cotangent each tap reads back (1, K * P) and its flat cell (1, K * P), for the points ``coords``
+    (nd, P) and their cotangents ``g`` (P,)."""
+    nd, k = len(spec.in_shape), spec.order + 1
+    lin, weights, whole, _ = _points(xp, coords, spec)
+    p = int(lin.shape[1])
+    if whole is not None:
+        g = xp.where(whole, xp.zeros_like(g), g)
+    w = xp.reshape(g, (1,) * nd + (p,))
+    for d, wd in enumerate(weights):
+        w = w * xp.reshape(wd, tuple(k if e == d else 1 for e in range(nd)) + (p,))
+    w = xp.broadcast_to(w, (k,) * nd + (p,))
+    return xp.reshape(w, (1, k ** nd * p)), xp.reshape(lin, (1, k ** nd * p))
+
+
 def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
     from ....kernels.cells import Cells
 
     xp = namespace(x)
-    nd, k = x.ndim, spec.order + 1
-    lin, weights, whole, _ = _points(xp, coords, spec)
-    w = xp.reshape(g, (spec.points,))
-    if whole is not None:
-        w = xp.where(whole, xp.zeros_like(w), w)
-    w = xp.reshape(w, (1,) * nd + (spec.points,))
-    for d, wd in enumerate(weights):
-        w = w * xp.reshape(wd, tuple(k if e == d else 1 for e in range(nd)) + (spec.points,))
-    w = xp.reshape(xp.broadcast_to(w, (k,) * nd + (spec.points,)), (k ** nd, spec.points))
-    reads = xp.reshape(w, (1, spec.points * k ** nd))
-    idx = xp.reshape(lin, (1, spec.points * k ** nd))
+    nd, taps = x.ndim, (spec.order + 1) ** x.ndim
     grid = _grid(spec)
     cells = int(np.prod(grid))
-    route = Cells(cells, spec.points * k ** nd).route
-    if is_dask_array(reads):  # one plane: routed whole, in one block
-        import dask.array as da
-
-        routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
-                               dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
+    flat, gf = xp.reshape(coords, (nd, spec.points)), xp.reshape(g, (spec.points,))
+    mod = writable_module(g)
+    if mod is not None and not is_traced(g) and spec.points * taps > _TAPS_PER_BLOCK:
+        # eager and writable: a block of points at a time, each block's sums added into the cells (peak memory)
+        routed = xp.zeros((1, cells), dtype=g.dtype, **on(g))
+        step = max(1, _TAPS_PER_BLOCK // taps)
+        for i in range(0, spec.points, step):
+            reads, idx = _reads(xp, spec, gf[i:i + step], flat[:, i:i + step])
+            routed = Cells(cells, int(reads.shape[1])).route(reads, idx, into=routed)
     else:
-        routed = route(reads, idx)
+        reads, idx = _reads(xp, spec, gf, flat)
+        route = Cells(cells, spec.points * taps).route
+        if is_dask_array(reads):  # one plane: routed whole, in one block
+            import dask.array as da
+
+            routed = da.map_blocks(route, reads.rechunk(-1), idx.rechunk(-1), chunks=((1,), (cells,)),
+                                   dtype=reads.dtype, meta=np.empty((0, 0), dtype=reads.dtype))
+        else:
+            routed = route(reads, idx)
     routed = xp.reshape(routed, tuple(grid))
     if _border(spec):  # the cval border's cotangent goes to cval
         routed = routed[tuple(slice(1, n + 1) for n in spec.lengths)]
