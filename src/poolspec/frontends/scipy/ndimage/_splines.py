@@ -220,14 +220,29 @@ def _band_rows(order: int, reverse: bool) -> np.ndarray:
     return m
 
 
-def _rows(xp: Any, v: Any, axis: int, m: np.ndarray) -> Any:
-    """``v``'s lines along ``axis`` times ``m`` (n_in, n_out) by one matmul, without moving the axis."""
+@lru_cache(maxsize=16)
+def _band_cols(order: int, reverse: bool) -> np.ndarray:
+    m = np.ascontiguousarray(_band_rows(order, reverse).T)
+    m.setflags(write=False)
+    return m
+
+
+def _left(xp: Any, mt: Any, v3: Any) -> Any:
+    # mt (n_out, n_in) contiguous times each (n_in, post) of v3 (pre, n_in, post); one plain matmul when pre is 1
+    # (torch's broadcast batched matmul of small matrices is far slower, and slower still on a transposed view)
+    if int(v3.shape[0]) == 1:
+        return matmul(xp, mt, v3[0, ...])[None, ...]
+    return matmul(xp, mt, v3)
+
+
+def _rows(xp: Any, v: Any, axis: int, m: np.ndarray, mt: np.ndarray) -> Any:
+    """``v``'s lines along ``axis`` times ``m`` (n_in, n_out) by one matmul, without moving the axis (``mt``:
+    ``m.T`` contiguous, for a left product)."""
     shape = tuple(int(n) for n in v.shape)
-    mm = xp.asarray(to_namespace(m, xp, v, v.dtype))
     if axis == v.ndim - 1:
-        return matmul(xp, v, mm)
+        return matmul(xp, v, xp.asarray(to_namespace(m, xp, v, v.dtype)))
     pre, post = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
-    y = matmul(xp, xp.permute_dims(mm, (1, 0)), xp.reshape(v, (pre, shape[axis], post)))
+    y = _left(xp, xp.asarray(to_namespace(mt, xp, v, v.dtype)), xp.reshape(v, (pre, shape[axis], post)))
     return xp.reshape(y, shape[:axis] + (int(m.shape[1]),) + shape[axis + 1:])
 
 
@@ -241,12 +256,13 @@ def _fir(xp: Any, e: Any, axis: int, order: int, count: int, reverse: bool) -> A
     e = _filters._zero_pad(xp, e, axis, 0, (nb + 1) * b - n)
     shape = tuple(int(s) for s in e.shape)
     pre, post = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
-    kk = xp.asarray(to_namespace(k, xp, e, e.dtype))
     if axis == e.ndim - 1:
+        kk = xp.asarray(to_namespace(k, xp, e, e.dtype))
         r = xp.reshape(matmul(xp, xp.reshape(e, (pre * (nb + 1), b)), kk), (pre, nb + 1, 2 * b))
         y = r[:, :-1, :b] + r[:, 1:, b:]
     else:
-        r = matmul(xp, xp.permute_dims(kk, (1, 0)), xp.reshape(e, (pre, nb + 1, b, post)))
+        kt = xp.asarray(to_namespace(_band_cols(order, reverse), xp, e, e.dtype))
+        r = xp.reshape(_left(xp, kt, xp.reshape(e, (pre * (nb + 1), b, post))), (pre, nb + 1, 2 * b, post))
         y = r[:, :-1, :b, :] + r[:, 1:, b:, :]
     y = xp.reshape(y, (pre, nb * b, post))[:, :count, :]
     return xp.reshape(y, shape[:axis] + (count,) + shape[axis + 1:])
@@ -266,7 +282,7 @@ def _filter_axis(xp: Any, v: Any, axis: int, order: int, kind: str) -> Any:
     if n <= 1 or order < 2:
         return v
     if _dense(n, order, kind):
-        return _rows(xp, v, axis, _dense_rows(n, order, kind, False))
+        return _rows(xp, v, axis, _dense_rows(n, order, kind, False), _dense_rows(n, order, kind, True))
     w = WIDTH[order]
     return _fir(xp, _filters.extend(xp, v, axis, w, w, kind, 0.0), axis, order, n, False)
 
@@ -278,7 +294,7 @@ def _filter_axis_t(xp: Any, g: Any, axis: int, order: int, kind: str) -> Any:
     if n <= 1 or order < 2:
         return g
     if _dense(n, order, kind):
-        return _rows(xp, g, axis, _dense_rows(n, order, kind, True))
+        return _rows(xp, g, axis, _dense_rows(n, order, kind, True), _dense_rows(n, order, kind, False))
     w = WIDTH[order]
     e = _fir(xp, _filters._zero_pad(xp, g, axis, 2 * w, 2 * w), axis, order, n + 2 * w, True)
     return _filters.fold_back(xp, e, axis, n, w, w, kind)
