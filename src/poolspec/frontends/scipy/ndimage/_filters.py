@@ -2,9 +2,10 @@
 once against the array API.
 
 Each axis is extended by SciPy's boundary mode as slices, flips, broadcasts and constants of the input
-concatenated around it (no gather), then reduced over ``size`` shifted slices: a sum divided by ``size`` (the
-uniform filter) or a chain of ``where(tap > best, tap, best)`` (the maximum; ``<`` for the minimum), which keeps the
-first of equal taps. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
+concatenated around it (no gather), then reduced over ``size`` shifted slices by doubling (windows of 2, 4, 8, ...
+cells: about log2(size) passes): a sum divided by ``size`` (the uniform filter) or ``where(b > a, b, a)`` of an
+earlier and a later window (the maximum; ``<`` for the minimum), which keeps the first of equal taps as the
+tap-by-tap chain does. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
 ``where`` into selects): the uniform filter's gradient is its transpose, and a max/min filter's cotangent goes whole
 to the selected tap (never split between ties).
 """

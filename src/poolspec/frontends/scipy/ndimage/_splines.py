@@ -1,20 +1,24 @@
 """SciPy 1.17.1's B-spline machinery (``spline_filter1d``, ``spline_filter``, ``map_coordinates``) written once
 against the array API.
 
-The prefilter is linear and built on the host per axis as a tap table (``frontends._common.tap_table``) applied by
-``resample``, whose gradient is the transposed table (deterministic, every order, torch and JAX):
+The prefilter is linear and applied per axis by matmuls (BLAS on the host, one kernel on a GPU), whose native
+gradients on torch and JAX are the transposed matmuls (deterministic, every order):
 
-- axes up to ``2w + 1`` cells (w = 20, 27, 35, 43 for orders 2-5), and every reflect-kind axis up to 16 cells
-  while ``REFLECT_ALIASING`` holds: the dense matrix of SciPy's own recursion replayed on the identity, so SciPy
-  1.17.1's aliasing bug in ``_init_causal_reflect`` (fixed upstream after 1.17.1) is reproduced bit for bit;
+- axes up to ``max(2w + 1, 160)`` cells (w = 20, 27, 35, 43 for orders 2-5), and every reflect-kind axis up to 16
+  cells while ``REFLECT_ALIASING`` holds: the dense matrix of SciPy's own recursion replayed on the identity, so
+  SciPy 1.17.1's aliasing bug in ``_init_causal_reflect`` (fixed upstream after 1.17.1) is reproduced bit for bit;
 - longer axes: the infinite inverse kernel cut to ``2w + 1`` taps on the line folded by the boundary rule (whole-
-  sample mirror, half-sample reflect or periodic); the dropped tail is below 1e-16 of the line's size.
+  sample mirror, half-sample reflect or periodic: slices and flips), applied as a block-banded matrix (blocks of
+  B >= 2w cells, each output block two input blocks times a (2B, B) Toeplitz piece); the dropped tail is below
+  1e-16 of the line's size. ``prefilter_plan`` gives the same operator as a tap table (for composed plans).
 
-``map_coordinates`` computes SciPy's per-point taps, boundary mapping and weights on the device (the coordinates are
-data) and gathers the ``(order + 1) ** ndim`` taps with one ``take``. Its gradient w.r.t. the input is the taps'
-transpose routed by sorting (``kernels.cells.Cells.route``, no scatter-add) and then the transposed prefilter,
-bound as a torch Function pair and a JAX ``custom_vjp`` pair (every order); w.r.t. the coordinates, the weights'
-derivative with the gathered coefficients held constant (first order).
+``map_coordinates`` computes SciPy's per-point boundary mapping and weights on the device (the coordinates are
+data); each axis's taps are one lookup in a host table of SciPy's tap mapping, and the ``(order + 1) ** ndim``
+taps are gathered with one ``take`` (points last, so every step runs along them), a block of points at a time.
+Its gradient w.r.t. the input is the taps' transpose routed by sorting (``kernels.cells.Cells.route``, no
+scatter-add) and then the transposed prefilter, bound as a torch Function pair and a JAX ``custom_vjp`` pair
+(every order); w.r.t. the coordinates, the weights' derivative with the gathered coefficients held constant (first
+order).
 """
 
 from __future__ import annotations
