@@ -106,7 +106,7 @@ def test_map_coordinates_every_mode_order_and_prefilter(mode, order, backend):
     for shape in _turns(backend, ((7,), (1,), (5, 4), (2, 3, 16)), order + MODES.index(mode)):
         x = rng.standard_normal(shape)
         co = _coords(rng, shape, 48)
-        for prefilter, cval in ((True, -1.75), (False, 0.5)):
+        for prefilter, cval in _turns(backend, ((True, -1.75), (False, 0.5)), order + len(shape), keep=1):
             want = ndi.map_coordinates(x, co, order=order, mode=mode, cval=cval, prefilter=prefilter)
             got = spline.map_coordinates(backend.asarray(x), backend.asarray(co), order=order, mode=mode,
                                          cval=cval, prefilter=prefilter)

@@ -676,11 +676,12 @@ def _sample_block(spec: _Spec, coef: Any, coords: Any) -> Any:
     lin, weights, whole, nan = _points(xp, coords, spec)
     p = int(lin.shape[1])
     t = xp.reshape(take(xp, coef, xp.reshape(lin, (-1,)), 0), (k,) * nd + (p,))
-    if weights:
-        for w in reversed(weights):  # one axis at a time (SciPy: per tap; the sums differ by rounding only)
-            t = xp.sum(t * w, axis=-2)
-    else:
-        t = xp.reshape(t, (p,))
+    for w in weights:  # the leading tap axis at a time, as k contiguous slices (SciPy: per tap; rounding only)
+        acc = t[0, ...] * w[0, ...]
+        for i in range(1, k):
+            acc = acc + t[i, ...] * w[i, ...]
+        t = acc
+    t = xp.reshape(t, (p,))
     if whole is not None:
         t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
     if nan is not None:
