@@ -136,6 +136,8 @@ def _window_select(xp: Any, e: Any, axis: int, size: int, count: int, minimum: b
     floats = dtype_name(xp, e.dtype) in _FLOATS
 
     def pick(a: Any, b: Any) -> Any:
+        if isinstance(a, np.ndarray):  # no autodiff to route: NumPy's NaN-skipping extreme is the same value
+            return (np.fmin if minimum else np.fmax)(a, b)
         better = b < a if minimum else b > a
         return xp.where(better | xp.isnan(a) if floats else better, b, a)
 
@@ -307,6 +309,18 @@ def _work(xp: Any, x: Any) -> Any:
     return dtype_of(xp, jax_default_float(x))
 
 
+def _cast(xp: Any, v: Any, name: Any) -> Any:
+    """``v`` in dtype ``name`` (a name or a dtype), not copied when it has it (for arrays made here, never the
+    caller's input: a result must not alias it)."""
+    dt = dtype_of(xp, name) if isinstance(name, str) else name
+    return v if v.dtype == dt else xp.astype(v, dt)
+
+
+def _fresh(xp: Any, v: Any, name: str) -> Any:
+    # _store for an array made here: no copy when it already has the output dtype
+    return v if dtype_name(xp, v.dtype) == name else _store(xp, v, name)
+
+
 def _store(xp: Any, v: Any, name: str) -> Any:
     # SciPy stores each axis pass into the output dtype with a C cast: float rounding, integer truncation
     if name in _INTS and dtype_name(xp, v.dtype) in _FLOATS:
@@ -335,7 +349,7 @@ def uniform1d(function: str, x: Any, size: Any, axis: Any, output: Any, mode: An
     m, c = _mode(function, mode), _cval(function, cval)
     if 0 in x.shape:
         return _store(xp, x, out)
-    return _store(xp, _uniform_axis(xp, xp.astype(x, _work(xp, x)), a, s, o, m, c), out)
+    return _fresh(xp, _uniform_axis(xp, xp.astype(x, _work(xp, x)), a, s, o, m, c), out)
 
 
 def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any, origin: Any, axes: Any) -> Any:
@@ -354,8 +368,9 @@ def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any,
         return _store(xp, x, out)
     v = x
     for a, s, o, m in todo:
-        v = _store(xp, _uniform_axis(xp, xp.astype(v, _work(xp, v)), a, s, o, m, c), out)
-    return _store(xp, v, out)
+        w = _cast(xp, v, _work(xp, v)) if v is not x else xp.astype(v, _work(xp, v))
+        v = _fresh(xp, _uniform_axis(xp, w, a, s, o, m, c), out)
+    return v if todo else _store(xp, v, out)
 
 
 def _extreme_setup(function: str, x: Any, output: Any, cval: Any) -> tuple[Any, Any, str, str, Any]:
@@ -379,7 +394,8 @@ def extreme1d(function: str, x: Any, size: Any, axis: Any, output: Any, mode: An
     m = _mode(function, mode)
     if 0 in x.shape:
         return _store(xp, x, out)
-    return _store(xp, _extreme_axis(xp, x, a, s, o, m, cv, minimum), out)
+    # size 1 selects the input itself: stored (copied), never returned as a view of it
+    return (_fresh if s > 1 else _store)(xp, _extreme_axis(xp, x, a, s, o, m, cv, minimum), out)
 
 
 def _footprint(function: str, footprint: Any) -> np.ndarray:
@@ -458,7 +474,7 @@ def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode:
         return _store(xp, _footprint_extreme(xp, v, p.footprint, p.origins, p.mode, p.cval, minimum), p.out)
     for a, s, o, m in p.passes:
         v = _extreme_axis(xp, v, a, s, o, m, p.cval, minimum)
-    return _store(xp, v, p.out)
+    return _fresh(xp, v, p.out) if p.passes else _store(xp, v, p.out)
 
 
 # ------------------------------------------------------------------------------------------ explicit backward
