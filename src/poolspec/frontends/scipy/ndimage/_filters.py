@@ -349,7 +349,7 @@ def uniform1d(function: str, x: Any, size: Any, axis: Any, output: Any, mode: An
     m, c = _mode(function, mode), _cval(function, cval)
     if 0 in x.shape:
         return _store(xp, x, out)
-    return _fresh(xp, _uniform_axis(xp, xp.astype(x, _work(xp, x)), a, s, o, m, c), out)
+    return _fresh(xp, _uniform_axis(xp, _cast(xp, x, _work(xp, x)), a, s, o, m, c), out)
 
 
 def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any, origin: Any, axes: Any) -> Any:
@@ -368,8 +368,7 @@ def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any,
         return _store(xp, x, out)
     v = x
     for a, s, o, m in todo:
-        w = _cast(xp, v, _work(xp, v)) if v is not x else xp.astype(v, _work(xp, v))
-        v = _fresh(xp, _uniform_axis(xp, w, a, s, o, m, c), out)
+        v = _fresh(xp, _uniform_axis(xp, _cast(xp, v, _work(xp, v)), a, s, o, m, c), out)
     return v if todo else _store(xp, v, out)
 
 
