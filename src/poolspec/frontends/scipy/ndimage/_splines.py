@@ -699,7 +699,8 @@ def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
     step = max(1, _TAPS_PER_BLOCK // (spec.order + 1) ** nd)
     if spec.points <= step:
         return _sample_block(spec, coef, flat)
-    return xp.concat([_sample_block(spec, coef, flat[:, i:i + step]) for i in range(0, spec.points, step)])
+    return xp.concat([_sample_block(spec, coef, flat[:, i:min(i + step, spec.points)])
+                      for i in range(0, spec.points, step)])
 
 
 def _forward(spec: _Spec, x: Any, coords: Any) -> Any:
@@ -812,7 +813,8 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
         routed = xp.zeros((1, cells), dtype=g.dtype, **on(g))
         step = max(1, _TAPS_PER_BLOCK // taps)
         for i in range(0, spec.points, step):
-            reads, idx = _reads(xp, spec, gf[i:i + step], flat[:, i:i + step])
+            j = min(i + step, spec.points)
+            reads, idx = _reads(xp, spec, gf[i:j], flat[:, i:j])
             routed = Cells(cells, int(reads.shape[1])).route(reads, idx, into=routed)
     else:
         reads, idx = _reads(xp, spec, gf, flat)
