@@ -23,6 +23,7 @@ order).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -581,6 +582,76 @@ def _table(length: int, order: int, mode: str, border: int, stride: int) -> tupl
     return out, -lo
 
 
+def _either(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a | b
+
+
+def _axis_coordinate(xp: Any, cc: Any, spec: _Spec, n: int) -> tuple[Any, Any, Any]:
+    """One axis's coordinates mapped by the mode (ni_interpolation.c), the points that are cval whole (or None)
+    and those that are NaN (or None)."""
+    o, imode = spec.order, _MAP.get(spec.mode, spec.mode)
+    cc = cc + float(spec.npad) if spec.npad else cc
+    if imode not in ("grid-constant", "nearest"):
+        cc = _map_coordinate(xp, cc, n, imode)
+        wh = ~(cc > -1.0)
+        return xp.where(wh, xp.zeros_like(cc), cc), wh, None
+    # a non-finite coordinate: C's (npy_intp) cast of it gives INT_MIN on x86, so order 0 reads the first cell
+    # (nearest) or cval (grid-constant), as at -2; higher orders get NaN (set afterwards)
+    finite = xp.isfinite(cc)
+    return xp.where(finite, cc, xp.full_like(cc, -2.0 if o == 0 else 0.0)), None, ~finite if o > 0 else None
+
+
+def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) -> Any:
+    """The cell (times ``stride``) that tap position ``tap`` (float) reads: ``_table``'s rule by arithmetic."""
+    imode = _MAP.get(spec.mode, spec.mode)
+    if _border(spec):
+        cell = xp.clip(tap + 1.0, 0.0, float(n + 1))
+    elif imode == "nearest":
+        cell = xp.clip(tap, 0.0, float(n - 1))
+    else:
+        spline_mode = {"constant": "mirror", "wrap": "mirror"}.get(imode, imode)
+        cell = xp.clip(_map_coordinate(xp, tap, n, spline_mode), 0.0, float(n - 1))
+    return xp.astype(cell, idt) * stride
+
+
+# the most taps per point that JAX takes one at a time (fused by XLA into one loop; beyond, one stacked gather)
+_JAX_TAPS = 64
+
+
+def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
+    """``_sample_block`` as XLA fuses it best: each tap's cells by arithmetic and its own gather of the points,
+    weighted and summed (one loop over the points instead of stacked intermediates)."""
+    xp = namespace(coords)
+    o, nd, k = spec.order, len(spec.in_shape), spec.order + 1
+    lengths, grid = spec.lengths, _grid(spec)
+    strides = [int(np.prod(grid[d + 1:])) for d in range(nd)]
+    idt = xp.int32 if int(np.prod(grid)) < 2**31 else index_dtype(xp, coords)
+    whole = nan = None
+    cells, weights = [], []
+    for d in range(nd):
+        cc, wh, isn = _axis_coordinate(xp, coords[d, ...], spec, lengths[d])
+        whole, nan = _either(whole, wh), _either(nan, isn)
+        start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2)
+        cells.append([_tap_cells(xp, start + float(j), spec, lengths[d], strides[d], idt) for j in range(k)])
+        weights.append(_weights(xp, cc, o) if o > 0 else None)
+    t = None
+    for combo in itertools.product(range(k), repeat=nd):
+        idx = cells[0][combo[0]]
+        for d in range(1, nd):
+            idx = idx + cells[d][combo[d]]
+        v = take(xp, coef, idx, 0)
+        if o > 0:
+            for d in range(nd):
+                v = v * weights[d][combo[d]]
+        t = v if t is None else t + v
+    work = coords.dtype
+    if whole is not None:
+        t = xp.where(whole, xp.asarray(spec.cval, dtype=work, **on(coef)), t)
+    if nan is not None:
+        t = xp.where(nan, xp.asarray(float("nan"), dtype=work, **on(coef)), t)
+    return t
+
+
 def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any]:
     """Per point: the flat cells of its (order + 1) ** ndim taps (K, P) in the ``_grid`` array, the per-axis
     weights (k, P), the points that are cval whole and those that are NaN. The points are the last axis: every
@@ -597,19 +668,9 @@ def _points(xp: Any, coords: Any, spec: _Spec) -> tuple[Any, list[Any], Any, Any
     weights = []
     for d in range(nd):
         n = lengths[d]
-        cc = flat[d, ...] + float(spec.npad) if spec.npad else flat[d, ...]
-        if imode not in ("grid-constant", "nearest"):
-            cc = _map_coordinate(xp, cc, n, imode)
-            wh = ~(cc > -1.0)
-            cc = xp.where(wh, xp.zeros_like(cc), cc)
-            whole = wh if whole is None else whole | wh
-        else:
-            # a non-finite coordinate: C's (npy_intp) cast of it gives INT_MIN on x86, so order 0 reads the first
-            # cell (nearest) or cval (grid-constant), as at -2; higher orders get NaN (set afterwards)
-            finite = xp.isfinite(cc)
-            cc = xp.where(finite, cc, xp.full_like(cc, -2.0 if o == 0 else 0.0))
-            if o > 0:
-                nan = ~finite if nan is None else nan | ~finite
+        cc, wh, isn = _axis_coordinate(xp, flat[d, ...], spec, n)
+        whole = _either(whole, wh)
+        nan = _either(nan, isn)
         table, shift = _table(n, o, imode, _border(spec), strides[d])
         start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2 - shift)
         start = xp.astype(xp.clip(start, 0.0, float(table.shape[0] - k)), idt)
@@ -672,6 +733,8 @@ def _flat(xp: Any, coef: Any, spec: _Spec) -> Any:
 def _sample_block(spec: _Spec, coef: Any, coords: Any) -> Any:
     xp = namespace(coords)
     nd, k = len(spec.in_shape), spec.order + 1
+    if is_jax_array(coords) and k ** nd <= _JAX_TAPS:
+        return _sample_taps(spec, coef, coords)
     work = coords.dtype
     lin, weights, whole, nan = _points(xp, coords, spec)
     p = int(lin.shape[1])
