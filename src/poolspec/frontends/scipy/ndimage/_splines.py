@@ -610,7 +610,18 @@ def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) ->
         cell = xp.clip(tap, 0.0, float(n - 1))
     else:
         spline_mode = {"constant": "mirror", "wrap": "mirror"}.get(imode, imode)
-        cell = xp.clip(_map_coordinate(xp, tap, n, spline_mode), 0.0, float(n - 1))
+        if n >= 2 * spec.order + 6:
+            # the mapped coordinates lie in (-1, n), so the taps overhang the line by at most order + 2 cells:
+            # one fold (or one period) is the whole mapping there
+            if spline_mode == "mirror":
+                cell = xp.where(tap < 0, -tap, xp.where(tap > n - 1, 2.0 * (n - 1) - tap, tap))
+            elif spline_mode == "reflect":
+                cell = xp.where(tap < 0, -tap - 1.0, xp.where(tap > n - 1, 2.0 * n - 1.0 - tap, tap))
+            else:  # grid-wrap
+                cell = xp.where(tap < 0, tap + n, xp.where(tap > n - 1, tap - n, tap))
+            cell = xp.clip(cell, 0.0, float(n - 1))
+        else:
+            cell = xp.clip(_map_coordinate(xp, tap, n, spline_mode), 0.0, float(n - 1))
     return xp.astype(cell, idt) * stride
 
 
