@@ -638,13 +638,14 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     strides = [int(np.prod(grid[d + 1:])) for d in range(nd)]
     idt = xp.int32 if int(np.prod(grid)) < 2**31 else index_dtype(xp, coords)
     whole = nan = None
-    cells, weights = [], []
+    cells: list[list[Any]] = []
+    weights: list[list[Any]] = []
     for d in range(nd):
         cc, wh, isn = _axis_coordinate(xp, coords[d, ...], spec, lengths[d])
         whole, nan = _either(whole, wh), _either(nan, isn)
         start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2)
         cells.append([_tap_cells(xp, start + float(j), spec, lengths[d], strides[d], idt) for j in range(k)])
-        weights.append(_weights(xp, cc, o) if o > 0 else None)
+        weights.append(_weights(xp, cc, o) if o > 0 else [])
     t = None
     for combo in itertools.product(range(k), repeat=nd):
         idx = cells[0][combo[0]]
