@@ -22,6 +22,18 @@ if not ALIASED:
                 allow_module_level=True)
 
 
+# JAX compiles, and Dask graphs, each new shape of call: there the configurations below take turns (every mode and
+# order still met, each against live SciPy) to keep the file near a minute per backend
+SLOW = ("jax", "dask")
+
+
+def _turns(backend, configs, key, keep=2):
+    """All of ``configs``, or on a slow backend ``keep`` of them chosen by ``key`` (rotating over the calls)."""
+    if backend.name not in SLOW:
+        return list(configs)
+    return [configs[(key + i * (len(configs) // keep or 1)) % len(configs)] for i in range(keep)]
+
+
 def _check(backend, want, got, scale):
     got = backend.to_numpy(got)
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
@@ -48,13 +60,21 @@ def _coords(rng, shape, points):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_spline_filter1d_every_order_and_length(mode, backend):
-    """Short axes take the replayed recursion (aliasing included), longer ones the folded banded kernel."""
+    """Short axes take the replayed recursion (aliasing included) as one dense matmul, longer ones (beyond 160
+    cells) the folded band in blocks; along the last axis and along a middle one."""
     rng = np.random.default_rng(0)
-    for length in (1, 2, 3, 5, 9, 16, 17, 41, 56, 88, 130):
+    lengths = (1, 2, 3, 5, 9, 16, 17, 41, 56, 88, 130, 161, 300)
+    if backend.name in SLOW:
+        lengths = (1, 2, 16, 17, 56, 161, 300)
+    for length in lengths:
         x = rng.standard_normal((2, length))
         for order in range(6):
             want = ndi.spline_filter1d(x, order, axis=1, mode=mode)
             _check(backend, want, spline.spline_filter1d(backend.asarray(x), order, axis=1, mode=mode), 4.0)
+    x = rng.standard_normal((3, 200, 2))
+    for order in (2, 5):
+        want = ndi.spline_filter1d(x, order, axis=1, mode=mode)
+        _check(backend, want, spline.spline_filter1d(backend.asarray(x), order, axis=1, mode=mode), 4.0)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -83,10 +103,10 @@ def test_spline_filter_every_axis_and_output_dtype(mode, backend):
 @pytest.mark.parametrize("order", range(6))
 def test_map_coordinates_every_mode_order_and_prefilter(mode, order, backend):
     rng = np.random.default_rng(2 + order)
-    for shape in ((7,), (1,), (5, 4), (2, 3, 16)):
+    for shape in _turns(backend, ((7,), (1,), (5, 4), (2, 3, 16)), order + MODES.index(mode)):
         x = rng.standard_normal(shape)
         co = _coords(rng, shape, 48)
-        for prefilter, cval in ((True, -1.75), (False, 0.5)):
+        for prefilter, cval in _turns(backend, ((True, -1.75), (False, 0.5)), order + len(shape), keep=1):
             want = ndi.map_coordinates(x, co, order=order, mode=mode, cval=cval, prefilter=prefilter)
             got = spline.map_coordinates(backend.asarray(x), backend.asarray(co), order=order, mode=mode,
                                          cval=cval, prefilter=prefilter)
@@ -210,10 +230,11 @@ def test_map_coordinates_backward_is_scipys_transpose(mode, backend):
     """Against SciPy's Jacobian w.r.t. the input, and bit-identical over repeats (routed by sorting, no
     scatter-add)."""
     rng = np.random.default_rng(6)
-    for shape in ((6,), (3, 4), (2, 3, 2)):
+    configs = ((0, True), (1, True), (2, True), (3, False), (5, True))
+    for s, shape in enumerate(((6,), (3, 4), (2, 3, 2))):
         co = _coords(rng, shape, 36)
         g = rng.standard_normal(36)
-        for order, prefilter in ((0, True), (1, True), (2, True), (3, False), (5, True)):
+        for order, prefilter in _turns(backend, configs, MODES.index(mode) + s, keep=1):
             jac = _jacobian(partial(ndi.map_coordinates, coordinates=co, order=order, mode=mode, cval=0.5,
                                     prefilter=prefilter), shape)
             want = (jac.T @ g).reshape(shape)
@@ -321,3 +342,19 @@ def test_map_coordinates_coordinate_gradient(mode):
         scale = max(1.0, float(np.abs(want).max()))
         np.testing.assert_allclose(c.grad.numpy(), want, rtol=0, atol=1e-6 * scale)
         np.testing.assert_allclose(np.asarray(got), want, rtol=0, atol=1e-6 * scale)
+
+
+def test_points_in_blocks(backend, monkeypatch):
+    """Points gathered (forward) and routed (backward: into the cells in place, where the array is writable) a
+    block at a time give SciPy's values and transpose."""
+    monkeypatch.setattr(spline, "_TAPS_PER_BLOCK", 40)
+    rng = np.random.default_rng(14)
+    x, co, g = rng.standard_normal((5, 6)), _coords(rng, (5, 6), 50), rng.standard_normal(50)
+    for order, mode in ((1, "constant"), (3, "grid-constant"), (2, "nearest")):
+        fn = partial(ndi.map_coordinates, coordinates=co, order=order, mode=mode, cval=0.5)
+        got = spline.map_coordinates(backend.asarray(x), backend.asarray(co), order=order, mode=mode, cval=0.5)
+        _check(backend, fn(x), got, 4.0)
+        want = (_jacobian(fn, (5, 6)).T @ g).reshape(5, 6)
+        got = spline.map_coordinates_backward(backend.asarray(g), backend.asarray(x), backend.asarray(co),
+                                              order=order, mode=mode, cval=0.5)
+        _check(backend, want, got, 10.0)

@@ -175,7 +175,63 @@ CASES = [
                dict(output_size=7, spatial_scale=1.0), {"boxes": (1000, 5)}, flags=("boxes_mixed",)),
 ]
 
+# scipy.ndimage front-end calls (op: the function's dotted name; ports: the other array inputs' shapes)
+CASES += [
+    MemoryCase("scipy maximum_filter size 31, 1000^2 float64", "scipy.ndimage.maximum_filter", (1000, 1000),
+               dict(size=31), dtype="float64"),
+    MemoryCase("scipy spline_filter order 5, 2048^2 float64", "scipy.ndimage.spline_filter", (2048, 2048),
+               dict(order=5), dtype="float64"),
+    MemoryCase("scipy map_coordinates order 3, 2048^2, 1M points", "scipy.ndimage.map_coordinates", (2048, 2048),
+               dict(order=3), dict(coordinates=(2, 1_000_000)), dtype="float64"),
+]
+
 BY_KEY = {c.key: c for c in CASES}
+
+_FRONTEND = {  # the front-end's forward and explicit backward (w.r.t. the input)
+    "scipy.ndimage.maximum_filter": ("poolspec.frontends.scipy.ndimage", "maximum_filter"),
+    "scipy.ndimage.spline_filter": ("poolspec.frontends.scipy.ndimage._splines", "spline_filter"),
+    "scipy.ndimage.map_coordinates": ("poolspec.frontends.scipy.ndimage._splines", "map_coordinates"),
+}
+
+
+def measure_frontend(case: MemoryCase, repeat: int = 0) -> dict[str, Any]:
+    """A front-end case on NumPy, as :func:`measure_numpy`: one cold forward + explicit backward, traced."""
+    import importlib
+
+    module = importlib.import_module(_FRONTEND[case.op][0])
+    fwd = getattr(module, _FRONTEND[case.op][1])
+    bwd = getattr(module, _FRONTEND[case.op][1] + "_backward")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(case.shape).astype(case.dtype)
+    ports = {k: rng.uniform(-2.0, max(case.shape) + 2.0, v) for k, v in case.ports.items()}
+
+    def once() -> tuple[Any, Any, float, float]:
+        t0 = time.perf_counter()
+        y = fwd(x, *ports.values(), **case.args)
+        t1 = time.perf_counter()
+        g = rng.standard_normal(y.shape).astype(y.dtype)
+        grad = bwd(g, x, *ports.values(), **case.args)
+        return y, grad, t1 - t0, time.perf_counter() - t1
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        start = tracemalloc.get_traced_memory()[0]
+        rss0 = _reset_rss_peak()
+        y, grad, t_fwd, t_bwd = once()
+        peak = tracemalloc.get_traced_memory()[1] - start
+        rss = _rss_peak() - rss0
+    finally:
+        tracemalloc.stop()
+    base = x.nbytes + sum(a.nbytes for a in ports.values()) + _nbytes(y)
+    out = dict(key=case.key, backend="numpy", base=base, limit=limit(base), peak=peak, rss=rss,
+               cold_forward=t_fwd, cold_backward=t_bwd)
+    del y, grad
+    if repeat:
+        times = [once()[2:] for _ in range(repeat)]
+        out["forward"] = statistics.median(t[0] for t in times)
+        out["backward"] = statistics.median(t[1] for t in times)
+    return out
 
 
 def _golden(case: MemoryCase) -> Any:
@@ -361,6 +417,10 @@ def run_case(key: str, backend: str = "numpy", repeat: int = 0) -> dict[str, Any
     """One case in this process (see :func:`measure`)."""
     case = BY_KEY[key]
     try:
+        if case.op in _FRONTEND:
+            if backend != "numpy":
+                return dict(key=key, backend=backend, error="front-end cases are measured on NumPy only")
+            return measure_frontend(case, repeat)
         if backend == "numpy":
             return measure_numpy(case, repeat)
         if backend == "jax":

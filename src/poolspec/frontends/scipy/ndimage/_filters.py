@@ -2,9 +2,10 @@
 once against the array API.
 
 Each axis is extended by SciPy's boundary mode as slices, flips, broadcasts and constants of the input
-concatenated around it (no gather), then reduced over ``size`` shifted slices: a sum divided by ``size`` (the
-uniform filter) or a chain of ``where(tap > best, tap, best)`` (the maximum; ``<`` for the minimum), which keeps the
-first of equal taps. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
+concatenated around it (no gather), then reduced over ``size`` shifted slices by doubling (windows of 2, 4, 8, ...
+cells: about log2(size) passes): a sum divided by ``size`` (the uniform filter) or ``where(b > a, b, a)`` of an
+earlier and a later window (the maximum; ``<`` for the minimum), which keeps the first of equal taps as the
+tap-by-tap chain does. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
 ``where`` into selects): the uniform filter's gradient is its transpose, and a max/min filter's cotangent goes whole
 to the selected tap (never split between ties).
 """
@@ -108,22 +109,65 @@ def extend(xp: Any, x: Any, axis: int, before: int, after: int, mode: str, cval:
 # ------------------------------------------------------------------------------------------------- the kernels
 
 
+def _window_sum(xp: Any, e: Any, axis: int, size: int, count: int) -> Any:
+    """``sum_{t < size} e[t:t + count]`` along ``axis`` by doubling: sums of 2, 4, 8, ... cells (one slice-add
+    each), then the binary pieces of ``size``: about ``2 log2(size)`` passes instead of ``size``. A fixed order of
+    exact window sums (pairwise, so no worse than SciPy's running sum), not a running difference."""
+    block, width, acc, at = e, 1, None, 0
+    rest = size
+    while True:
+        if rest & 1:  # a piece of `width` cells, starting where the previous pieces end
+            piece = _take(block, axis, at, at + count)
+            acc = piece if acc is None else acc + piece
+            at += width
+        rest >>= 1
+        if not rest:
+            return acc
+        n = int(block.shape[axis]) - width
+        block = _take(block, axis, 0, n) + _take(block, axis, width, width + n)
+        width *= 2
+
+
+def _window_select(xp: Any, e: Any, axis: int, size: int, count: int, minimum: bool) -> Any:
+    """``_select`` over the taps ``e[t:t + count]``, t < size, by doubling (a sparse table): the best of 2, 4, 8,
+    ... cells, then two overlapping power-of-two windows. The earlier window wins ties, so the first of equal
+    taps is kept. The chain skips NaN taps but the first (a NaN first tap is the result): so the windows combine
+    as nan-max (a NaN window gives way), and the first tap's NaN is put back at the end."""
+    floats = dtype_name(xp, e.dtype) in _FLOATS
+
+    def pick(a: Any, b: Any) -> Any:
+        if isinstance(a, np.ndarray):  # no autodiff to route: NumPy's NaN-skipping extreme is the same value
+            return (np.fmin if minimum else np.fmax)(a, b)
+        better = b < a if minimum else b > a
+        return xp.where(better | xp.isnan(a) if floats else better, b, a)
+
+    block, width = e, 1
+    while 2 * width <= size:
+        n = int(block.shape[axis]) - width
+        block = pick(_take(block, axis, 0, n), _take(block, axis, width, width + n))
+        width *= 2
+    best = _take(block, axis, 0, count)
+    if width < size:
+        best = pick(best, _take(block, axis, size - width, size - width + count))
+    if floats and size > 1:
+        first = _take(e, axis, 0, count)
+        best = xp.where(xp.isnan(first), first, best)
+    return best
+
+
 def _uniform_axis(xp: Any, v: Any, axis: int, size: int, origin: int, mode: str, cval: float) -> Any:
-    # the exact window sum (shifted slices added in tap order), not SciPy's running sum: they agree to rounding
+    # exact window sums (shifted slices, doubled), not SciPy's running sum: they agree to rounding
     length = int(v.shape[axis])
     before = size // 2 + origin
     e = extend(xp, v, axis, before, size - 1 - before, mode, cval)
-    acc = _take(e, axis, 0, length)
-    for t in range(1, size):
-        acc = acc + _take(e, axis, t, t + length)
-    return acc / size
+    return _window_sum(xp, e, axis, size, length) / size
 
 
 def _extreme_axis(xp: Any, v: Any, axis: int, size: int, origin: int, mode: str, cval: Any, minimum: bool) -> Any:
     length = int(v.shape[axis])
     before = size // 2 + origin
     e = extend(xp, v, axis, before, size - 1 - before, mode, cval)
-    return _select(xp, [_take(e, axis, t, t + length) for t in range(size)], minimum)
+    return _window_select(xp, e, axis, size, length, minimum)
 
 
 def _select(xp: Any, taps: Sequence[Any], minimum: bool) -> Any:
@@ -265,6 +309,18 @@ def _work(xp: Any, x: Any) -> Any:
     return dtype_of(xp, jax_default_float(x))
 
 
+def _cast(xp: Any, v: Any, name: Any) -> Any:
+    """``v`` in dtype ``name`` (a name or a dtype), not copied when it has it (for arrays made here, never the
+    caller's input: a result must not alias it)."""
+    dt = dtype_of(xp, name) if isinstance(name, str) else name
+    return v if v.dtype == dt else xp.astype(v, dt)
+
+
+def _fresh(xp: Any, v: Any, name: str) -> Any:
+    # _store for an array made here: no copy when it already has the output dtype
+    return v if dtype_name(xp, v.dtype) == name else _store(xp, v, name)
+
+
 def _store(xp: Any, v: Any, name: str) -> Any:
     # SciPy stores each axis pass into the output dtype with a C cast: float rounding, integer truncation
     if name in _INTS and dtype_name(xp, v.dtype) in _FLOATS:
@@ -293,7 +349,7 @@ def uniform1d(function: str, x: Any, size: Any, axis: Any, output: Any, mode: An
     m, c = _mode(function, mode), _cval(function, cval)
     if 0 in x.shape:
         return _store(xp, x, out)
-    return _store(xp, _uniform_axis(xp, xp.astype(x, _work(xp, x)), a, s, o, m, c), out)
+    return _fresh(xp, _uniform_axis(xp, _cast(xp, x, _work(xp, x)), a, s, o, m, c), out)
 
 
 def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any, origin: Any, axes: Any) -> Any:
@@ -312,8 +368,8 @@ def uniform(function: str, x: Any, size: Any, output: Any, mode: Any, cval: Any,
         return _store(xp, x, out)
     v = x
     for a, s, o, m in todo:
-        v = _store(xp, _uniform_axis(xp, xp.astype(v, _work(xp, v)), a, s, o, m, c), out)
-    return _store(xp, v, out)
+        v = _fresh(xp, _uniform_axis(xp, _cast(xp, v, _work(xp, v)), a, s, o, m, c), out)
+    return v if todo else _store(xp, v, out)
 
 
 def _extreme_setup(function: str, x: Any, output: Any, cval: Any) -> tuple[Any, Any, str, str, Any]:
@@ -337,7 +393,8 @@ def extreme1d(function: str, x: Any, size: Any, axis: Any, output: Any, mode: An
     m = _mode(function, mode)
     if 0 in x.shape:
         return _store(xp, x, out)
-    return _store(xp, _extreme_axis(xp, x, a, s, o, m, cv, minimum), out)
+    # size 1 selects the input itself: stored (copied), never returned as a view of it
+    return (_fresh if s > 1 else _store)(xp, _extreme_axis(xp, x, a, s, o, m, cv, minimum), out)
 
 
 def _footprint(function: str, footprint: Any) -> np.ndarray:
@@ -416,7 +473,7 @@ def extreme(function: str, x: Any, size: Any, footprint: Any, output: Any, mode:
         return _store(xp, _footprint_extreme(xp, v, p.footprint, p.origins, p.mode, p.cval, minimum), p.out)
     for a, s, o, m in p.passes:
         v = _extreme_axis(xp, v, a, s, o, m, p.cval, minimum)
-    return _store(xp, v, p.out)
+    return _fresh(xp, v, p.out) if p.passes else _store(xp, v, p.out)
 
 
 # ------------------------------------------------------------------------------------------ explicit backward
@@ -466,10 +523,7 @@ def _uniform_axis_t(xp: Any, g: Any, axis: int, size: int, origin: int, mode: st
     length = int(g.shape[axis])
     before = size // 2 + origin
     padded = _zero_pad(xp, g, axis, size - 1, size - 1)
-    width = length + size - 1
-    acc = _take(padded, axis, size - 1, size - 1 + width)
-    for t in range(1, size):
-        acc = acc + _take(padded, axis, size - 1 - t, size - 1 - t + width)
+    acc = _window_sum(xp, padded, axis, size, length + size - 1)
     return fold_back(xp, acc / size, axis, length, before, size - 1 - before, mode)
 
 
