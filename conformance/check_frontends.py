@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def run(library: str, count: int, seed: int, per_function: int | None = None, only_dedicated: bool = False,
-        jax_every: int = 1, only: list[str] | None = None) -> dict:
+        jax_every: int = 1, only: list[str] | None = None, functions: list[str] | None = None) -> dict:
     import numpy as np
 
     from conformance.frontend_checks import check, load
@@ -65,6 +65,8 @@ def run(library: str, count: int, seed: int, per_function: int | None = None, on
     if only:
         groups = {g: f for g, f in groups.items() if g in only}
     dedicated = getattr(module, "DEDICATED", {})
+    if functions:  # --function: these dedicated functions alone
+        dedicated = {f: g for f, g in dedicated.items() if f in functions or f.rpartition(".")[2] in functions}
     per_function = count if per_function is None else per_function
     draws = [] if only_dedicated else [(group, False) for group in groups for _ in range(count)]
     draws += [(function, True) for function in dedicated for _ in range(per_function)]
@@ -216,6 +218,9 @@ def main() -> int:
     parser.add_argument("--group", action="append", default=[], metavar="NAME",
                         help="run only this group of the library's MODULES (repeatable); its counts replace the "
                              "group's in the stored results")
+    parser.add_argument("--function", action="append", default=[], metavar="NAME",
+                        help="with --only-dedicated: draw only this dedicated function (repeatable; the full path or "
+                             "its last part)")
     parser.add_argument("--store", type=int, default=0, metavar="K",
                         help="instead: store K cases per function (the library's outputs and gradients) in "
                              "src/poolspec/data/conventions")
@@ -234,6 +239,7 @@ def main() -> int:
             extra += ["--regressions"] if args.regressions else []
             extra += ["--only-dedicated"] if args.only_dedicated else []
             extra += ["--jax-every", str(args.jax_every)]
+            extra += [a for f in args.function for a in ("--function", f)]
             failed += subprocess.call([str(venv), __file__, "--here", "--library", library, "--configs",
                                        str(args.configs), "--seed", str(args.seed), "--store", str(args.store)]
                                       + extra + [a for g in args.group for a in ("--group", g)]) != 0
@@ -245,7 +251,7 @@ def main() -> int:
             failed += store(library, args.store, args.seed) != 0
             continue
         result = run(library, args.configs, args.seed, args.per_function, args.only_dedicated, args.jax_every,
-                     args.group)
+                     args.group, args.function)
         if args.group:
             result = _merged(OUT / f"{library}.json", result)
         (OUT / f"{library}.json").write_text(json.dumps(result, indent=1) + "\n")

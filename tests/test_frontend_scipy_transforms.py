@@ -33,8 +33,6 @@ CASES = [
 ]
 
 
-# the transforms of torch.func and JAX's forward mode (map_coordinates: its own test file, for now)
-NATIVE = [c for c in CASES if c[0] not in ("map_coordinates", "affine_transform", "rotate")]
 
 
 def _scipy(name, x, options):
@@ -99,7 +97,7 @@ def test_torch_export_is_one_node(name, options, shape):
                                rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("name,options,shape", NATIVE, ids=_ids(NATIVE))
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_torch_func(name, options, shape):
     torch = pytest.importorskip("torch")
     from torch import func
@@ -119,7 +117,7 @@ def test_torch_func(name, options, shape):
     np.testing.assert_allclose(fwd, rev, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("name,options,shape", NATIVE, ids=_ids(NATIVE))
+@pytest.mark.parametrize("name,options,shape", CASES, ids=_ids(CASES))
 def test_jax_jit_vmap_grad_jvp(name, options, shape):
     jax = pytest.importorskip("jax")
     jax.config.update("jax_enable_x64", True)
@@ -136,3 +134,46 @@ def test_jax_jit_vmap_grad_jvp(name, options, shape):
     np.testing.assert_allclose(g, _differences(name, options, x, cot), rtol=1e-6, atol=1e-7)
     _, tangent = jax.jvp(f, (jnp.asarray(x),), (jnp.asarray(t),))
     np.testing.assert_allclose(np.asarray(tangent), _directional(name, options, x, t), rtol=1e-6, atol=1e-7)
+
+
+COORDS = np.array([[0.3, 2.7, -0.4, 4.2], [1.1, 5.3, 2.6, 0.2]])  # 0.1 or more from every knot
+
+
+def _scipy_coordinate_jacobian(x, c, options, eps=1e-6):
+    """d out / d coordinates of SciPy's map_coordinates by central differences: (points, 2, points)."""
+    jac = np.zeros((c.shape[1],) + c.shape)
+    for j in range(c.size):
+        e = np.zeros_like(c)
+        e.flat[j] = eps
+        jac[:, j // c.shape[1], j % c.shape[1]] = (ndi.map_coordinates(x, c + e, **options)
+                                                  - ndi.map_coordinates(x, c - e, **options)) / (2 * eps)
+    return jac
+
+
+@pytest.mark.parametrize("mode", ["nearest", "mirror", "grid-constant", "wrap"])
+def test_map_coordinates_coordinate_derivatives(mode):
+    """The coordinates' Jacobian by reverse and forward mode (torch.func, JAX) against SciPy's differences, and the
+    mixed second derivative d/dcoordinates of the input gradient, reverse against forward."""
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    from torch import func
+
+    options = {"order": 3, "mode": mode, "cval": 0.3}
+    x = np.random.default_rng(5).standard_normal((5, 6))
+    want = _scipy_coordinate_jacobian(x, COORDS, options)
+    f = lambda c: ndimage.map_coordinates(torch.from_numpy(x), c, **options)  # noqa: E731
+    c = torch.from_numpy(COORDS.copy())
+    np.testing.assert_allclose(func.jacrev(f)(c).numpy(), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(func.jacfwd(f)(c).numpy(), want, rtol=1e-6, atol=1e-7)
+    g = jax.numpy.asarray
+    jf = lambda c: ndimage.map_coordinates(g(x), c, **options)  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jax.jacrev(jf)(g(COORDS))), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(jf)(g(COORDS))), want, rtol=1e-6, atol=1e-7)
+    w = np.arange(4.0)
+    gx = lambda c: func.grad(lambda v: (ndimage.map_coordinates(v, c, **options) * torch.from_numpy(w)).sum())(  # noqa: E731
+        torch.from_numpy(x))
+    np.testing.assert_allclose(func.jacfwd(gx)(c).numpy(), func.jacrev(gx)(c).numpy(), rtol=1e-12, atol=1e-12)
+    jgx = lambda c: jax.grad(lambda v: jax.numpy.sum(ndimage.map_coordinates(v, c, **options) * w))(g(x))  # noqa: E731
+    np.testing.assert_allclose(np.asarray(jax.jacfwd(jgx)(g(COORDS))), func.jacrev(gx)(c).numpy(), rtol=1e-10,
+                               atol=1e-12)

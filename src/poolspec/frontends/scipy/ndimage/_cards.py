@@ -275,17 +275,17 @@ _ROUND = ("dtypes: output None is the input's dtype. The interpolation is comput
 _MAP_DIFF = ("The interpolated sum runs pairwise over the taps (SciPy: sequentially in row-major tap order): values "
              "agree within 1e-12 relative, so an integer output exactly at a rounding tie (t = k + 0.5 up to "
              "rounding) may differ by 1.")
-_MAP_GRAD = Gradient(
-    None,
-    ("autograd (any order)", "torch.func.grad", "torch.func.vmap", "torch.func.jvp"),
-    ("jit", "grad", "grad-of-grad", "vmap", "jacrev"),
+_MAP_GRAD = gradient(
     "w.r.t. input: the taps' weights routed to the coefficients by sorting (no scatter-add), then the transposed "
-    "prefilter and the pad folded back: explicit everywhere (map_coordinates_backward), bound as a torch "
-    "autograd.Function pair and a jax.custom_vjp pair whose own VJP is the forward with cval = 0, so every order. "
-    "w.r.t. coordinates: first order only, torch and JAX (the weights' derivative with the gathered coefficients "
-    "held constant; the tap cells are piecewise constant); second derivatives involving the coordinates come back "
-    "as zero. Not provided: torch.func.jacrev (the Function pair has no vmap rule), JAX jvp / jacfwd "
-    "(custom_vjp); cval gets no gradient.")
+    "prefilter and the pad folded back: explicit everywhere (map_coordinates_backward); on torch an "
+    "autograd.Function pair (each the other's VJP; forward mode and torch.func.vmap rules of their own), on JAX a "
+    "custom JVP through roi_align's select primitive (linear in the coefficients and in the taps' weights; its "
+    "transpose the sorted route), so every order of reverse and forward mode. w.r.t. coordinates: the weights' "
+    "derivative with the coefficients held (the tap cells are piecewise constant; at a knot the one-sided "
+    "derivative of the cell the point falls in), every order, and the mixed derivatives with the input, torch "
+    "and JAX (checked against differences of SciPy); on torch the derivative w.r.t. the input of the coordinates' "
+    "gradient runs through torch's own gather backward (index_add: on CUDA not bit-identical run to run). cval "
+    "gets no gradient.", ("input", "coordinates"))
 
 _SPLINE_CARDS: tuple[FrontendCard, ...] = (
     FrontendCard(name="scipy.ndimage.spline_filter1d", version=1, library=_LIB,

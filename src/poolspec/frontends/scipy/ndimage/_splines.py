@@ -874,7 +874,9 @@ def _reads(xp: Any, spec: _Spec, g: Any, coords: Any) -> tuple[Any, Any]:
     return xp.reshape(w, (1, k ** nd * p)), xp.reshape(lin, (1, k ** nd * p))
 
 
-def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
+def _backward(spec: _Spec, g: Any, x: Any, coords: Any, coords_t: Any = None) -> Any:
+    """The input gradient for cotangent ``g``; given ``coords_t``, its derivative along the coordinates instead
+    (the taps' weights replaced by their derivative along ``coords_t``: torch's forward mode, eager)."""
     from ....kernels.cells import Cells
 
     xp = namespace(x)
@@ -883,7 +885,14 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any) -> Any:
     cells = int(np.prod(grid))
     flat, gf = xp.reshape(coords, (nd, spec.points)), xp.reshape(g, (spec.points,))
     mod = writable_module(g)
-    if mod is not None and not is_traced(g) and spec.points * taps > _TAPS_PER_BLOCK:
+    if coords_t is not None:
+        import torch.func
+
+        ct = xp.reshape(coords_t, (nd, spec.points))
+        idx = _reads(xp, spec, gf, flat)[1]
+        reads = torch.func.jvp(lambda c: _reads(xp, spec, gf, c)[0], (flat,), (ct,))[1]
+        routed = Cells(cells, spec.points * taps).route(reads, idx)
+    elif mod is not None and not is_traced(g) and spec.points * taps > _TAPS_PER_BLOCK:
         # eager and writable: a block of points at a time, each block's sums added into the cells (peak memory)
         routed = xp.zeros((1, cells), dtype=g.dtype, **on(g))
         step = max(1, _TAPS_PER_BLOCK // taps)
@@ -934,6 +943,13 @@ def map_coordinates_backward(grad_output: Any, input: Any, coordinates: Any, out
 def _torch_functions() -> tuple[Any, Any]:
     import torch
 
+    def each(info: Any, in_dims: tuple[Any, ...], fn: Any, *tensors: Any) -> tuple[Any, int]:
+        # torch.func.vmap: the call on each batch entry (the routing reads values, which a batched tensor refuses)
+        pick = [(t if d is None else t.select(d, b)) for b in range(info.batch_size)
+                for t, d in zip(tensors, in_dims)]
+        n = len(tensors)
+        return torch.stack([fn(*pick[b * n:(b + 1) * n]) for b in range(info.batch_size)]), 0
+
     class MapCoordinates(torch.autograd.Function):
         @staticmethod
         def forward(x: Any, coords: Any, spec: _Spec) -> Any:
@@ -943,6 +959,7 @@ def _torch_functions() -> tuple[Any, Any]:
         def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
             x, coords, ctx.spec = inputs
             ctx.save_for_backward(x, coords)
+            ctx.save_for_forward(x, coords)
 
         @staticmethod
         def backward(ctx: Any, g: Any) -> tuple[Any, Any, None]:
@@ -955,6 +972,20 @@ def _torch_functions() -> tuple[Any, Any]:
                 grad_c = _coordinate_grad_torch(ctx.spec, x, coords, g)
             return grad_x, grad_c, None
 
+        @staticmethod
+        def jvp(ctx: Any, x_t: Any, coords_t: Any, _: Any) -> Any:
+            # forward mode: the linear part along x_t, and the weights' derivative along coords_t
+            x, coords = ctx.saved_tensors
+            t = None if x_t is None else MapCoordinates.apply(x_t, coords, _linear_part(ctx.spec))
+            if coords_t is not None:
+                c = _coordinate_jvp_torch(ctx.spec, x, coords, coords_t)
+                t = c if t is None else t + c
+            return t
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple[Any, ...], x: Any, coords: Any, spec: _Spec) -> tuple[Any, int]:
+            return each(info, in_dims[:2], lambda a, c: MapCoordinates.apply(a, c, spec), x, coords)
+
     class MapCoordinatesT(torch.autograd.Function):
         @staticmethod
         def forward(g: Any, x0: Any, coords: Any, spec: _Spec) -> Any:
@@ -962,14 +993,50 @@ def _torch_functions() -> tuple[Any, Any]:
 
         @staticmethod
         def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
-            _, _, coords, spec = inputs
+            g, x0, coords, spec = inputs
             ctx.save_for_backward(coords)
-            ctx.spec = _linear_part(spec)
+            ctx.save_for_forward(x0, coords)
+            ctx.g = g.detach()
+            ctx.spec, ctx.forward_spec = _linear_part(spec), spec
 
         @staticmethod
-        def backward(ctx: Any, gg: Any) -> tuple[Any, None, None, None]:
+        def backward(ctx: Any, gg: Any) -> tuple[Any, None, Any, None]:
+            # the input gradient is linear in g (its transpose: the forward's linear part) and depends on the
+            # coordinates through the weights: <g, d/dc linear forward(gg, c)>, the coordinate gradient
             (coords,) = ctx.saved_tensors
-            return MapCoordinates.apply(gg, coords, ctx.spec), None, None, None
+            grad_g = MapCoordinates.apply(gg, coords, ctx.spec) if ctx.needs_input_grad[0] else None
+            grad_c = _coordinate_grad_torch(ctx.spec, gg, coords, ctx.g) if ctx.needs_input_grad[2] else None
+            return grad_g, None, grad_c, None
+
+        @staticmethod
+        def jvp(ctx: Any, g_t: Any, x0_t: Any, coords_t: Any, _: Any) -> Any:
+            x0, coords = ctx.saved_tensors
+            t = None if g_t is None else MapCoordinatesT.apply(g_t, x0, coords, ctx.forward_spec)
+            if coords_t is not None:  # the gradient's derivative along the coordinates (g held)
+                c = MapCoordinatesTC.apply(ctx.g, x0, coords, coords_t, ctx.forward_spec)
+                t = c if t is None else t + c
+            return t
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple[Any, ...], g: Any, x0: Any, coords: Any, spec: _Spec) -> tuple[Any, int]:
+            return each(info, in_dims[:3], lambda a, b, c: MapCoordinatesT.apply(a, b, c, spec), g, x0, coords)
+
+    class MapCoordinatesTC(torch.autograd.Function):
+        """The input gradient's derivative along coordinate tangents (forward mode through the backward)."""
+
+        @staticmethod
+        def forward(g: Any, x0: Any, coords: Any, coords_t: Any, spec: _Spec) -> Any:
+            return _backward(spec, g, x0, coords, coords_t)
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            pass
+
+        @staticmethod
+        def vmap(info: Any, in_dims: tuple[Any, ...], g: Any, x0: Any, coords: Any, coords_t: Any,
+                 spec: _Spec) -> tuple[Any, int]:
+            return each(info, in_dims[:4], lambda a, b, c, d: MapCoordinatesTC.apply(a, b, c, d, spec), g, x0,
+                        coords, coords_t)
 
     return MapCoordinates, MapCoordinatesT
 
@@ -977,47 +1044,83 @@ def _torch_functions() -> tuple[Any, Any]:
 def _coordinate_grad_torch(spec: _Spec, x: Any, coords: Any, g: Any) -> Any:
     # the weights' derivative by native autograd, the coefficients held constant (first order only)
     import torch
+    import torch.func
 
     xp = namespace(x)
-    with torch.enable_grad():
-        c = coords.detach().requires_grad_(True)
-        t = _sample(spec, _flat(xp, _coefficients(xp, x.detach(), spec), spec), c)
-        (grad,) = torch.autograd.grad(t, c, xp.reshape(g, t.shape).to(t.dtype))
+    # not detached: under create_graph or an outer torch.func transform the gradient stays differentiable
+    coef = _flat(xp, _coefficients(xp, x, spec), spec)
+    t, pull = torch.func.vjp(lambda c: _sample(spec, coef, c), coords)  # type: ignore[misc]
+    (grad,) = pull(xp.reshape(g, t.shape).to(t.dtype))
     return grad.to(coords.dtype)
+
+
+def _coordinate_jvp_torch(spec: _Spec, x: Any, coords: Any, coords_t: Any) -> Any:
+    # the weights' derivative along coords_t by forward-mode autodiff, the coefficients held constant
+    import torch.func
+
+    xp = namespace(x)
+    coef = _flat(xp, _coefficients(xp, x.detach(), spec), spec)
+    _, t = torch.func.jvp(  # type: ignore[misc]
+        lambda c: _sample(spec, coef, c), (coords.detach(),), (coords_t.to(coords.dtype),))
+    return xp.reshape(t, spec.shape).to(dtype_of(xp, spec.out))
 
 
 def _linear_part(spec: _Spec) -> _Spec:
     return _Spec(spec.order, spec.mode, 0.0, spec.out, spec.in_shape, spec.shape, spec.filtered, spec.npad)
 
 
+def _jax_taps(spec: _Spec, coords: Any) -> tuple[Any, Any, Any, Any]:
+    """Per point (P) and tap (K): the flat cell read and the tap's weight (the per-axis weights' product, a
+    function of the coordinates), the points that are cval whole and those that are NaN (JAX)."""
+    import jax.numpy as jnp
+
+    nd, k = len(spec.in_shape), spec.order + 1
+    lin, weights, whole, nan = _points(jnp, jnp.reshape(coords, (nd, spec.points)), spec)
+    w = jnp.ones((1, spec.points), dtype=coords.dtype)
+    for d, wd in enumerate(weights):
+        w = w * wd[tuple(slice(None) if e == d else None for e in range(nd)) + (slice(None),)]
+    w = jnp.reshape(jnp.broadcast_to(w, (k,) * nd + (spec.points,)), (k ** nd, spec.points))
+    return lin.T, w.T, whole, nan
+
+
 @lru_cache(maxsize=256)
 def _jax_function(spec: _Spec) -> Any:
+    """map_coordinates on JAX: the primal by ``_forward`` (one tap at a time, which XLA fuses), its JVP through
+    roi_align's ``select`` primitive (the taps read with their weights: linear in the coefficients and in the
+    weights, its transpose the sorted ``route``), so reverse mode, forward mode, vmap and every order w.r.t. the
+    input and the coordinates come from JAX without a scatter."""
     import jax
+    import jax.numpy as jnp
 
-    @jax.custom_vjp
+    from ....families.roi_align.jax_taps import select
+
+    if spec.out not in ("float32", "float64"):  # integer outputs: no derivative
+        return jax.jit(lambda x, coords: _forward(spec, x, coords))
+
+    def coefficients(x: Any) -> Any:
+        return _flat(jnp, _coefficients(jnp, x, spec), spec)
+
+    @jax.custom_jvp
     def forward(x: Any, coords: Any) -> Any:
         return _forward(spec, x, coords)
 
-    @jax.custom_vjp
-    def transpose(g: Any, x0: Any, coords: Any) -> Any:
-        return _backward(spec, g, x0, coords)
+    @forward.defjvp
+    def tangent(primals: Any, tangents: Any) -> tuple[Any, Any]:
+        x, coords = primals
+        xt, ct = tangents
+        coef, coef_t = jax.jvp(coefficients, (x,), (xt.astype(x.dtype),))
+        def weights(c: Any) -> tuple[Any, tuple[Any, Any, Any]]:
+            cells, w, whole, nan = _jax_taps(spec, c)
+            return w, (cells, whole, nan)
 
-    def forward_fwd(x: Any, coords: Any) -> tuple[Any, Any]:
-        return forward(x, coords), (x, coords)
+        # the weights and their derivative along ct; the cells and masks are piecewise constant
+        w, w_t, (cells, whole, nan) = jax.jvp(
+            weights, (coords,), (ct.astype(coords.dtype),), has_aux=True)
+        t = select(coef_t[:, None], cells, w)[:, 0] + select(coef[:, None], cells, w_t)[:, 0]
+        if whole is not None:
+            t = jnp.where(whole, jnp.zeros((), t.dtype), t)
+        if nan is not None:
+            t = jnp.where(nan, jnp.full((), jnp.nan, t.dtype), t)
+        return forward(x, coords), jnp.reshape(t, spec.shape).astype(spec.out)
 
-    def forward_bwd(res: Any, g: Any) -> tuple[Any, Any]:
-        x, coords = res
-        coef = jax.lax.stop_gradient(_flat(namespace(x), _coefficients(namespace(x), x, spec), spec))
-        _, pull = jax.vjp(lambda c: _sample(spec, coef, c), coords)  # the weights' derivative, first order
-        return transpose(g, x, coords), pull(jax.numpy.reshape(g, (spec.points,)))[0]
-
-    def transpose_fwd(g: Any, x0: Any, coords: Any) -> tuple[Any, Any]:
-        return transpose(g, x0, coords), (x0, coords)
-
-    def transpose_bwd(res: Any, gg: Any) -> tuple[Any, Any, Any]:
-        x0, coords = res
-        return _jax_function(_linear_part(spec))(gg, coords), jax.numpy.zeros_like(x0), jax.numpy.zeros_like(coords)
-
-    forward.defvjp(forward_fwd, forward_bwd)
-    transpose.defvjp(transpose_fwd, transpose_bwd)
     return jax.jit(forward)
