@@ -183,6 +183,10 @@ CASES += [
                dict(order=5), dtype="float64"),
     MemoryCase("scipy map_coordinates order 3, 2048^2, 1M points", "scipy.ndimage.map_coordinates", (2048, 2048),
                dict(order=3), dict(coordinates=(2, 1_000_000)), dtype="float64"),
+    MemoryCase("scipy zoom x0.37 order 5, 2048^2 float64", "scipy.ndimage.zoom", (2048, 2048),
+               dict(zoom=0.37, order=5), dtype="float64"),
+    MemoryCase("scipy rotate 30 deg order 3, 256^3 float64", "scipy.ndimage.rotate", (256, 256, 256),
+               dict(angle=30.0, order=3, reshape=False), dtype="float64"),
 ]
 
 BY_KEY = {c.key: c for c in CASES}
@@ -191,6 +195,8 @@ _FRONTEND = {  # the front-end's forward and explicit backward (w.r.t. the input
     "scipy.ndimage.maximum_filter": ("poolspec.frontends.scipy.ndimage", "maximum_filter"),
     "scipy.ndimage.spline_filter": ("poolspec.frontends.scipy.ndimage._splines", "spline_filter"),
     "scipy.ndimage.map_coordinates": ("poolspec.frontends.scipy.ndimage._splines", "map_coordinates"),
+    "scipy.ndimage.zoom": ("poolspec.frontends.scipy.ndimage", "zoom"),
+    "scipy.ndimage.rotate": ("poolspec.frontends.scipy.ndimage", "rotate"),
 }
 
 
