@@ -57,3 +57,19 @@ def test_refusals_before_any_computation():
         ndimage.uniform_filter(d, 3, mode="bogus")
     with pytest.raises(ValueError, match="origin"):
         ndimage.maximum_filter1d(d, 3, origin=2)
+
+
+@pytest.mark.parametrize("mode", ["mirror", "reflect", "grid-wrap", "nearest"])
+@pytest.mark.parametrize("order", [2, 5])
+def test_spline_filter_chunk_by_chunk(mode, order):
+    """The prefilter along a long chunked axis: one task per chunk with a halo of the band (no axis gathered whole),
+    against SciPy; its explicit backward against the NumPy path's."""
+    rng = np.random.default_rng(order)
+    x, g = rng.standard_normal((400, 9)), rng.standard_normal((400, 9))
+    d = da.from_array(x, chunks=(100, 9))
+    y = ndimage.spline_filter1d(d, order, axis=0, mode=mode)
+    assert y.chunks == d.chunks
+    np.testing.assert_allclose(y.compute(), ndi.spline_filter1d(x, order, axis=0, mode=mode), rtol=1e-10,
+                               atol=1e-12)
+    got = ndimage.spline_filter_backward(da.from_array(g, chunks=(100, 9)), d, order, mode=mode).compute()
+    np.testing.assert_allclose(got, ndimage.spline_filter_backward(g, x, order, mode=mode), rtol=1e-10, atol=1e-12)
