@@ -2,6 +2,7 @@
 against ``jax.scipy.ndimage.map_coordinates``).
 
     python benchmarks/scipy_ndimage.py [--repeat 5] [--threads 1] [--json FILE] [--small] [--only PART]
+    python benchmarks/scipy_ndimage.py --backend cupy      (on a GPU: the same calls on CuPy, cupyx the peer)
 
 The calls (float64, the same arrays for both): the window filters (uniform, maximum, minimum) on 1000 x 1000 with
 sizes 3 and 31; spline_filter on 2048 x 2048, orders 2-5; map_coordinates on a 256 x 256 image at 65,536 and
@@ -157,8 +158,42 @@ def jax_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[dict[st
     return rows
 
 
+def cupy_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[dict[str, Any]]:
+    """The calls on CuPy arrays against cupyx.scipy.ndimage (the same names and arguments), synchronised."""
+    import cupy
+    from cupyx.scipy import ndimage as cndi
+
+    def synced(fn: Callable[[], Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            out = fn()
+            cupy.cuda.get_current_stream().synchronize()
+            return out
+        return run
+
+    n, m = (256, 128) if small else (2048, 512)
+    x, y = cupy.asarray(rng.standard_normal((n, n))), cupy.asarray(rng.standard_normal((m, m)))
+    c = cupy.asarray(rng.uniform(-4, m + 3, (2, 1_000_000 if not small else 20000)))
+    calls: list[tuple[str, str, tuple[Any, ...], dict[str, Any]]] = [
+        ("uniform_filter", f"{n}^2 size 31", (x, 31), {}),
+        ("maximum_filter", f"{n}^2 size 31", (x, 31), {}),
+        ("spline_filter", f"{n}^2 order 3", (x, 3), {}),
+        ("map_coordinates", f"{m}^2, {c.shape[1]:,} points, order 1", (y, c), {"order": 1}),
+        ("map_coordinates", f"{m}^2, {c.shape[1]:,} points, order 3", (y, c), {"order": 3}),
+        ("zoom", f"{n}^2 x0.37 order 3", (x, 0.37), {"order": 3}),
+        ("shift", f"{n}^2 (3.3, -7.6) order 3", (x, (3.3, -7.6)), {"order": 3}),
+        ("rotate", f"{m}^2 30 deg order 3", (y, 30.0), {"order": 3}),
+    ]
+    rows = []
+    for name, case, args, kw in calls:
+        peer = synced(lambda f=name, a=args, k=kw: getattr(cndi, f)(*a, **k))
+        mine = synced(lambda f=name, a=args, k=kw: getattr(ours, f)(*a, **k))
+        rows.append(_row("cupy", f"{name} {case}", lambda p=peer: cupy.asnumpy(p()), lambda q=mine: cupy.asnumpy(q()),
+                         repeat, "cupyx.scipy.ndimage"))
+    return rows
+
+
 PARTS = {"filters": filter_rows, "spline_filter": spline_rows, "map_coordinates": map_rows,
-         "geometry": geometry_rows, "jax": jax_rows}
+         "geometry": geometry_rows, "jax": jax_rows, "cupy": cupy_rows}
 
 
 def main() -> int:
@@ -168,14 +203,18 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--small", action="store_true", help="small shapes (checks the script)")
     parser.add_argument("--only", action="append", choices=sorted(PARTS), help="run these parts only")
+    parser.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
+                        help="cupy: the calls on a GPU against cupyx.scipy.ndimage")
     a = parser.parse_args()
+    if a.backend == "cupy":
+        a.only = ["cupy"]
     rng = np.random.default_rng(0)
     print(f"scipy.ndimage front-end vs its peers, float64, {a.threads} thread(s), medians of {a.repeat}")
     print("| group | case | peer ms | poolspec ms | ratio | max rel diff |")
     print("|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     for name, part in PARTS.items():
-        if not a.only or name in a.only:
+        if (not a.only and name != "cupy") or (a.only and name in a.only):
             rows += part(rng, a.small, a.repeat)
     if a.json:
         a.json.write_text(json.dumps({"threads": a.threads, "repeat": a.repeat, "small": a.small, "rows": rows},
