@@ -11,7 +11,7 @@ sizes 3 and 31; spline_filter on 2048 x 2048, orders 2-5; map_coordinates on a 2
 order 3) and rotate (512^2, 30 degrees, order 3). Times are interleaved medians (SciPy, poolspec, SciPy, ...)
 after one warm call each; ratio = poolspec / SciPy. The thread count goes to OpenMP/OpenBLAS/MKL before NumPy
 loads (one thread: SciPy's ndimage is single-threaded). The JAX rows (64-bit mode on) compare jitted programs,
-orders 0 and 1, modes 'constant' and 'nearest'. ``--small``: every shape shrunk (checks the script).
+orders 0 and 1, every mode the two share. ``--small``: every shape shrunk (checks the script).
 """
 
 from __future__ import annotations
@@ -145,9 +145,10 @@ def jax_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[dict[st
     for points in ((4096,) if small else (65536, 1_000_000)):
         c = jnp.asarray(rng.uniform(-4, n + 3, (2, points)))
         for o in (0, 1):
-            # JAX's 'constant' reads cval per tap outside the image: SciPy's 'grid-constant' (SciPy's 'constant'
-            # maps a point past the edge whole to cval, so those rows differ at the border)
-            for mode, theirs in (("constant", "constant"), ("grid-constant", "constant"), ("nearest", "nearest")):
+            # the same rule under each library's name (JAX's 'constant' and 'wrap' are SciPy's 'grid-constant' and
+            # 'grid-wrap'; SciPy's own 'constant' and 'wrap' have no JAX counterpart)
+            for mode, theirs in (("grid-constant", "constant"), ("nearest", "nearest"), ("mirror", "mirror"),
+                                 ("reflect", "reflect"), ("grid-wrap", "wrap")):
                 peer = jax.jit(lambda x, c, o=o, m=theirs: jndi.map_coordinates(x, c, order=o, mode=m))
                 mine = jax.jit(lambda x, c, o=o, m=mode: _splines.map_coordinates(x, c, order=o, mode=m))
                 rows.append(_row("jax jit", f"map_coordinates {n}^2, {points:,} points, order {o}, ours {mode} "

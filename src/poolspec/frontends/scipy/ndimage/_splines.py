@@ -640,6 +640,7 @@ _JAX_TAPS = 64
 def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     """``_sample_block`` as XLA fuses it best: each tap's cells by arithmetic and its own gather of the points,
     weighted and summed (one loop over the points instead of stacked intermediates)."""
+
     xp = namespace(coords)
     o, nd, k = spec.order, len(spec.in_shape), spec.order + 1
     lengths, grid = spec.lengths, _grid(spec)
@@ -659,7 +660,8 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
         idx = cells[0][combo[0]]
         for d in range(1, nd):
             idx = idx + cells[d][combo[d]]
-        v = take(xp, coef, idx, 0)
+        # the cells are clipped into the grid: a gather without bounds handling (jnp.take fills by default)
+        v = coef.at[idx].get(mode="promise_in_bounds")
         if o > 0:
             for d in range(nd):
                 v = v * weights[d][combo[d]]
