@@ -895,7 +895,15 @@ def _backward(spec: _Spec, g: Any, x: Any, coords: Any, coords_t: Any = None) ->
     cells = int(np.prod(grid))
     flat, gf = xp.reshape(coords, (nd, spec.points)), xp.reshape(g, (spec.points,))
     mod = writable_module(g)
-    if coords_t is not None:
+    if is_jax_array(g) and coords_t is None:
+        # JAX: roi_align's route primitive (the transpose of select: differentiable, every order, no scatter)
+        from ....families.roi_align.jax_taps import route as jax_route
+
+        taps, w, whole, _ = _jax_taps(spec, coords)
+        if whole is not None:
+            gf = xp.where(whole, xp.zeros_like(gf), gf)
+        routed = xp.reshape(jax_route(gf[:, None], taps, w, cells), (1, cells))
+    elif coords_t is not None:
         import torch.func
 
         ct = xp.reshape(coords_t, (nd, spec.points))
