@@ -23,6 +23,7 @@ The geometric transforms (``GEOMETRY``): ``zoom`` (factors 0.2-3, output lengths
 without zero entries, square, offset column, homogeneous (a few not: refused), another output rank; output shapes)
 and ``rotate`` (multiples of 90 degrees and random angles, axes, reshape), with map_coordinates' options; integer
 outputs from float inputs only, and an integer input's raw coefficients (prefilter=False) only at orders 0 and 1.
+map_coordinates' and the transforms' integer results are drawn off SciPy's rounding ties (``_untied``).
 """
 
 from __future__ import annotations
@@ -347,11 +348,39 @@ def _geometry(function: str, rng: np.random.Generator) -> Config:
     return _config(function, x, options)
 
 
+def _untied(draw: Any) -> Any:
+    """``draw`` (map_coordinates and the geometric transforms, whose integer outputs SciPy rounds half away from
+    zero), redrawn while an integer result would be rounded at a tie: where
+    SciPy's float64 value (the same call with a float64 output) lies within 1e-9 of a half-integer, SciPy's own
+    rounding depends on the last bits of its sum order (an integer input's prefiltered coefficients at
+    half-integer positions meet exact ties), which the comparison of integers cannot ask of another sum."""
+    import scipy.ndimage
+
+    def untied(rng: np.random.Generator) -> Config:
+        while True:
+            config = draw(rng)
+            x = config.arrays["input"]
+            if np.dtype(config.options.get("output") or x.dtype).kind not in "iu":  # no rounding to an integer
+                return config
+            others = [v for k, v in config.arrays.items() if k != "input"]
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    f = getattr(scipy.ndimage, config.function.rpartition(".")[2])(
+                        x.astype(np.float64), *others, **{**config.options, "output": np.float64})
+            except (ValueError, TypeError, RuntimeError, IndexError):
+                return config  # refused: no value to round
+            f = np.asarray(f)
+            if not np.any(np.abs(f - np.floor(f) - 0.5) < 1e-9 * max(1.0, float(np.abs(f).max(initial=0.0)))):
+                return config
+    return untied
+
+
 def _generator(function: str) -> Any:
     if function == "map_coordinates":
-        return _map
+        return _untied(_map)
     if function in GEOMETRY:
-        return lambda rng: _geometry(function, rng)
+        return _untied(lambda rng: _geometry(function, rng))
     if function in SPLINES:
         return lambda rng: _spline(function, rng)
     if function.endswith("1d"):
