@@ -407,10 +407,6 @@ _GEOMETRY_PREFILTER = ("Prefilter (prefilter and order > 1): spline_filter in fl
                        "pad of npad = 12 cells on every axis for nearest and grid-constant (edge values, or cval), "
                        "as SciPy's _prepad_for_spline_filter; SciPy 1.17.1's reflect-kind aliasing on axes up to 16 "
                        "cells is mirrored on purpose (see spline_filter1d).")
-_GEOMETRY_FUSED = ("Where the output is no longer than the input along every axis and the input is finite (eager "
-                   "backends), zoom, shift and a 1-d matrix compose the prefilter and the npad pad into each axis's "
-                   "taps on the host (one banded table per axis instead of prefiltering the whole input): the same "
-                   "sums in another order, within rounding.")
 _GEOMETRY_NONFINITE = ("A NaN or inf in the input spreads, with the prefilter on a long axis (over 2w + 1 cells, w = "
                        "20 / 27 / 35 / 43 for orders 2-5), over the prefilter's band of taps around it; SciPy's "
                        "recursion spreads it over the whole line. Outside that band the values are SciPy's.")
@@ -435,7 +431,7 @@ def _geometry_card(name: str, summary: str, arguments: tuple[Argument, ...], sha
                         summary=summary, arguments=(_SPLINE_INPUT,) + arguments + _GEOMETRY_TAIL + keywords,
                         outputs=(Port("resampled", "array", shape, "the resampled array, in the output dtype"),),
                         core=core, layout="any rank", gradient=_GEOMETRY_GRAD, determinism=_GEOMETRY_DET,
-                        notes=rules + (_GEOMETRY_POINT, _GEOMETRY_PREFILTER, _GEOMETRY_FUSED, _GEOMETRY_DTYPE),
+                        notes=rules + (_GEOMETRY_POINT, _GEOMETRY_PREFILTER, _GEOMETRY_DTYPE),
                         differences=(_GEOMETRY_NONFINITE,) + differences,
                         refuses=_GEOMETRY_REFUSES + refuses, checked=_GEOMETRY_CHECKED.format(what=what))
 

@@ -7,10 +7,8 @@ machinery of ``_splines``.
   (``resample``: transposed tables for the gradient, every order, torch and JAX, chunk-local on Dask). The cval
   terms are added afterwards: a whole point is cval when an axis is out (``constant``), out-of-range taps read cval
   (``grid-constant``). The tables drop zero-weight taps, which SciPy still reads (NaN or inf there gives NaN): a
-  second pass over a non-finite indicator of the coefficients restores that. When the output is no longer than the
-  input on every axis (and the input is finite, on eager backends), the prefilter and the npad pad are composed
-  into the taps on the host (``W M P``, research note 3), so the device reads about ``2w + order + 1`` input cells
-  per output instead of prefiltering the whole input. As in ``map_coordinates``, a non-finite input spreads over
+  second pass over a non-finite indicator of the coefficients restores that. As in ``map_coordinates``, a
+  non-finite input spreads over
   the prefilter's band (2w + 1 cells) on long axes, where SciPy's recursion spreads it over the whole line.
 - a 2-D matrix and ``rotate``: the coordinate grid is computed with SciPy's arithmetic (left-to-right sums; cephes'
   ``cosdg``/``sindg``) and sampled by ``map_coordinates`` on the prefiltered coefficients, in slabs of output
@@ -159,7 +157,8 @@ def _npad(order: int, mode: str, prefilter: bool) -> int:
 
 def _coef(xp: Any, x: Any, axes: list[int], order: int, mode: str, cval: float, prefilter: bool) -> Any:
     """SciPy's ``filtered``: the npad pad then the prefilter, along ``axes``, in the work dtype."""
-    v = xp.astype(x, _work(xp, x))
+    work = _work(xp, x)
+    v = x if x.dtype == work else xp.astype(x, work)  # nothing writes into v: no copy needed
     if prefilter and order > 1:
         pad = _npad(order, mode, prefilter)
         for a in axes:
@@ -223,50 +222,6 @@ class _Axis:
         self.zeros = tap_table(index, zero.astype(np.float64), padded) if zero.any() else None
 
 
-    def fused(self, length: int, order: int, mode: str, npad: int) -> tuple[Any, np.ndarray, np.ndarray]:
-        """The taps composed with the prefilter and the npad pad (``W M P``) as one table on the input line, and
-        the row sums of ``W M`` over every padded cell and over the cells that copy the input (the rest read
-        cval: the pad of grid-constant)."""
-        padded = length + 2 * npad
-        plan = prefilter_plan(padded, order, KIND[mode])
-        if plan is None:
-            mi, mw = np.arange(padded)[None, :], np.ones((1, padded))
-        else:
-            mi, mw = plan.index, plan.weight
-        out = self.index.shape[1]
-        cells = mi[:, self.index].reshape(-1, out)
-        ws = (mw[:, self.index] * self.used[None]).reshape(-1, out)
-        ok = (ws != 0) & (cells < padded)
-        p = cells - npad
-        if mode == "nearest":
-            src, valid = np.clip(p, 0, length - 1), ok
-        else:
-            src, valid = p, ok & (p >= 0) & (p < length)
-        every = np.where(ok, ws, 0.0).sum(axis=0)
-        w = np.where(valid, ws, 0.0)
-        src = np.where(valid, src, length)
-        # duplicates merged: sort each column, sum each run of one cell (a host plan, not a device scatter)
-        order_ = np.argsort(src, axis=0, kind="stable")
-        src = np.take_along_axis(src, order_, axis=0)
-        w = np.take_along_axis(w, order_, axis=0)
-        start = np.ones(src.shape, dtype=bool)
-        start[1:] = src[1:] != src[:-1]
-        run = np.cumsum(start, axis=0) - 1
-        runs = int(run.max()) + 1
-        cols = np.broadcast_to(np.arange(out)[None, :], src.shape)
-        merged_w = np.zeros((runs, out))
-        np.add.at(merged_w, (run, cols), w)
-        merged_i = np.full((runs, out), length, dtype=np.int64)
-        merged_i[run[start], cols[start]] = src[start]
-        return tap_table(merged_i, merged_w, length), every, w.sum(axis=0)
-
-
-@lru_cache(maxsize=256)
-def _fused_plan(key: tuple[Any, ...]) -> tuple[tuple[Any, np.ndarray, np.ndarray], ...]:
-    shape, coords, order, mode, npad = key
-    return tuple(ax.fused(n, order, mode, npad) for ax, n in zip(_axes_plan(key), shape))
-
-
 @lru_cache(maxsize=256)
 def _axes_plan(key: tuple[Any, ...]) -> tuple[_Axis, ...]:
     shape, coords, order, mode, npad = key
@@ -294,27 +249,11 @@ def _broadcast(xp: Any, v: np.ndarray, d: int, nd: int, like: Any) -> Any:
 def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: str, cval: float,
                        prefilter: bool, out: str, check_finite: bool) -> Any:
     nd = x.ndim
-    shape = tuple(int(n) for n in x.shape)
     axes_ = _axes_plan(key)
-    fuse = (check_finite and prefilter and order > 1 and all(len(ax.total) <= n for ax, n in zip(axes_, shape))
-            and bool(xp.all(xp.isfinite(x))))
-    if fuse:
-        # output no longer than the input on every axis: the prefilter composed into the taps reads fewer cells
-        # (finite inputs only: SciPy's NaN/inf spreading follows the unfused order)
-        npad = _npad(order, mode, prefilter)
-        fused = _fused_plan(key)
-        coef = xp.astype(x, _work(xp, x))
-        y = resample(coef, list(range(nd)), [f[0] for f in fused])
-        if npad and mode == "grid-constant" and cval != 0.0:
-            every = _broadcast(xp, fused[0][1], 0, nd, y)
-            inner = _broadcast(xp, fused[0][2], 0, nd, y)
-            for d in range(1, nd):
-                every = every * _broadcast(xp, fused[d][1], d, nd, y)
-                inner = inner * _broadcast(xp, fused[d][2], d, nd, y)
-            y = y + xp.astype(cval * (every - inner), coef.dtype)
-    else:
-        coef = _coef(xp, x, list(range(nd)), order, mode, cval, prefilter)
-        y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
+    # the prefilter over the whole input, then the per-axis taps (composing the prefilter into the taps read
+    # fewer cells but took 2 to 7 times longer than these matmuls and short tables, measured on zoom and shift)
+    coef = _coef(xp, x, list(range(nd)), order, mode, cval, prefilter)
+    y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
     work = coef.dtype
     if mode == "grid-constant" and cval != 0.0:
         # the taps outside the line read cval: cval times (all weights' product - the read taps' product)
@@ -325,7 +264,7 @@ def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: 
             ins = ins * _broadcast(xp, axes_[d].inside, d, nd, y)
         y = y + xp.astype(cval * (tot - ins), work)
     nan_any = [ax.zeros is not None for ax in axes_]
-    if any(nan_any) and not fuse and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
+    if any(nan_any) and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
         # zero-weight taps SciPy reads: a non-finite coefficient there makes the point NaN
         flag = xp.astype(~xp.isfinite(coef), work)
         hit = None
@@ -355,12 +294,6 @@ def _separable_backward(xp: Any, g: Any, x: Any, key: tuple[Any, ...], order: in
         for flags in (ax.whole, ax.nan):
             if flags is not None and flags.any():
                 g = xp.where(_broadcast(xp, flags, d, nd, g), xp.zeros_like(g), g)
-    if prefilter and order > 1 and all(len(ax.total) <= n for ax, n in zip(axes_, shape)):
-        # the composed tables' transposes (the forward's composed path; the same linear map)
-        fused = _fused_plan(key)
-        for d in reversed(range(nd)):
-            g = _transpose_table(g, d, fused[d][0])
-        return xp.astype(g, x.dtype)
     for d in reversed(range(nd)):
         g = _transpose_table(g, d, axes_[d].plan)
     return xp.astype(_coef_t(xp, g, shape, list(range(nd)), order, mode, prefilter), x.dtype)
