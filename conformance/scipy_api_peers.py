@@ -64,6 +64,9 @@ class JaxScipy:
                 "`jax.scipy.ndimage.map_coordinates(jnp.arange(7.), [jnp.array([7.5])], 0, mode='reflect')` is 5.0, "
                 "`scipy.ndimage.map_coordinates(np.arange(7.), [[7.5]], order=0, mode='reflect')` 6.0",
                 lambda c: c.options.get("order", 3) == 0 and _half_integer(c)),
+        Finding("the interpolation runs in the coordinates' dtype: float32 coordinates give float32 weights and sums "
+                "(errors about 1e-8 of the values), where SciPy converts the coordinates to double",
+                lambda c: c.options.get("order", 3) == 1 and c.arrays["coordinates"].dtype == np.float32),
     )
 
     @staticmethod
