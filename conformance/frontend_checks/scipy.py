@@ -230,18 +230,7 @@ def _map(rng: np.random.Generator) -> Config:
     """map_coordinates: random inputs, coordinates, orders, modes, prefilter, cval, dtypes."""
     shape = _spline_shape(rng, "map_coordinates")
     x = _input(rng, shape, False)
-    options: dict[str, Any] = {"order": _spline_order(rng, 0)}
-    if rng.random() < 0.85:
-        options["mode"] = str(rng.choice(MODES))
-    if rng.random() < 0.5:
-        options["cval"] = float(np.round(rng.uniform(-3, 3), 2)) if x.dtype.kind == "f" else float(rng.integers(0, 50))
-    if rng.random() < 0.25:
-        options["prefilter"] = False
-    r = rng.random()
-    if r < 0.1:
-        options["output"] = "float64" if x.dtype != np.float64 else "float32"
-    elif r < 0.15:
-        options["output"] = "int32"
+    options = _interp_options(rng, x, coordinates=True)
     # integer results (an integer input or output) only at uniform coordinates: no exact ties to round
     integral = x.dtype.kind != "f" or options.get("output") == "int32"
     c = _coordinates(rng, shape, not integral)
@@ -250,8 +239,9 @@ def _map(rng: np.random.Generator) -> Config:
     return config
 
 
-def _interp_options(rng: np.random.Generator, x: np.ndarray) -> dict[str, Any]:
-    """The options zoom, shift, affine_transform and rotate share (map_coordinates' draws)."""
+def _interp_options(rng: np.random.Generator, x: np.ndarray, coordinates: bool = False) -> dict[str, Any]:
+    """The options the spline functions share; ``coordinates``: map_coordinates' own draws (an int32 output of
+    any input, its coordinates then drawn off ties; raw integer coefficients kept)."""
     options: dict[str, Any] = {"order": _spline_order(rng, 0)}
     if rng.random() < 0.85:
         options["mode"] = str(rng.choice(MODES))
@@ -262,9 +252,9 @@ def _interp_options(rng: np.random.Generator, x: np.ndarray) -> dict[str, Any]:
     r = rng.random()
     if r < 0.1:
         options["output"] = "float64" if x.dtype != np.float64 else "float32"
-    elif r < 0.15 and x.dtype.kind == "f":
+    elif r < 0.15 and (coordinates or x.dtype.kind == "f"):
         options["output"] = "int32"  # a float input: no exact ties to round
-    if x.dtype.kind != "f" and not options.get("prefilter", True) and options["order"] > 1:
+    if not coordinates and x.dtype.kind != "f" and not options.get("prefilter", True) and options["order"] > 1:
         options["prefilter"] = True  # an integer input's raw coefficients can sum to exact half-integer ties
     return options
 
