@@ -32,6 +32,7 @@ PEERS = {
     "tensorflow": "tensorflow_tf",
     "skimage": "skimage_block",
     "scipy": "scipy_ndimage",
+    "paddle": "paddle_nn",
 }
 
 
