@@ -33,6 +33,7 @@ PEERS = {
     "skimage": "skimage_block",
     "scipy": "scipy_ndimage",
     "paddle": "paddle_nn",
+    "tinygrad": "tinygrad_tensor",
 }
 
 

@@ -6,6 +6,7 @@ False with align_mode=0, the half-pixel rule); a call Paddle has no argument or 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -161,7 +162,10 @@ def _unpool(n: int, x: np.ndarray, indices: np.ndarray, kernel_size: Any, stride
             output_size: Any = None) -> tuple[Call, bool]:
     fn = getattr(_paddle().nn.functional, f"max_unpool{n}d")
     k, s, p = ntuple(kernel_size, n), _stride(stride, n), ntuple(padding, n)
-    out = None if output_size is None else list(output_size)
+    # torch's output_size may name the whole shape or the spatial axes; Paddle's the spatial axes
+    out = None if output_size is None else list(output_size)[-n:]
+    if out is not None and n == 1:
+        out = [*x.shape[:-1], *out] if x.ndim == 3 else [1, *x.shape[:-1], *out]  # max_unpool1d: the whole shape
     return (lambda t, i: fn(t, i, k, s, p, output_size=out)), x.ndim == n + 1
 
 
@@ -220,6 +224,18 @@ def _interp(x: np.ndarray, size: Any = None, scale_factor: Any = None, mode: str
             antialias: bool = False) -> Call:
     require(mode in _MODES, f"Paddle's interpolate has no mode {mode!r}")
     F = _paddle().nn.functional
+    n = x.ndim - 2
+    if mode == "area" and scale_factor is not None and size is None:
+        # torch's area is adaptive_avg_pool to floor(L * scale): the scale reaches nothing but the output size,
+        # and Paddle's area takes a size only
+        size, scale_factor = [math.floor(L * f) for L, f in zip(x.shape[2:], ntuple(scale_factor, n))], None
+    if mode == "nearest" and n == 1:
+        # Paddle's nearest takes 4-D/5-D input: 1-d as one row (its height copied)
+        sz1 = None if size is None else [1, *ntuple(size, 1)]
+        sf1 = None if scale_factor is None else [1.0, *ntuple(scale_factor, 1)]
+        return lambda t: F.interpolate(t.unsqueeze(2), size=sz1, scale_factor=sf1, mode=mode,
+                                       align_corners=bool(align_corners), align_mode=0,
+                                       recompute_scale_factor=recompute_scale_factor).squeeze(2)
     sz = None if size is None else (list(size) if isinstance(size, (tuple, list)) else size)
     sf = None if scale_factor is None else (list(scale_factor) if isinstance(scale_factor, (tuple, list))
                                             else scale_factor)
@@ -239,6 +255,7 @@ def interpolate_backward(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any
 
 
 def _grid(mode: str = "bilinear", padding_mode: str = "zeros", align_corners: bool | None = None) -> Call:
+    require(mode in ("bilinear", "nearest"), f"Paddle's grid_sample has no mode {mode!r}")
     F = _paddle().nn.functional
     # torch's align_corners=None is False; Paddle's default is True, so it is always passed
     return lambda t, grid: F.grid_sample(t, grid, mode=mode, padding_mode=padding_mode,
@@ -266,4 +283,108 @@ def affine_grid_backward(g: np.ndarray, theta: np.ndarray, size: Any, align_corn
     return _gradient(_affine(size, align_corners), g, [theta], (0,))[0]
 
 
-FINDINGS: list[dict[str, Any]] = []
+_AVG = ["avg_pool1d", "avg_pool2d", "avg_pool3d"]
+_MAX = ["max_pool1d", "max_pool2d", "max_pool3d"]
+_ADAPTIVE_AVG = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"]
+_ADAPTIVE_MAX = ["adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"]
+_LP = ["lp_pool1d", "lp_pool2d"]
+_UNPOOL = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+_POOLS = _AVG + _MAX + _LP + _UNPOOL
+_FLOAT32_SCALE = ("Paddle's CPU pool gradients (pool2d_grad/pool3d_grad, and so adaptive_avg_pool and area "
+                  "interpolate) "
+                  "multiply by the window's 1/count as a float32 scale also for float64 tensors, so float64 gradients "
+                  "carry float32 rounding (1/3 -> 0.3333333432674408)")
+_NAN_MAX = ("Paddle's max pools start each window from -FLT_MAX and keep a tap only if it is strictly greater, so NaN "
+            "never wins (torch: NaN wins, at the last NaN) and a window of NaN/-inf cells gives -3.4028e38 with "
+            "mask -1; "
+            "its gradient kernel then writes at offset -1 (heap corruption: the adapter refuses that gradient)")
+_CEIL = ("Paddle's ceil_mode output size is ceil((L + 2p - k) / s) + 1 without torch's rule that drops a last window "
+         "starting in the right padding, so such a window is computed (an extra output); avg_pool1d and lp_pool1d then "
+         "fail in their own reshape (ValueError 'ReshapeOp is invalid') and the 2-d/3-d gradient of that window reads "
+         "memory it never wrote (two runs differ in their bits)")
+_LINEAR_F32 = ("Paddle's CPU interpolate kernels (linear/bilinear/trilinear/bicubic, also antialiased) compute the "
+               "source coordinates and weights in float (float32) for float64 tensors, so float64 results carry "
+               "float32 rounding (relative error ~1e-7)")
+_ACCEPTS = ("Paddle computes geometries torch refuses (padding over half the kernel, an output size below 1, a "
+            "stride of "
+            "0 for max_unpool) instead of raising")
+FINDINGS: list[dict[str, Any]] = [
+    {"ops": _MAX + _ADAPTIVE_MAX, "flags": [], "checks": ["output", "indices", "crash"], "rule": _NAN_MAX,
+     "upstream": "new"},
+    {"ops": _AVG + _LP, "flags": ["ceil_mode"], "checks": ["crash", "two runs"], "rule": _CEIL,
+     "upstream": "https://github.com/pytorch/pytorch/issues/116420"},
+    {"ops": _AVG + _LP, "flags": ["ceil_overhang"], "checks": ["crash", "two runs"], "rule": _CEIL,
+     "upstream": "https://github.com/pytorch/pytorch/issues/116420"},
+    {"ops": _AVG + _LP, "flags": ["random"], "checks": ["crash", "two runs"], "rule": _CEIL,
+     "upstream": "https://github.com/pytorch/pytorch/issues/116420"},
+    {"ops": _AVG, "flags": ["divisor_override"], "checks": ["output", "grad_input"],
+     "rule": "Paddle scales divisor_override by the fraction of the kernel its window counts (the cells inside the "
+             "input for exclusive=True, inside input + padding otherwise; ceil-mode overhangs too), where torch "
+             "divides "
+             "every window by divisor_override alone", "upstream": "new"},
+    {"ops": _AVG, "flags": ["ceil_mode"], "checks": ["output"], "rule": _CEIL,
+     "upstream": "https://github.com/pytorch/pytorch/issues/116420"},
+    {"ops": _AVG + _ADAPTIVE_AVG, "flags": [], "dtypes": ["float64"], "checks": ["grad_input"], "rule": _FLOAT32_SCALE,
+     "upstream": "new"},
+    {"ops": _POOLS, "flags": ["random"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _UNPOOL, "flags": ["random"], "checks": ["crash"],
+     "rule": "Where torch's default output size has an empty axis (an empty result), Paddle's max_unpool checks each "
+             "index against the empty plane and raises ValueError ('index should less than output tensor height * "
+             "output tensor width')", "upstream": "new"},
+    {"ops": _MAX, "flags": ["padding_over_half"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _UNPOOL, "flags": ["max_unpool_argument_rules"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _UNPOOL, "flags": ["max_unpool_duplicate_indices"], "checks": ["grad_input"],
+     "rule": "Paddle's max_unpool gradient gathers grad_output at every input's index, so a duplicate whose write lost "
+             "also gets gradient (torch's own backward does the same; poolspec gives it to the written element only)",
+     "upstream": "new"},
+    {"ops": _LP, "flags": ["ceil_partial_window"], "checks": ["output", "grad_input"],
+     "rule": "Paddle's lp_pool sums a ceil-mode window's cells (the true p-norm of the partial window), where torch "
+             "computes (avg_pool(x^p) * k)^(1/p), which scales a partial window by k / (cells in the window)",
+     "upstream": "new"},
+    {"ops": _LP, "flags": ["lp_pool_double_backward_at_zero_sum"], "checks": ["output", "grad_input"],
+     "rule": "Paddle's lp_pool computes in float32 for float64 input and its gradient at a window whose power sum "
+     "is 0 is "
+             "NaN (x / S^(1-1/p) at S = 0), where torch's is 0 (the sign/relu chain)", "upstream": "new"},
+    {"ops": _LP, "flags": [], "dtypes": ["float64"], "checks": ["output", "grad_input"],
+     "rule": "Paddle's lp_pool CPU kernel computes in float32 for float64 input (1.2747548818588257 for "
+             "1.2747548783981961), and for norm_type = inf it gives other values than torch's formula "
+             "(sign(S) relu(|S|) k)^(1/p) at p = inf", "upstream": "new"},
+    {"ops": _LP, "flags": [], "checks": ["output", "grad_input"],
+     "rule": "Paddle's lp_pool for norm_type = +-inf or negative p differs from torch's (avg_pool(x^p) k)^(1/p) "
+             "formula, and its float32 gradient is NaN at cells where torch's is finite", "upstream": "new"},
+    *({"ops": ["affine_grid"], "flags": flags, "checks": ["output", "grad_input"],
+       "rule": "Paddle's affine_grid with align_corners=True divides by (L - 1) on a size-1 axis (NaN), where torch's "
+               "base grid is 0 there (r004: size [3, 3, 8, 1])", "upstream": "new"}
+      for flags in (["align_corners", "size_1_axis"], ["random"])),
+    {"ops": ["affine_grid", "grid_sample"], "flags": [], "checks": ["raises"],
+     "rule": "Paddle's affine_grid takes a theta whose shape or batch does not match the size and an empty size, and "
+             "grid_sample an empty spatial input, where torch raises", "upstream": "new"},
+    *({"ops": ["grid_sample"], "flags": flags, "checks": ["grad_grid"],
+       "rule": "Paddle's grid gradient passes through the border/reflection clip (and at zeros padding's edge taps), "
+               "where torch's is 0 for a coordinate clipped to the edge", "upstream": "new"}
+      for flags in (["out_of_range"], ["reflection_fold"])),
+    {"ops": ["interpolate"], "flags": ["uint8_refused"], "checks": ["raises"],
+     "rule": "Paddle's linear and trilinear interpolate take uint8 tensors (float weights, truncated), where torch "
+             "refuses uint8 in those modes", "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["uint8_fixed_point"],
+     "rule": "Paddle resizes uint8 with float weights and truncates to uint8, where torch uses int16 fixed-point "
+     "weights "
+             "and rounds", "upstream": "https://github.com/PaddlePaddle/Paddle/pull/11576"},
+    {"ops": ["interpolate"], "flags": ["to_1"],
+     "rule": "For an output size of 1 (align_corners=False) Paddle's bilinear, trilinear and bicubic forward and its "
+             "linear backward use a ratio of 0, reading (or sending the gradient to) input index 0, where torch samples "
+             "the centre (L - 1) / 2; Paddle's 1-d linear forward does take the centre, so its gradient is not that of "
+             "its forward", "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["nearest", "equal"],
+     "rule": "Paddle's nearest samples floor(i * L / O) whether or not a scale_factor is given, so an axis whose "
+     "size stays "
+             "the same under a scale_factor other than 1 is copied, where torch samples floor(i / scale_factor)",
+     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["bicubic", "equal"],
+     "rule": "Paddle's bicubic samples at L / O, copying an axis whose size stays the same under a scale_factor other "
+             "than 1, where torch applies 1 / scale_factor", "upstream": "new"},
+    {"ops": ["interpolate"], "flags": ["area"], "dtypes": ["float64"], "checks": ["grad_input"], "rule": _FLOAT32_SCALE,
+     "upstream": "new"},
+    {"ops": ["interpolate"], "flags": [], "dtypes": ["float64"], "checks": ["output", "grad_input"],
+     "rule": _LINEAR_F32, "upstream": "https://github.com/PaddlePaddle/Paddle/pull/74382"},
+]
