@@ -371,10 +371,10 @@ FINDINGS: list[dict[str, Any]] = [
      "weights "
              "and rounds", "upstream": "https://github.com/PaddlePaddle/Paddle/pull/11576"},
     {"ops": ["interpolate"], "flags": ["to_1"],
-     "rule": "For an output size of 1 (align_corners=False) Paddle's bilinear, trilinear and bicubic forward and its "
-             "linear backward use a ratio of 0, reading (or sending the gradient to) input index 0, where torch samples "
-             "the centre (L - 1) / 2; Paddle's 1-d linear forward does take the centre, so its gradient is not that of "
-             "its forward", "upstream": "new"},
+     "rule": "For an output size of 1 (align_corners=False) Paddle's bilinear, trilinear and bicubic forward and "
+             "its linear backward use a ratio of 0, reading (or sending the gradient to) input index 0, where torch "
+             "samples the centre (L - 1) / 2; Paddle's 1-d linear forward does take the centre, so its "
+             "gradient is not that of its forward", "upstream": "new"},
     {"ops": ["interpolate"], "flags": ["nearest", "equal"],
      "rule": "Paddle's nearest samples floor(i * L / O) whether or not a scale_factor is given, so an axis whose "
      "size stays "
