@@ -34,6 +34,7 @@ PEERS = {
     "scipy": "scipy_ndimage",
     "paddle": "paddle_nn",
     "tinygrad": "tinygrad_tensor",
+    "mlx": "mlx_nn",
 }
 
 
