@@ -155,8 +155,8 @@ _EMPTY = ("mx.vjp of a pool on an empty batch raises ValueError ('[scatter] Upda
           "raises instead), where torch returns empty results")
 _COORDS = ("mlx.nn.Upsample (align_corners=False) does not sample at torch's 1/scale_factor: nearest reads "
            "floor(i * L / O) (scale 2.1 on 7 cells: 0 0 1 1 2 2 ..., torch 0 0 0 1 1 2 ...), and linear/cubic "
-           "place output i at a coordinate that equals torch's (i + 1/2) / sf - 1/2 only for an integer scale (scale 2.1: output 1 reads "
-           "0.381, torch 0.214)")
+           "place output i at a coordinate that equals torch's (i + 1/2) / sf - 1/2 only for an integer scale "
+           "(scale 2.1: output 1 reads 0.381, torch 0.214)")
 FINDINGS: list[dict[str, Any]] = [
     {"ops": _AVG + _MAX + ["interpolate"], "flags": ["empty_batch"], "rule": _EMPTY, "upstream": "new"},
     {"ops": _AVG + _MAX, "flags": ["random"], "checks": ["raises"],

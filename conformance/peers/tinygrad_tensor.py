@@ -80,16 +80,28 @@ def _stride(stride: Any, n: int) -> Any:
     return None if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0) else ntuple(stride, n)
 
 
+def _padding(padding: Any, n: int) -> tuple[int, ...]:
+    """torch's symmetric padding, or poolspec's per-axis (before, after) pairs as tinygrad's flat tuple (last axis
+    first, as F.pad); "valid" is no padding; "same" has no tinygrad spelling."""
+    if isinstance(padding, str):
+        require(padding == "valid", f"padding={padding!r}: tinygrad has no 'same'")
+        return (0,) * n
+    p = ntuple(padding, n)
+    if any(isinstance(q, (tuple, list)) for q in p):
+        return tuple(v for q in reversed(p) for v in ntuple(q, 2))
+    return p
+
+
 def _avg(n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
          count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> Call:
     require(divisor_override is None, "Tensor.avg_pool2d has no divisor_override")
-    k, s, p, d = ntuple(kernel_size, n), _stride(stride, n), ntuple(padding, n), ntuple(dilation, n)
+    k, s, p, d = ntuple(kernel_size, n), _stride(stride, n), _padding(padding, n), ntuple(dilation, n)
     return lambda t: t.avg_pool2d(k, s, d, p, ceil_mode=ceil_mode, count_include_pad=count_include_pad)
 
 
 def _max(n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
          return_indices: bool = False) -> Call:
-    k, s, p, d = ntuple(kernel_size, n), _stride(stride, n), ntuple(padding, n), ntuple(dilation, n)
+    k, s, p, d = ntuple(kernel_size, n), _stride(stride, n), _padding(padding, n), ntuple(dilation, n)
 
     def call(t: Any) -> Any:
         y, i = t.max_pool2d(k, s, d, p, ceil_mode=ceil_mode, return_indices=True)
