@@ -112,7 +112,14 @@ def _max(n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, dilatio
 
 def _unpool(n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, output_size: Any = None) -> Call:
     k, s, p = ntuple(kernel_size, n), _stride(stride, n), ntuple(padding, n)
-    return lambda t, i: t.max_unpool2d(i, k, s, 1, p, output_size=output_size)
+
+    def call(t: Any, i: Any) -> Any:
+        # max_unpool2d reads (N, C, *spatial): unbatched input gets a batch axis (layout only)
+        if t.ndim == n + 1:
+            return t.unsqueeze(0).max_unpool2d(i.unsqueeze(0), k, s, 1, p, output_size=output_size).squeeze(0)
+        return t.max_unpool2d(i, k, s, 1, p, output_size=output_size)
+
+    return call
 
 
 def _pools(make: Callable[..., Call], n: int, ports: int = 1) -> tuple[Call, Call]:
@@ -128,7 +135,10 @@ def _pools(make: Callable[..., Call], n: int, ports: int = 1) -> tuple[Call, Cal
     return forward, backward
 
 
-for _n in (1, 2, 3):
+# tinygrad schedules and compiles a kernel for every new shape (about 1 s a case here): the default run takes the
+# 2-d ops (about 3 min); POOLSPEC_TINYGRAD_ALL=1 adds the 1-d and 3-d pools and interpolate (over 20 min on 2 cores)
+_ALL = os.environ.get("POOLSPEC_TINYGRAD_ALL") == "1"
+for _n in (1, 2, 3) if _ALL else (2,):
     globals()[f"avg_pool{_n}d"], globals()[f"avg_pool{_n}d_backward"] = _pools(_avg, _n)
     globals()[f"max_pool{_n}d"], globals()[f"max_pool{_n}d_backward"] = _pools(_max, _n)
     globals()[f"max_unpool{_n}d"], globals()[f"max_unpool{_n}d_backward"] = _pools(_unpool, _n, 2)
@@ -160,12 +170,47 @@ def _interp(x: np.ndarray, size: Any = None, scale_factor: Any = None, mode: str
     return lambda t: t.interpolate(full, mode=_MODES[mode], align_corners=bool(align_corners))
 
 
-def interpolate(x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+def _interpolate(x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
     return _forward(_interp(x, *args, **kwargs), x)
 
 
-def interpolate_backward(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+def _interpolate_backward(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
     return _gradient(_interp(x, *args, **kwargs), g, x)
 
 
-FINDINGS: list[dict[str, Any]] = []
+if _ALL:
+    interpolate, interpolate_backward = _interpolate, _interpolate_backward
+
+
+_AVG = ["avg_pool1d", "avg_pool2d", "avg_pool3d"]
+_MAX = ["max_pool1d", "max_pool2d", "max_pool3d"]
+_UNPOOL = ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+_ACCEPTS = ("tinygrad's pools compute geometries torch refuses (a dilated window wholly in padding, padding over half "
+            "the kernel, an output size below 1) instead of raising")
+FINDINGS: list[dict[str, Any]] = [
+    {"ops": _MAX, "flags": [], "checks": ["output", "indices"],
+     "rule": "tinygrad's max reduction skips NaN (a window [nan, 1] gives 1, its index that of 1), where torch's max "
+             "is NaN, at the last NaN, whenever the window holds one", "upstream": "new"},
+    {"ops": _MAX, "flags": [], "checks": ["grad_input"],
+     "rule": "tinygrad's max-pool gradient (the max reduction's) splits the cotangent equally over every tap equal to "
+             "the max (a window [1, 3, 3, 0]: 0, 0.5, 0.5, 0), where torch sends it all to the first maximum",
+     "upstream": "new"},
+    {"ops": _MAX, "flags": ["max_pool_empty_window"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _MAX, "flags": ["padding_over_half"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _AVG + _MAX + _UNPOOL, "flags": ["random"], "checks": ["raises"], "rule": _ACCEPTS, "upstream": "new"},
+    {"ops": _UNPOOL, "flags": ["empty_batch"],
+     "rule": "tinygrad's max_unpool2d on an empty batch raises ZeroDivisionError, where torch returns an empty result",
+     "upstream": "new"},
+    {"ops": _UNPOOL, "flags": ["max_unpool_duplicate_indices"], "checks": ["output"],
+     "rule": "tinygrad's max_unpool2d scatters through a one-hot sum, so values sharing an index add up (values 1 "
+             "and 2 at index 1 give 3), where torch writes one of them; its gradient then gathers grad_output at every "
+             "input's index (as torch's own backward; poolspec gives it to the written element only)",
+     "upstream": "new"},
+    *({"ops": _UNPOOL, "flags": flags, "checks": ["raises"],
+       "rule": "tinygrad's max_unpool2d takes any output_size and a stride of 0, where torch checks output_size "
+               "against the default size +- stride and refuses stride 0", "upstream": "new"}
+      for flags in (["output_size_at_lower_limit"], ["max_unpool_argument_rules"])),
+    {"ops": _AVG, "flags": ["int64"],
+     "rule": "tinygrad's avg_pool of an integer tensor returns the float (float32) mean, where torch returns int64 "
+             "(the sum divided with truncation)", "upstream": "new"},
+]
