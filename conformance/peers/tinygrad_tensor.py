@@ -20,8 +20,8 @@ NAME = "tinygrad"
 BACKEND = "numpy"
 IMPORTS = ("tinygrad",)
 API = ("Tensor.avg_pool2d (dilation, ceil_mode, count_include_pad), Tensor.max_pool2d (return_indices), "
-       "Tensor.max_unpool2d, Tensor.interpolate (linear / nearest / nearest-exact, align_corners), "
-       "Tensor.gradient; rank-generic over kernel_size's length")
+       "Tensor.max_unpool2d, Tensor.gradient; the 2-d ops by default (POOLSPEC_TINYGRAD_ALL=1: also 1-d/3-d through "
+       "the same rank-generic calls and Tensor.interpolate)")
 
 Tensor: Any = None  # tinygrad.Tensor, set by _tg()
 
@@ -170,16 +170,16 @@ def _interp(x: np.ndarray, size: Any = None, scale_factor: Any = None, mode: str
     return lambda t: t.interpolate(full, mode=_MODES[mode], align_corners=bool(align_corners))
 
 
-def _interpolate(x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+def _interp_forward(x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
     return _forward(_interp(x, *args, **kwargs), x)
 
 
-def _interpolate_backward(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+def _interp_gradient(g: np.ndarray, x: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
     return _gradient(_interp(x, *args, **kwargs), g, x)
 
 
 if _ALL:
-    interpolate, interpolate_backward = _interpolate, _interpolate_backward
+    interpolate, interpolate_backward = _interp_forward, _interp_gradient
 
 
 _AVG = ["avg_pool1d", "avg_pool2d", "avg_pool3d"]
