@@ -32,6 +32,9 @@ PEERS = {
     "tensorflow": "tensorflow_tf",
     "skimage": "skimage_block",
     "scipy": "scipy_ndimage",
+    "paddle": "paddle_nn",
+    "tinygrad": "tinygrad_tensor",
+    "mlx": "mlx_nn",
 }
 
 
