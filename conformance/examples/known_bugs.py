@@ -328,3 +328,18 @@ def implementation(bug: str, buggy: bool = True) -> Implementation:
     forward = {op: (make(op, buggy) if where == "forward" else getattr(poolspec, op)) for op in ops}
     backward = {op: make(op, buggy) for op in ops} if where == "backward" else {}
     return Implementation(f"known_bugs:{bug}{'' if buggy else ' (bug off)'}", forward.get, backward.get)
+
+
+def __getattr__(name: str) -> Any:
+    """As a module for ``--impl``: the functions of the class the environment variable KNOWN_BUG names
+    (``KNOWN_BUG=ort-nearest-half-pixel poolspec conformance --impl conformance/examples/known_bugs.py``)."""
+    import os
+
+    bug = os.environ.get("KNOWN_BUG")
+    if bug is None or bug not in BUGS or name.startswith("__"):
+        raise AttributeError(name)
+    impl = implementation(bug)
+    fn = impl.backward(name.removesuffix("_backward")) if name.endswith("_backward") else impl.forward(name)
+    if fn is None:
+        raise AttributeError(name)
+    return fn
