@@ -69,12 +69,11 @@ def test_summary_lists_only_the_classes_hit():
     assert known_bugs.hits([name])[0][0].id == bug.id
 
 
-def test_poolspec_passes_every_known_bug_case(backend):
-    wanted = {k for c in CLASSES for k in c.cases}
-    cases = [c for c in golden.cases() if runner.case_key(c) in wanted]
-    assert len(cases) == len(wanted)
-    bk, impl = Backend(backend.name), runner.poolspec_implementation()
-    jobs = (os.cpu_count() or 1) if backend.name == "jax" else 1
+def _poolspec_on(backend_name: str, keys: set[str]) -> None:
+    cases = [c for c in golden.cases() if runner.case_key(c) in keys]
+    assert len(cases) == len(keys)
+    bk, impl = Backend(backend_name), runner.poolspec_implementation()
+    jobs = (os.cpu_count() or 1) if backend_name == "jax" else 1
     for op in {c.op for c in cases}:
         runner.family(op)  # imports done before threads start (as runner.run does)
     with ThreadPoolExecutor(jobs) as pool:
@@ -82,3 +81,23 @@ def test_poolspec_passes_every_known_bug_case(backend):
     failed = [(r.id, r.problems[:1]) for r in results if r.status == "fail"]
     assert not failed, failed[:10]
     assert sum(r.status == "pass" for r in results) > len(cases) // 2
+
+
+# JAX (a compilation per case and phase) and Dask run a spread, as tests/test_conformance.py does for the whole
+# suite: each class's first and last cases; the slow test runs them all
+_SPREAD = ("jax", "dask")
+
+
+def test_poolspec_passes_every_known_bug_case(backend):
+    if backend.name in _SPREAD:
+        keys = {k for c in CLASSES for k in (c.cases[:2] + c.cases[-2:])}
+    else:
+        keys = {k for c in CLASSES for k in c.cases}
+    _poolspec_on(backend.name, keys)
+
+
+@pytest.mark.slow
+def test_poolspec_passes_every_known_bug_case_all_of_them(backend):
+    if backend.name not in _SPREAD:
+        pytest.skip("the default run takes every case on this backend")
+    _poolspec_on(backend.name, {k for c in CLASSES for k in c.cases})

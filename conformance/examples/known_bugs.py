@@ -2,10 +2,12 @@
 reproduces the one rule an upstream compiler, exporter, runtime or device got wrong, and is otherwise right
 (it delegates to poolspec on NumPy arrays, or computes the windows itself where the bug lives in them).
 
-    >>> from known_bugs import implementation   # with conformance/examples on sys.path
-    >>> from poolspec.conformance import run
-    >>> print(run("numpy", ops=["adaptive_max_pool2d"],
-    ...           implementation=implementation("mps-adaptive-max-pool-window-end")).table())
+    from known_bugs import implementation   # with conformance/examples on sys.path
+    from poolspec.conformance import run
+    print(run("numpy", ops=["adaptive_max_pool2d"],
+              implementation=implementation("mps-adaptive-max-pool-window-end")).table())
+
+or from the CLI, ``KNOWN_BUG=<id> poolspec conformance --impl conformance/examples/known_bugs.py``.
 
 ``implementation(bug, buggy=False)`` is the same adapter with its bug switched off: it passes every case (the
 tests check it), so each failure of the buggy one is the bug's.
