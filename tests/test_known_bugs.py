@@ -6,6 +6,7 @@ installed backend."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -101,3 +102,20 @@ def test_poolspec_passes_every_known_bug_case_all_of_them(backend):
     if backend.name not in _SPREAD:
         pytest.skip("the default run takes every case on this backend")
     _poolspec_on(backend.name, {k for c in CLASSES for k in c.cases})
+
+
+def test_pytest_summary_names_the_class(tmp_path):
+    # the pytest entry a backend author runs: its "poolspec conformance" summary ends with the class hit
+    bug = next(c for c in CLASSES if c.id == "trt-grid-sample-align-corners")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    env = {**os.environ, "POOLSPEC_IMPL": str(ROOT / "conformance" / "examples" / "known_bugs.py"),
+           "KNOWN_BUG": bug.id}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-c", str(tmp_path / "pytest.ini"), "-p", "no:cacheprovider",
+                           "-q", "--pyargs", "poolspec.conformance.test_suite", "--poolspec-ops", "grid_sample",
+                           "--poolspec-phases", "forward"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                          timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    summary = out.split("poolspec conformance ===")[1]
+    assert "Known bug classes hit: 1 of" in summary
+    assert f"known bug {bug.id}: {len(bug.cases)} of {len(bug.cases)} cases failed" in summary
