@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import golden
+from . import golden, known_bugs
 from .backends import Backend
 from .families import Family, family, grad_name
 
@@ -118,6 +118,8 @@ class Report:
         lines.append(f"{'total':<22}{totals['cases']:>7}{totals['passed']:>8}{totals['failed']:>8}"
                      f"{totals['skipped']:>9}" + "".join(f"{totals[k]:>9}" for k in extra)
                      + f"   in {self.seconds:.1f} s")
+        # which known upstream bug classes (poolspec/data/known_bugs.json) the failures reproduce
+        lines += known_bugs.section(r.id or r.name for r in self.failures)
         for r in self.failures[:20]:
             lines.append(f"FAIL {r.id or r.name}: " + "\n    ".join(r.problems))
         if len(self.failures) > 20:
