@@ -12,8 +12,9 @@ import poolspec.families
 from poolspec.spec.frontends import MODULES as FRONTEND_MODULES
 
 MODULES = ["poolspec", "poolspec.spec", "poolspec.families", "poolspec.autodiff.torch_fused", "poolspec.frontends",
-           "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.export",
-           "poolspec.families._docs", "poolspec.families._roi.ops", "poolspec.families._roi.capture"] + [
+           "poolspec.spec.frontends", "poolspec.conformance.conventions", "poolspec.conformance.runner",
+           "poolspec.export", "poolspec.families._docs", "poolspec.families._roi.ops",
+           "poolspec.families._roi.capture"] + [
     f"poolspec.frontends.{m}" for m in FRONTEND_MODULES] + [
     "poolspec.frontends.torchvision.ops.poolers", "poolspec.frontends.torchvision.ops._modules",
     "poolspec.frontends.torchvision.ops._cards"] + [
