@@ -60,7 +60,8 @@ def _read(y: np.ndarray, axes: Any) -> np.ndarray:
 
 
 def _avg_pool(n: int, x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-              count_include_pad: bool = True, divisor_override: Any = None) -> np.ndarray:
+              count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> np.ndarray:
+    require(set(ntuple(dilation, n)) == {1}, "dilation (poolspec's extension): uniform_filter's window is dense")
     axes = _plan(n, x, kernel_size, stride, padding, 1, ceil_mode)
     k = [kk for _, kk, *_ in axes]
     if divisor_override is None:
