@@ -32,6 +32,11 @@ PEERS = {
     "tensorflow": "tensorflow_tf",
     "skimage": "skimage_block",
     "scipy": "scipy_ndimage",
+    # path peers (peers/_paths.py): an op through a compiler or exporter
+    "inductor": "inductor",
+    "inductor-dynamic": "inductor_dynamic",
+    "export-ort": "export_ort",
+    "jax-jit": "jax_jit",
 }
 
 
