@@ -26,9 +26,13 @@ an eager run. torch and JAX are imported only when a path is used: the library i
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import io
+import logging
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -120,8 +124,16 @@ def _torch_compile(dynamic: bool) -> Callable[..., Any]:
         # every new compilation starts from a clean dynamo: its recompile limit (8 per code object, and every
         # wrapped call shares one code object) would otherwise make later cases silently run eagerly
         torch._dynamo.reset()
+        _quiet()
         return torch.compile(call, backend="inductor", fullgraph=True, dynamic=dynamic)
     return make
+
+
+def _quiet() -> None:
+    """No log lines for what the runner reports itself: a refused call's traceback from fake-tensor propagation
+    (the case's exception), the exporter's progress."""
+    for name in ("torch._subclasses.fake_tensor", "torch.onnx", "torch._dynamo", "torch._inductor"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 class _Module:  # torch.export needs an nn.Module
@@ -142,8 +154,12 @@ def _export_ort(call: Callable[..., Any], arrays: list[Any]) -> Callable[..., An
     onnxruntime = importlib.import_module("onnxruntime")
     if any(a.dtype == torch.bfloat16 for a in arrays):
         raise NotExpressible("bfloat16 inputs: onnxruntime's CPU provider has no bfloat16 pooling or Resize")
-    exported = torch.export.export(_Module(call), tuple(arrays))
-    program: Any = torch.onnx.export(exported, tuple(arrays), dynamo=True, verbose=False)
+    # the exporter reports its progress and torchvision's absence on stdout, warnings and logging: not results
+    _quiet()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        exported = torch.export.export(_Module(call), tuple(arrays))
+        program: Any = torch.onnx.export(exported, tuple(arrays), dynamo=True, verbose=False)
     model = program.model_proto.SerializeToString()
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
