@@ -8,8 +8,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-PER_OP = 3  # cases per op in the sample (poolspec.conformance.paths.sample): each adds a flag or dtype
-
 
 def torch_version() -> str:
     import torch
@@ -20,4 +18,4 @@ def torch_version() -> str:
 def run_torch(name: str, ops: list[str] | None) -> tuple[Any, str]:
     from poolspec.conformance.paths import run_torch_peer
 
-    return run_torch_peer(name, ops, PER_OP, progress=sys.stderr)
+    return run_torch_peer(name, ops, progress=sys.stderr)  # paths.PER_OP cases per op

@@ -26,7 +26,7 @@ def run(ops: list[str] | None) -> tuple[Any, str]:
     from poolspec.conformance.paths import run_sample, wrap
 
     impl = wrap(Implementation("jax", lambda op: getattr(jax_lax, op, None)), PATH)
-    return run_sample(impl, BACKEND, ops=ops, per_op=8, progress=sys.stderr)
+    return run_sample(impl, BACKEND, ops=ops, per_op=5, progress=sys.stderr)
 
 
 # the jax peer's rules hold under jit too; findings of jit's own come first

@@ -104,7 +104,7 @@ def conformance_command(args: argparse.Namespace) -> int:
 
             if args.impl or args.path:
                 raise ValueError("--peer runs a peer's own functions: not with --impl or --path")
-            report, sampled = run_peer(args.peer, ops, progress=progress)
+            report, sampled = run_peer(args.peer, ops, progress=progress, per_op=args.per_op)
             print(f"{args.peer}: {sampled}")
         elif args.path:
             from .conformance.paths import run_path
@@ -184,6 +184,8 @@ def parser() -> argparse.ArgumentParser:
                    help="run one peer instead and print its table: the path peers inductor, inductor-dynamic, "
                         "export-ort from this package; the others (jax-jit, onnxruntime, ...) from conformance/peers "
                         "in a poolspec checkout, in this interpreter")
+    k.add_argument("--per-op", type=int, default=3, metavar="N",
+                   help="with --peer, a path peer's sample: up to N cases per op (default 3) and its first error case")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
     k.add_argument("--conventions", default=None, metavar="LIBRARIES",

@@ -213,6 +213,7 @@ def wrap(implementation: Implementation, path: str) -> Implementation:
 # the path peers built from torch's own ops (torch.nn.functional; torchvision's roi ops are not installed beside
 # torch 2.13, so they are "has no <op>"): name -> path
 TORCH_PEERS = {"inductor": "compile", "inductor-dynamic": "compile-dynamic", "export-ort": "export-ort"}
+PER_OP = 3  # a path peer's sample: cases per op (each adds an edge flag or dtype), and the op's first error case
 
 
 def sample(cases: list[Any], per_op: int) -> list[Any]:
@@ -259,7 +260,7 @@ def torch_eager() -> Implementation:
     return Implementation("torch.nn.functional", lambda op: getattr(F, op, None))
 
 
-def run_sample(implementation: Implementation, backend: str, *, ops: list[str] | None = None, per_op: int = 5,
+def run_sample(implementation: Implementation, backend: str, *, ops: list[str] | None = None, per_op: int = PER_OP,
                phases: tuple[str, ...] = PHASES, baseline: Implementation | None = None,
                progress: Any = None) -> tuple[Any, str]:
     """Run ``implementation`` on ``sample(cases, per_op)`` in ``phases``; with a ``baseline`` (torch's eager
@@ -296,7 +297,8 @@ def run_sample(implementation: Implementation, backend: str, *, ops: list[str] |
     return report, text
 
 
-def run_torch_peer(name: str, ops: list[str] | None = None, per_op: int = 5, progress: Any = None) -> tuple[Any, str]:
+def run_torch_peer(name: str, ops: list[str] | None = None, per_op: int = PER_OP,
+                   progress: Any = None) -> tuple[Any, str]:
     """The path peer ``name`` (``TORCH_PEERS``) on its sample; see ``run_sample``."""
     impl = torch_peer(name)
     return run_sample(impl, "torch", ops=ops, per_op=per_op, phases=PATHS[TORCH_PEERS[name]].phases,
@@ -327,12 +329,13 @@ def run_path(implementation: Implementation, path: str, *, ops: list[str] | None
     return Report(bk.name, device, impl.name, results, time.perf_counter() - start)
 
 
-def run_peer(name: str, ops: list[str] | None = None, progress: Any = None) -> tuple[Any, str]:
+def run_peer(name: str, ops: list[str] | None = None, progress: Any = None,
+             per_op: int = PER_OP) -> tuple[Any, str]:
     """The peer ``name``'s Report and a sentence on its sample: a torch path peer (``TORCH_PEERS``) from this
     package; any other peer from a poolspec checkout's ``conformance/peers`` (the current directory, or an
     ancestor of it, holding ``conformance/peers/__init__.py``), run in this interpreter."""
     if name in TORCH_PEERS:
-        return run_torch_peer(name, ops, progress=progress)
+        return run_torch_peer(name, ops, per_op, progress=progress)
     import importlib
     import sys
     from pathlib import Path as FilePath
