@@ -72,11 +72,25 @@ def run_one(peer: str, ops: list[str] | None, out: Path) -> dict:
             "python": sys.version.split()[0], "seconds": round(report.seconds, 1),
             "ops": ops, "table": report.table(), "cases": cases,
             **({"path": adapter.PATH, "sample": sampled} if hasattr(adapter, "PATH") else {})}
+    write_results(data, out)
+    return data
+
+
+def write_results(data: dict, out: Path) -> None:
     # one line per case: a rerun's diff shows exactly the cases whose outcome changed
     head = json.dumps({k: v for k, v in data.items() if k != "cases"}, indent=1)[:-2]
-    body = ",\n".join(json.dumps(c) for c in cases)
+    body = ",\n".join(json.dumps(c) for c in data["cases"])
     out.write_text(f'{head},\n "cases": [\n{body}\n]}}\n', encoding="utf-8")
-    return data
+
+
+def refresh_findings(peer: str) -> None:
+    """Rewrite results/<peer>.json's findings from its adapter's FINDINGS, without running it again."""
+    from conformance import peers
+
+    out = RESULTS / f"{peer}.json"
+    data = json.loads(out.read_text(encoding="utf-8"))
+    data["findings"] = getattr(peers.load(peer), "FINDINGS", [])
+    write_results(data, out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", help="comma-separated ops (default: all)")
     parser.add_argument("--setup", action="store_true", help="create conformance/.venvs/<peer> first")
     parser.add_argument("--matrix-only", action="store_true", help="only rewrite MATRIX.md from results/")
+    parser.add_argument("--refresh-findings", action="store_true",
+                        help="only copy each chosen peer's FINDINGS into its results file (no run), then MATRIX.md")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # the child process: run this peer here
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -97,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if data["installed"] else 3
     chosen = args.peers.split(",") if args.peers else list(peers.PEERS)
     RESULTS.mkdir(exist_ok=True)
-    if not args.matrix_only:
+    if args.refresh_findings:
+        for peer in chosen:
+            refresh_findings(peer)
+    elif not args.matrix_only:
         for peer in chosen:
             if args.setup:
                 setup(peer)
