@@ -262,11 +262,12 @@ def torch_eager() -> Implementation:
 
 def run_sample(implementation: Implementation, backend: str, *, ops: list[str] | None = None, per_op: int = PER_OP,
                phases: tuple[str, ...] = PHASES, baseline: Implementation | None = None,
-               progress: Any = None) -> tuple[Any, str]:
+               only: Callable[[Any], bool] | None = None, only_text: str = "", progress: Any = None) -> tuple[Any, str]:
     """Run ``implementation`` on ``sample(cases, per_op)`` in ``phases``; with a ``baseline`` (torch's eager
     ops for a torch path), the sample is drawn from the cases the baseline passes, so that every failure is the
-    path's own (the others are poolspec's extensions and deviations, which torch's call does not express).
-    Returns the Report and a sentence saying what was sampled."""
+    path's own (the others are poolspec's extensions and deviations, which torch's call does not express);
+    ``only`` (a test of a case, described by ``only_text``) narrows the cases first. Returns the Report and a
+    sentence saying what was sampled."""
     import time
 
     from . import golden
@@ -274,7 +275,7 @@ def run_sample(implementation: Implementation, backend: str, *, ops: list[str] |
     from .runner import Report, run_case
 
     bk = Backend(backend)
-    cases = golden.cases(ops)
+    cases = [c for c in golden.cases(ops) if only is None or only(c)]
     start = time.perf_counter()
     left_out = 0
     if baseline is not None:
@@ -291,6 +292,8 @@ def run_sample(implementation: Implementation, backend: str, *, ops: list[str] |
     report = Report(bk.name, None, implementation.name, results, time.perf_counter() - start)
     text = (f"{len(chosen)} of {len(cases)} cases (per op, up to {per_op} in catalogue order, each adding an edge "
             "flag or dtype the op's earlier sampled cases lack, and the op's first error case)")
+    if only is not None:
+        text += f", drawn from {only_text}"
     if baseline is not None:
         text += (f", drawn from the cases {baseline.name}'s eager call passes ({left_out} it does not: poolspec's "
                  "extensions and deviations, and ops it lacks)")
