@@ -77,7 +77,8 @@ FINDINGS: list[dict[str, Any]] = [
      "rule": "the exported max_unpool does not check an index against its plane's output size, where torch raises "
              "'Found an invalid max index': the model computes a result", "upstream": "new",
      "repro": "a = poolspec.conformance.case('max_unpool2d-g003-float64').arrays(); x, i = "
-              "torch.from_numpy(a['input']), torch.from_numpy(a['indices']); " + _M.replace("self, x:", "self, x, i:") + "torch.nn.functional."
+              "torch.from_numpy(a['input']), torch.from_numpy(a['indices']); "
+              + _M.replace("self, x:", "self, x, i:") + "torch.nn.functional."
               "max_unpool2d(x, i, (3, 2), (3, 1), output_size=(7, 3))}); m = torch.onnx.export(M(), (x, i), "
               "dynamo=True).model_proto.SerializeToString(); s = " + _SESSION + "; print(s.run(None, {n.name: "
               "v.numpy() for n, v in zip(s.get_inputs(), (x, i))})[0].shape)  # (2, 2, 7, 3); M()(x, i) raises"},
