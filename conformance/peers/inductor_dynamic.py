@@ -28,7 +28,8 @@ _CASE = "c = poolspec.conformance.case('{}'); a = {{k: torch.from_numpy(v) for k
 FINDINGS: list[dict[str, Any]] = [
     {"ops": ["adaptive_avg_pool2d"], "flags": [], "checks": ["crash"],
      "rule": "with dynamic=True inductor's adaptive_avg_pool2d lowering fails on symbolic sizes (LoweringException: "
-             "'cannot determine truth value of Relational' deciding its window count > 25), where static shapes compile",
+             "'cannot determine truth value of Relational' deciding its window count > 25), where static shapes "
+             "compile",
      "upstream": "new",
      "repro": _CASE.format("adaptive_avg_pool2d-g000-float64") + "torch.compile(lambda x: torch.nn.functional."
               "adaptive_avg_pool2d(x, **c.arguments), dynamic=True)(a['input'])  # InductorError"},
