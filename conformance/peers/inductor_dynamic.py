@@ -24,25 +24,28 @@ def run(ops: list[str] | None) -> tuple[Any, str]:
     return _paths.run_torch(NAME, ops)
 
 
+_HARNESS = ("from poolspec.conformance import paths, case; from poolspec.conformance.backends import Backend; "
+            "from poolspec.conformance.runner import run_case; print(run_case(Backend('torch'), "
+            "paths.torch_peer('inductor-dynamic'), case('{}'), ('forward', 'backward')).problems[0])")
 _CASE = "c = poolspec.conformance.case('{}'); a = {{k: torch.from_numpy(v) for k, v in c.arrays().items()}}; "
 FINDINGS: list[dict[str, Any]] = [
     {"ops": ["adaptive_avg_pool2d"], "flags": [], "checks": ["crash"],
-     "rule": "with dynamic=True inductor's adaptive_avg_pool2d lowering fails on symbolic sizes (LoweringException: "
+     "rule": "with dynamic=True inductor's adaptive_avg_pool2d lowering fails on symbolic sizes "
+             "in the runner's forward-then-backward sequence (LoweringException: "
              "'cannot determine truth value of Relational' deciding its window count > 25), where static shapes "
-             "compile",
+             "compile; a single forward call compiles",
      "upstream": "new",
-     "repro": _CASE.format("adaptive_avg_pool2d-g000-float64") + "torch.compile(lambda x: torch.nn.functional."
-              "adaptive_avg_pool2d(x, **c.arguments), dynamic=True)(a['input'])  # InductorError"},
+     "repro": _HARNESS.format("adaptive_avg_pool2d-g000-float64")},
     {"ops": ["max_unpool1d", "max_unpool2d", "max_unpool3d"], "flags": [], "checks": ["crash"],
-     "rule": "with dynamic=True inductor fails to compile max_unpool on symbolic sizes (InductorError: 'Exponent must "
-             "be non-negative')", "upstream": "new",
-     "repro": _CASE.format("max_unpool1d-g000-float64") + "torch.compile(lambda x, i: torch.nn.functional."
-              "max_unpool1d(x, i, **c.arguments), dynamic=True)(a['input'], a['indices'])  # InductorError"},
+     "rule": "with dynamic=True inductor fails to compile max_unpool on symbolic sizes "
+             "in the runner's forward-then-backward sequence (InductorError: 'Exponent must be non-negative')",
+     "upstream": "new",
+     "repro": _HARNESS.format("max_unpool1d-g000-float64")},
     {"ops": ["affine_grid"], "flags": [], "checks": ["crash"],
-     "rule": "with dynamic=True affine_grid does not compile: its composite implementation wants concrete sizes "
+     "rule": "with dynamic=True affine_grid does not compile in the runner's forward-then-backward sequence: its "
+             "composite implementation wants concrete sizes "
              "(BackendCompilerFailed: 'SymIntArrayRef expected to contain only concrete integers')", "upstream": "new",
-     "repro": _CASE.format("affine_grid-g000-float64") + "torch.compile(lambda t: torch.nn.functional.affine_grid(t, "
-              "**c.arguments), dynamic=True)(a['input'])  # BackendCompilerFailed"},
+     "repro": _HARNESS.format("affine_grid-g000-float64")},
     {"ops": ["lp_pool1d", "lp_pool2d", "lp_pool3d", "interpolate"], "flags": [], "checks": ["crash"],
      "rule": "with dynamic=True the compiled backward of lp_pool and interpolate donates its buffers and then refuses "
              "autograd.grad(create_graph=True) ('compiled with non-empty donated buffers which requires "
