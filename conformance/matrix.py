@@ -187,6 +187,7 @@ def write_matrix(results: Path, out: Path) -> None:
             fail = f"{n['fail'] - dev}" + (f" (+{dev} dev)" if dev else "")
             cells.append(f"{n['pass']} / {fail} / {n['inexpressible']}")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
+    lines += _paths_section([p for p in peers if p.get("path")], analysed)
     for p in peers:
         lines += _peer_section(p, analysed[p["peer"]])
     lines += _own_section(own)
@@ -243,9 +244,34 @@ def _own_section(own: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _paths_section(paths: list[dict[str, Any]], analysed: dict[str, dict[str, Any]]) -> list[str]:
+    """The path peers: a framework's own ops through a compiler or exporter (``poolspec.conformance.paths``), so
+    that a failure is the path's, not the kernel's."""
+    if not paths:
+        return []
+    lines = ["", "## Paths", "",
+             "A path peer runs a framework's own ops through the path a model takes to a kernel: a compiler",
+             "(torch.compile's inductor, static and `dynamic=True`; `jax.jit`) or an exporter and runtime",
+             "(torch.export + torch.onnx.export(dynamo=True) into onnxruntime). The torch paths run",
+             "`torch.nn.functional`, whose eager call gives the reference, on a sample drawn from the cases that",
+             "eager call passes, so every failure is the path's own; `jax-jit` runs the jax peer's functions,",
+             "whose eager row is beside it. Compiling costs seconds per case, hence the samples (each peer's",
+             "section says which). The same paths wrap any implementation: `pytest --pyargs",
+             "poolspec.conformance.test_suite --poolspec-path compile` (or `compile-dynamic`, `export-ort`, `jit`),",
+             "`poolspec conformance --path compile`, `poolspec conformance --peer inductor`.", "",
+             "| path peer | path | version | cases run | passed | failed | time | findings |",
+             "|---|---|---|---|---|---|---|---|"]
+    for p in paths:
+        n = Counter(c["status"] for c in p["cases"])
+        found = sum(1 for f in analysed[p["peer"]]["findings"] if f["failing"])
+        lines.append(f"| {p['peer']} | `{p['path']}` | {p['version']} | {n['pass'] + n['fail']} | {n['pass']} | "
+                     f"{n['fail']} | {p['seconds']:.0f} s | {found} |")
+    return lines
+
+
 def _peer_section(p: dict[str, Any], result: dict[str, Any]) -> list[str]:
     lines = ["", f"## {p['peer']}", "", f"{p['version']}. API: {p['api']}. Arrays: {p['backend']}; gradients: "
-             f"{p['gradients']}.", "",
+             f"{p['gradients']}.", *([f"Sample: {p['sample']}.", ""] if p.get("sample") else [""]),
              "| op | passed | failed | not expressible | largest error (passed) | largest error (failed) |",
              "|---|---|---|---|---|---|"]
     by_op: dict[str, list[dict[str, Any]]] = {}
@@ -281,9 +307,10 @@ def _peer_section(p: dict[str, Any], result: dict[str, Any]) -> list[str]:
             nan = (f" NaN in the input: {sum(f['nan_scope'] for f in fs)} of these cases, "
                    f"{sum(f['nan_scope_failing'] for f in fs)} of them failing; {sum(f['nan_failing'] for f in fs)}"
                    f" of the attributed failures.")
+        repro = next((f["repro"] for f in fs if f.get("repro")), None)
         lines.append(f"- **{_where_all(fs)}**: {rule} Fails {scope} "
                      f"({sum(f['failing'] for f in fs)} attributed here; e.g. {', '.join(examples) or 'none'}).{nan} "
-                     f"Upstream: {upstream}.")
+                     f"Upstream: {upstream}." + (f" Reproducer: `{repro}`" if repro else ""))
     if result["unexplained"]:
         lines += ["", f"Failures no finding explains ({len(result['unexplained'])}):", ""]
         by: dict[str, list[dict[str, Any]]] = {}

@@ -11,10 +11,15 @@ An adapter module defines
   none), and optionally ``<op>_backward(grad_output, x, ...)`` through the peer's own gradient,
 - ``FINDINGS``: what its failures share, as dicts ``{"ops": [...], "flags": [...], "dtypes": [...] (optional),
   "checks": [...] (optional: "output", "indices", "grad_input", "grad_grad_output", "raises", ...),
-  "rule": "one sentence naming the rule the peer follows instead of torch's", "upstream": "<issue URL> or new"}``.
+  "rule": "one sentence naming the rule the peer follows instead of torch's", "upstream": "<issue URL> or new",
+  "repro": "a line of Python reproducing it (optional; MATRIX.md shows it)"}``.
   A failing case belongs to the first finding whose ops hold its op, whose flags it all carries, and whose dtypes
   and checks (if given) hold its dtype and a failed check; ``matrix.py`` reports, per finding, how many of the
   cases with those flags fail, and lists failures no finding explains.
+
+A path peer (``_paths.py``: a framework's ops through a compiler or exporter) defines instead of the functions
+``PATH`` (a ``poolspec.conformance.paths`` path), ``GRADIENTS`` (a sentence) and ``run(ops) -> (Report, sample)``,
+which runs its sample of the cases and says what was sampled.
 """
 
 from __future__ import annotations
@@ -32,9 +37,15 @@ PEERS = {
     "tensorflow": "tensorflow_tf",
     "skimage": "skimage_block",
     "scipy": "scipy_ndimage",
+    # more frameworks
     "paddle": "paddle_nn",
     "tinygrad": "tinygrad_tensor",
     "mlx": "mlx_nn",
+    # path peers (peers/_paths.py): an op through a compiler or exporter
+    "inductor": "inductor",
+    "inductor-dynamic": "inductor_dynamic",
+    "export-ort": "export_ort",
+    "jax-jit": "jax_jit",
 }
 
 

@@ -97,10 +97,25 @@ def conformance_command(args: argparse.Namespace) -> int:
     if args.conventions:
         return conventions_command(args)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
+    progress = None if args.quiet else sys.stderr
     try:
-        impl = module_implementation(load_module(args.impl)) if args.impl else None
-        report = run(args.backend, device=args.device, ops=ops, implementation=impl,
-                     progress=None if args.quiet else sys.stderr, jobs=args.jobs)
+        if args.peer:
+            from .conformance.paths import run_peer
+
+            if args.impl or args.path:
+                raise ValueError("--peer runs a peer's own functions: not with --impl or --path")
+            report, sampled = run_peer(args.peer, ops, progress=progress, per_op=args.per_op)
+            print(f"{args.peer}: {sampled}")
+        elif args.path:
+            from .conformance.paths import run_path
+            from .conformance.runner import poolspec_implementation
+
+            impl = module_implementation(load_module(args.impl)) if args.impl else poolspec_implementation()
+            report = run_path(impl, args.path, ops=ops, device=args.device, progress=progress)
+        else:
+            given = module_implementation(load_module(args.impl)) if args.impl else None
+            report = run(args.backend, device=args.device, ops=ops, implementation=given, progress=progress,
+                         jobs=args.jobs)
     except (ValueError, ImportError) as e:
         print(f"poolspec conformance: {e}", file=sys.stderr)
         return 2
@@ -162,6 +177,15 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("--ops", default=None, help="comma-separated op names (all if omitted)")
     k.add_argument("--impl", default=None, help="a module of torch-style functions to check instead of poolspec: "
                    "a dotted name importable from the current directory, or a .py path")
+    k.add_argument("--path", default=None, metavar="PATH",
+                   help="run the implementation through a compiler or exporter: compile, compile-dynamic, export-ort "
+                        "(torch arrays), jit (JAX arrays); the backend is the path's")
+    k.add_argument("--peer", default=None, metavar="NAME",
+                   help="run one peer instead and print its table: the path peers inductor, inductor-dynamic, "
+                        "export-ort from this package; the others (jax-jit, onnxruntime, ...) from conformance/peers "
+                        "in a poolspec checkout, in this interpreter")
+    k.add_argument("--per-op", type=int, default=3, metavar="N",
+                   help="with --peer, a path peer's sample: up to N cases per op (default 3) and its first error case")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
     k.add_argument("--conventions", default=None, metavar="LIBRARIES",

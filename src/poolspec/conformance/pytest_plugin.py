@@ -14,11 +14,14 @@ or, inside your own test suite (a file your pytest collects)::
 
     test_poolspec = conformance_tests(impl="mypkg.pools", backend="numpy", xfails_file="xfails.txt")
 
-Every option has an environment variable (``POOLSPEC_IMPL``, ``POOLSPEC_BACKEND``, ``POOLSPEC_DEVICE``,
-``POOLSPEC_OPS``, ``POOLSPEC_PHASES``, ``POOLSPEC_INCLUDE``, ``POOLSPEC_EXCLUDE``, ``POOLSPEC_XFAILS_FILE``,
-``POOLSPEC_SKIPS_FILE``); an option wins over its variable. Include/exclude are regular expressions searched in
-the test id (as ONNX's backend test ``include``/``exclude``); an xfails or skips file holds one id or regular
-expression per line (matched against the whole id), ``#`` starts a comment (as array-api-tests'
+``--poolspec-path compile`` (or ``compile-dynamic``, ``export-ort``, ``jit``) runs every call through a compiler
+or exporter (``poolspec.conformance.paths``), on the path's backend and in the phases it has.
+
+Every option has an environment variable (``POOLSPEC_IMPL``, ``POOLSPEC_BACKEND``, ``POOLSPEC_PATH``,
+``POOLSPEC_DEVICE``, ``POOLSPEC_OPS``, ``POOLSPEC_PHASES``, ``POOLSPEC_INCLUDE``, ``POOLSPEC_EXCLUDE``,
+``POOLSPEC_XFAILS_FILE``, ``POOLSPEC_SKIPS_FILE``); an option wins over its variable. Include/exclude are regular
+expressions searched in the test id (as ONNX's backend test ``include``/``exclude``); an xfails or skips file
+holds one id or regular expression per line (matched against the whole id), ``#`` starts a comment (as array-api-tests'
 ``--xfails-file``). This module is registered as a pytest plugin (entry point ``pytest11``); it adds the options
 and the summary, and does nothing in a run that collects no conformance test.
 """
@@ -42,6 +45,8 @@ _OPTIONS = {  # option -> (environment variable, help)
     "backend": ("POOLSPEC_BACKEND", "array library the cases' arrays are made in (default numpy)"),
     "device": ("POOLSPEC_DEVICE", "device on that backend (e.g. cuda:0); several, comma-separated, run the suite "
                                   "once per device, each id ending in -<device>"),
+    "path": ("POOLSPEC_PATH", "run the implementation through a compiler or exporter: compile, compile-dynamic, "
+                              "export-ort (torch arrays), jit (JAX arrays); its backend is the path's"),
     "ops": ("POOLSPEC_OPS", "comma-separated ops (default: all)"),
     "phases": ("POOLSPEC_PHASES", "comma-separated phases: forward, backward, double-backward (default: all)"),
     "include": ("POOLSPEC_INCLUDE", "only ids matching this regular expression (repeatable)"),
@@ -87,6 +92,7 @@ class Settings:
 
     impl: str | None = None
     backend: str = "numpy"
+    path: str | None = None
     devices: tuple[str | None, ...] = (None,)
     ops: list[str] | None = None
     phases: tuple[str, ...] = ("forward", "backward", "double-backward")
@@ -111,8 +117,14 @@ class Settings:
         phases = tuple(p.strip() for p in one("phases").split(",")) if one("phases") else PHASES
         devices = tuple(d.strip() for d in one("device").split(",")) if one("device") else (None,)
         ops = [o.strip() for o in one("ops").split(",") if o.strip()] if one("ops") else None
-        settings = cls(impl=one("impl"), backend=one("backend") or "numpy", devices=devices, ops=ops,
-                       phases=phases, include=many("include"), exclude=many("exclude"),
+        path = one("path")
+        # a path fixes the backend (torch tensors for torch.compile and export, JAX arrays for jit) and drops the
+        # phases it cannot run (torch.compile has no double backward; an exported model no backward)
+        backend = one("backend") or (_path_backend(path) if path else "numpy")
+        if path and one("phases") is None:
+            phases = _path_phases(path)
+        settings = cls(impl=one("impl"), backend=backend, path=path, devices=devices, ops=ops, phases=phases,
+                       include=many("include"), exclude=many("exclude"),
                        xfails=_read_list(one("xfails-file")), skips=_read_list(one("skips-file")))
         settings.validate()
         return settings
@@ -123,6 +135,20 @@ class Settings:
         from .backends import NAMES
         from .runner import PHASES
 
+        if self.path is not None:
+            from .paths import PATHS, get
+
+            try:
+                path = get(self.path)
+            except ValueError as e:
+                raise pytest.UsageError(f"--poolspec-path={self.path!r}: {e}") from e
+            if self.backend != path.backend:
+                raise pytest.UsageError(f"--poolspec-path={self.path!r} runs on {path.backend} arrays, not "
+                                        f"--poolspec-backend={self.backend!r}")
+            beyond = [p for p in self.phases if p not in PATHS[self.path].phases]
+            if beyond:
+                raise pytest.UsageError(f"--poolspec-phases: the path {self.path!r} has no {', '.join(beyond)} "
+                                        f"(it runs {', '.join(path.phases)})")
         if self.backend not in NAMES:
             raise pytest.UsageError(f"--poolspec-backend={self.backend!r}: unknown; choose one of {', '.join(NAMES)}")
         try:
@@ -156,6 +182,19 @@ class Settings:
         return cls.from_values(lambda name: config.getoption(f"--poolspec-{name}", default=None))
 
 
+def _path_backend(path: str) -> str:
+    from .paths import PATHS
+
+    return PATHS[path].backend if path in PATHS else "numpy"  # an unknown path is reported by validate()
+
+
+def _path_phases(path: str) -> tuple[str, ...]:
+    from .paths import PATHS
+    from .runner import PHASES
+
+    return PATHS[path].phases if path in PATHS else PHASES
+
+
 def _import(spec: str) -> Any:
     """The implementation module (``runner.load_module``: a dotted name importable from the current directory,
     or a .py path), loaded once; a failure is a usage error."""
@@ -172,7 +211,7 @@ def _import(spec: str) -> Any:
 _MODULES: dict[str, Any] = {}
 
 
-_SESSIONS: dict[tuple[str | None, str, str | None], tuple[Any, Any]] = {}
+_SESSIONS: dict[tuple[str | None, str, str | None, str | None], tuple[Any, Any]] = {}
 
 
 def _session(settings: Settings, device: str | None) -> tuple[Any, Any]:
@@ -180,9 +219,13 @@ def _session(settings: Settings, device: str | None) -> tuple[Any, Any]:
     from .backends import Backend
     from .runner import module_implementation, poolspec_implementation
 
-    key = (settings.impl, settings.backend, device)
+    key = (settings.impl, settings.backend, device, settings.path)
     if key not in _SESSIONS:
         impl = module_implementation(_import(settings.impl)) if settings.impl else poolspec_implementation()
+        if settings.path:
+            from .paths import wrap
+
+            impl = wrap(impl, settings.path)
         _SESSIONS[key] = (Backend(settings.backend, device), impl)
     return _SESSIONS[key]
 
@@ -236,7 +279,8 @@ def run_param(request: pytest.FixtureRequest, param: tuple[Settings, str | None,
         pytest.fail("\n".join(result.problems), pytrace=False)
 
 
-def conformance_tests(impl: str | None = None, backend: str | None = None, *, device: str | None = None,
+def conformance_tests(impl: str | None = None, backend: str | None = None, *, path: str | None = None,
+                      device: str | None = None,
                       ops: list[str] | str | None = None, phases: tuple[str, ...] | str | None = None,
                       include: list[str] | str | None = None, exclude: list[str] | str | None = None,
                       xfails: list[str] | None = None, xfails_file: str | None = None,
@@ -249,7 +293,8 @@ def conformance_tests(impl: str | None = None, backend: str | None = None, *, de
     def listed(v: Any) -> list[str] | None:
         return None if v is None else [v] if isinstance(v, str) else list(v)
 
-    given = {"impl": impl, "backend": backend, "device": device, "ops": joined(ops), "phases": joined(phases),
+    given = {"impl": impl, "backend": backend, "path": path, "device": device, "ops": joined(ops),
+             "phases": joined(phases),
              "include": listed(include), "exclude": listed(exclude), "xfails-file": xfails_file,
              "skips-file": skips_file}
     settings = Settings.from_values(given.get)
