@@ -7,7 +7,9 @@ cells: about log2(size) passes): a sum divided by ``size`` (the uniform filter) 
 earlier and a later window (the maximum; ``<`` for the minimum), which keeps the first of equal taps as the
 tap-by-tap chain does. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
 ``where`` into selects): the uniform filter's gradient is its transpose, and a max/min filter's cotangent goes whole
-to the selected tap (never split between ties).
+to the selected tap (never split between ties). On NumPy (float64, lines of two windows and more) the uniform
+filter's doubling runs over the flat C-order input in cache blocks, without the extended copy: only the lines'
+first and last cells read extended cells, from two thin slabs.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def _flat_windows(z: np.ndarray, unit: int, size: int, out: np.ndarray, scale: f
 
 
 def _uniform_numpy(x: np.ndarray, axis: int, size: int, origin: int, mode: str, cval: float) -> np.ndarray:
-    """The uniform filter of a NumPy float64 array along ``axis`` (at least ``size`` cells long): the cells whose
+    """The uniform filter of a NumPy float64 array along ``axis`` (at least ``2 * size`` cells): the cells whose
     window lies inside the line summed over the flat input itself (no extended copy), the ``size // 2 + origin``
     first and ``size - 1 - before`` last cells of each line from a slab of their extended cells."""
     length = int(x.shape[axis])
@@ -255,7 +257,8 @@ def _window_select(xp: Any, e: Any, axis: int, size: int, count: int, minimum: b
 def _uniform_axis(xp: Any, v: Any, axis: int, size: int, origin: int, mode: str, cval: float) -> Any:
     # exact window sums (shifted slices, doubled), not SciPy's running sum: they agree to rounding
     length = int(v.shape[axis])
-    if isinstance(v, np.ndarray) and v.dtype == np.float64 and length >= size:
+    # lines of at least two windows: the edge slabs then hold at most 3/4 of the input's cells
+    if isinstance(v, np.ndarray) and v.dtype == np.float64 and length >= 2 * size:
         return _uniform_numpy(v, axis, size, origin, mode, cval)
     before = size // 2 + origin
     e = extend(xp, v, axis, before, size - 1 - before, mode, cval)
