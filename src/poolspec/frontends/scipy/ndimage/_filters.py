@@ -7,11 +7,14 @@ cells: about log2(size) passes): a sum divided by ``size`` (the uniform filter) 
 earlier and a later window (the maximum; ``<`` for the minimum), which keeps the first of equal taps as the
 tap-by-tap chain does. Native autodiff through these is deterministic on torch and JAX (slices transpose into pads,
 ``where`` into selects): the uniform filter's gradient is its transpose, and a max/min filter's cotangent goes whole
-to the selected tap (never split between ties).
+to the selected tap (never split between ties). On NumPy (float64, lines of two windows and more) the uniform
+filter's doubling runs over the flat C-order input in cache blocks, without the extended copy: only the lines'
+first and last cells read extended cells, from two thin slabs.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Sequence
@@ -128,6 +131,102 @@ def _window_sum(xp: Any, e: Any, axis: int, size: int, count: int) -> Any:
         width *= 2
 
 
+@lru_cache(maxsize=256)
+def _pieces(size: int) -> tuple[tuple[int, int, int], ...]:
+    """A window of ``size`` cells as signed power-of-two windows ``(sign, log2 width, offset)``, the fewest of
+    the binary split (the largest power, then the rest) and the overlap (two windows of the largest power, their
+    overlap taken out once): 31 = 16 + 16 - 1 (two adds after four doublings, not four).
+
+    >>> _pieces(31), _pieces(3)
+    (((1, 4, 0), (1, 4, 15), (-1, 0, 15)), ((1, 1, 0), (1, 0, 2)))
+    """
+    if size & (size - 1) == 0:
+        return ((1, size.bit_length() - 1, 0),)
+    k = size.bit_length() - 1
+    w = 1 << k
+    binary = ((1, k, 0),) + tuple((g, j, o + w) for g, j, o in _pieces(size - w))
+    overlap = ((1, k, 0), (1, k, size - w)) + tuple((-g, j, o + size - w) for g, j, o in _pieces(2 * w - size))
+    return min(binary, overlap, key=len)
+
+
+def _flat_window(y: np.ndarray, unit: int, size: int, out: np.ndarray, scale: float, bufs: np.ndarray) -> None:
+    """``out[j] = scale * sum_{t < size} y[j + t * unit]`` over 1-d contiguous arrays (``out`` as long as ``y``
+    less ``(size - 1) * unit``) by doubling into the two rows of ``bufs``: every pass one contiguous add (an
+    axis's taps ``unit`` cells apart in the flat C-order array)."""
+    plan = _pieces(size)
+    top, m = max(j for _, j, _ in plan), out.shape[0]
+    block, first = y, True
+    for level in range(top + 1):
+        for g, j, o in plan:
+            if j != level:
+                continue
+            src = block[o * unit: o * unit + m]
+            if first:
+                np.positive(src, out=out) if g > 0 else np.negative(src, out=out)
+                first = False
+            elif g > 0:
+                np.add(out, src, out=out)
+            else:
+                np.subtract(out, src, out=out)
+        if level < top:
+            n = block.shape[0] - (unit << level)
+            nxt = bufs[level % 2, :n]
+            np.add(block[:n], block[unit << level: (unit << level) + n], out=nxt)
+            block = nxt
+    out *= scale
+
+
+# flat cells per cache block of the NumPy window sums (256 KiB of float64 in each of three buffers)
+_BLOCK = 1 << 15
+
+
+def _window_sum_numpy(e: np.ndarray, axis: int, size: int, count: int, scale: float) -> np.ndarray:
+    """``_window_sum(...) * scale`` of a NumPy float64 array: the doubling over the flat C-order array in cache
+    blocks (a window that runs past its line gives a value only in cells beyond ``count``, cut off here)."""
+    e = np.ascontiguousarray(e)
+    inner = math.prod(e.shape[axis + 1:])
+    span = (size - 1) * inner
+    z = e.reshape(-1)
+    res = np.empty(e.shape)
+    _flat_windows(z, inner, size, res.reshape(-1)[: z.shape[0] - span], scale)
+    return res[(slice(None),) * axis + (slice(0, count),)]
+
+
+def _flat_windows(z: np.ndarray, unit: int, size: int, out: np.ndarray, scale: float) -> None:
+    # blocks of at least twice the overlap, so that no more than a third of the work is redone
+    span = (size - 1) * unit
+    step = max(_BLOCK, 2 * span)
+    bufs = np.empty((2, min(step, out.shape[0]) + span))
+    for c0 in range(0, out.shape[0], step):
+        c1 = min(out.shape[0], c0 + step)
+        _flat_window(z[c0: c1 + span], unit, size, out[c0:c1], scale, bufs)
+
+
+def _uniform_numpy(x: np.ndarray, axis: int, size: int, origin: int, mode: str, cval: float) -> np.ndarray:
+    """The uniform filter of a NumPy float64 array along ``axis`` (at least ``2 * size`` cells): the cells whose
+    window lies inside the line summed over the flat input itself (no extended copy), the ``size // 2 + origin``
+    first and ``size - 1 - before`` last cells of each line from a slab of their extended cells."""
+    length = int(x.shape[axis])
+    before = size // 2 + origin
+    after = size - 1 - before
+    x = np.ascontiguousarray(x)
+    inner = math.prod(x.shape[axis + 1:])
+    out = np.empty(x.shape)
+    z, flat = x.reshape(-1), out.reshape(-1)
+    _flat_windows(z, inner, size, flat[before * inner: z.shape[0] - after * inner], 1.0 / size)
+    cells = fold(length, before, after, mode)
+    for lo, hi, count in ((0, before + size - 1, before), (length - after, length + size - 1, after)):
+        if not count:
+            continue
+        take = cells[lo:hi]
+        slab = np.take(x, np.maximum(take, 0), axis=axis)
+        if mode == "constant" and take.min() < 0:
+            slab[(slice(None),) * axis + (take < 0,)] = cval
+        at = (slice(None),) * axis + (slice(lo, lo + count),)
+        out[at] = _window_sum_numpy(slab, axis, size, count, 1.0 / size)
+    return out
+
+
 def _window_select(xp: Any, e: Any, axis: int, size: int, count: int, minimum: bool) -> Any:
     """``_select`` over the taps ``e[t:t + count]``, t < size, by doubling (a sparse table): the best of 2, 4, 8,
     ... cells, then two overlapping power-of-two windows. The earlier window wins ties, so the first of equal
@@ -158,6 +257,9 @@ def _window_select(xp: Any, e: Any, axis: int, size: int, count: int, minimum: b
 def _uniform_axis(xp: Any, v: Any, axis: int, size: int, origin: int, mode: str, cval: float) -> Any:
     # exact window sums (shifted slices, doubled), not SciPy's running sum: they agree to rounding
     length = int(v.shape[axis])
+    # lines of at least two windows: the edge slabs then hold at most 3/4 of the input's cells
+    if isinstance(v, np.ndarray) and v.dtype == np.float64 and length >= 2 * size:
+        return _uniform_numpy(v, axis, size, origin, mode, cval)
     before = size // 2 + origin
     e = extend(xp, v, axis, before, size - 1 - before, mode, cval)
     return _window_sum(xp, e, axis, size, length) / size
@@ -523,8 +625,11 @@ def _uniform_axis_t(xp: Any, g: Any, axis: int, size: int, origin: int, mode: st
     length = int(g.shape[axis])
     before = size // 2 + origin
     padded = _zero_pad(xp, g, axis, size - 1, size - 1)
-    acc = _window_sum(xp, padded, axis, size, length + size - 1)
-    return fold_back(xp, acc / size, axis, length, before, size - 1 - before, mode)
+    if isinstance(padded, np.ndarray) and padded.dtype == np.float64:
+        acc = _window_sum_numpy(padded, axis, size, length + size - 1, 1.0 / size)
+    else:
+        acc = _window_sum(xp, padded, axis, size, length + size - 1) / size
+    return fold_back(xp, acc, axis, length, before, size - 1 - before, mode)
 
 
 def _chosen(xp: Any, taps: Sequence[Any], minimum: bool) -> Any:
