@@ -184,8 +184,9 @@ def parser() -> argparse.ArgumentParser:
                    help="run one peer instead and print its table: the path peers inductor, inductor-dynamic, "
                         "export-ort from this package; the others (jax-jit, onnxruntime, ...) from conformance/peers "
                         "in a poolspec checkout, in this interpreter")
-    k.add_argument("--per-op", type=int, default=3, metavar="N",
-                   help="with --peer, a path peer's sample: up to N cases per op (default 3) and its first error case")
+    k.add_argument("--per-op", type=int, default=None, metavar="N",
+                   help="with --peer, a path peer's sample: up to N cases per op (default 3; inductor-dynamic 1) and "
+                        "its first error case")
     k.add_argument("--json", default=None, help="write the per-case results to this file")
     k.add_argument("--quiet", action="store_true", help="no progress line")
     k.add_argument("--conventions", default=None, metavar="LIBRARIES",

@@ -214,6 +214,9 @@ def wrap(implementation: Implementation, path: str) -> Implementation:
 # torch 2.13, so they are "has no <op>"): name -> path
 TORCH_PEERS = {"inductor": "compile", "inductor-dynamic": "compile-dynamic", "export-ort": "export-ort"}
 PER_OP = 3  # a path peer's sample: cases per op (each adds an edge flag or dtype), and the op's first error case
+# symbolic-shape compilation costs several times a static one: the dynamic peer's sample is one case per op, so the
+# whole matrix stays within half an hour on two cores
+PEER_PER_OP = {"inductor-dynamic": 1}
 
 
 def sample(cases: list[Any], per_op: int) -> list[Any]:
@@ -300,10 +303,12 @@ def run_sample(implementation: Implementation, backend: str, *, ops: list[str] |
     return report, text
 
 
-def run_torch_peer(name: str, ops: list[str] | None = None, per_op: int = PER_OP,
+def run_torch_peer(name: str, ops: list[str] | None = None, per_op: int | None = None,
                    progress: Any = None) -> tuple[Any, str]:
-    """The path peer ``name`` (``TORCH_PEERS``) on its sample; see ``run_sample``."""
+    """The path peer ``name`` (``TORCH_PEERS``) on its sample (``per_op`` cases per op; by default the peer's
+    ``PEER_PER_OP``, else ``PER_OP``); see ``run_sample``."""
     impl = torch_peer(name)
+    per_op = PEER_PER_OP.get(name, PER_OP) if per_op is None else per_op
     return run_sample(impl, "torch", ops=ops, per_op=per_op, phases=PATHS[TORCH_PEERS[name]].phases,
                       baseline=torch_eager(), progress=progress)
 
@@ -333,7 +338,7 @@ def run_path(implementation: Implementation, path: str, *, ops: list[str] | None
 
 
 def run_peer(name: str, ops: list[str] | None = None, progress: Any = None,
-             per_op: int = PER_OP) -> tuple[Any, str]:
+             per_op: int | None = None) -> tuple[Any, str]:
     """The peer ``name``'s Report and a sentence on its sample: a torch path peer (``TORCH_PEERS``) from this
     package; any other peer from a poolspec checkout's ``conformance/peers`` (the current directory, or an
     ancestor of it, holding ``conformance/peers/__init__.py``), run in this interpreter."""
