@@ -653,7 +653,7 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     lengths, grid = spec.lengths, _grid(spec)
     strides = [int(np.prod(grid[d + 1:])) for d in range(nd)]
     # unsigned: JAX's indexing then adds no wrap of negative indices (three ops per gather)
-    idt = xp.uint32 if int(np.prod(grid)) < 2**32 else xp.uint64
+    idt = xp.uint32 if int(np.prod(grid)) < 2**32 else index_dtype(xp, coords)
     whole = nan = None
     cells: list[list[Any]] = []
     weights: list[list[Any]] = []
