@@ -279,6 +279,9 @@ def _numpy_passes(v: np.ndarray, plans: list[GatherPlan]) -> np.ndarray:
     temporaries of a large array cost page faults that took as long as the arithmetic."""
     for axis in reversed(range(v.ndim)):
         plan = plans[axis]
+        if plan.phases is not None:  # periodic taps (shift, integer zooms): the kernels' strided slices
+            v = resample(v, [axis], [plan])
+            continue
         shape = tuple(-1 if e == axis else 1 for e in range(v.ndim))
         out = np.take(v, plan.index[0], axis=axis)
         if plan.weight is not None:
