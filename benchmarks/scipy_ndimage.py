@@ -7,8 +7,8 @@ against ``jax.scipy.ndimage.map_coordinates``).
 The calls (float64, the same arrays for both): the window filters (uniform, maximum, minimum) on 1000 x 1000 with
 sizes 3 and 31; spline_filter on 2048 x 2048, orders 2-5; map_coordinates on a 256 x 256 image at 65,536 and
 1,000,000 random points (in and a little out of range), orders 0, 1, 3, 5, mode 'constant', prefilter on; where
-``poolspec.frontends.scipy.ndimage._geometry`` imports, zoom (2048^2 x 0.37, orders 1, 3, 5), shift (2048^2,
-order 3) and rotate (512^2, 30 degrees, order 3). Times are interleaved medians (SciPy, poolspec, SciPy, ...)
+``poolspec.frontends.scipy.ndimage._geometry`` imports, zoom (2048^2 x 0.37, orders 0, 1, 3, 5), shift (2048^2,
+orders 1 and 3) and rotate (512^2, 30 degrees, order 3). Times are interleaved medians (SciPy, poolspec, SciPy, ...)
 after one warm call each; ratio = poolspec / SciPy. The thread count goes to OpenMP/OpenBLAS/MKL before NumPy
 loads (one thread: SciPy's ndimage is single-threaded). The JAX rows (64-bit mode on) compare jitted programs,
 orders 0 and 1, every mode the two share. ``--small``: every shape shrunk (checks the script).
@@ -119,9 +119,11 @@ def geometry_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[di
     n, m = (300, 128) if small else (2048, 512)
     x, y = rng.standard_normal((n, n)), rng.standard_normal((m, m))
     rows = []
-    for o in (1, 3, 5):
+    for o in (0, 1, 3, 5):
         rows.append(_row("geometry", f"zoom {n}^2 x0.37 order {o}", lambda o=o: ndi.zoom(x, 0.37, order=o),
                          lambda o=o: _geometry.zoom(x, 0.37, order=o), max(3, repeat // 2)))
+    rows.append(_row("geometry", f"shift {n}^2 (3.3, -7.6) order 1", lambda: ndi.shift(x, (3.3, -7.6), order=1),
+                     lambda: _geometry.shift(x, (3.3, -7.6), order=1), max(3, repeat // 2)))
     rows.append(_row("geometry", f"shift {n}^2 (3.3, -7.6) order 3", lambda: ndi.shift(x, (3.3, -7.6), order=3),
                      lambda: _geometry.shift(x, (3.3, -7.6), order=3), max(3, repeat // 2)))
     rows.append(_row("geometry", f"rotate {m}^2 30 deg order 3", lambda: ndi.rotate(y, 30.0, order=3),

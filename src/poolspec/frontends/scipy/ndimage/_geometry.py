@@ -25,6 +25,7 @@ import numpy as np
 
 from ...._compat import dtype_name, dtype_of, is_jax_array, is_torch_array, on, readable, take, to_host
 from ....autodiff import linear
+from ....plans.windows import GatherPlan
 from ..._common import _separable, fail, resample, tap_table
 from . import _filters
 from ._filters import _as_array, _cval, _input, _output, _store, _work
@@ -220,6 +221,20 @@ class _Axis:
         self.reads = tap_table(index, read.astype(np.float64), padded)
         zero = read & (weight == 0)
         self.zeros = tap_table(index, zero.astype(np.float64), padded) if zero.any() else None
+        # the same sums with every tap kept on a cell of the line (no "reads nothing" cell, so no padded copy of
+        # the input per axis): zero-weight taps read their cell as SciPy does (0 * inf or NaN is NaN: no second
+        # pass), whole-cval points read the cells of coordinate 0 (overwritten afterwards), and grid-constant's
+        # cval taps read the clipped edge cell with weight 0 (exact while the faces are finite)
+        fast = weight if cvals is None else np.where(np.asarray(cvals).T, 0.0, weight)
+        unit = order == 0 and cvals is None  # every weight 1: a plain gather
+        self.fast = GatherPlan(padded, int(index.shape[1]), _frozen(index.astype(np.int64)),
+                               None if unit else _frozen(fast.astype(np.float64)))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
 
 
 @lru_cache(maxsize=256)
@@ -246,6 +261,41 @@ def _broadcast(xp: Any, v: np.ndarray, d: int, nd: int, like: Any) -> Any:
     return xp.reshape(xp.asarray(v, **on(like)), shape)
 
 
+def _faces_finite(xp: Any, v: Any) -> bool:
+    # grid-constant's cval taps read the first or last cell of their axis with weight 0 in the fast tables;
+    # finite there (the faces), the sums along every axis stay finite on those cells
+    for a in range(v.ndim):
+        n = int(v.shape[a])
+        for i in {0, n - 1}:
+            face = v[tuple(i if e == a else slice(None) for e in range(v.ndim))]
+            if not bool(xp.all(xp.isfinite(face))):
+                return False
+    return True
+
+
+def _numpy_passes(v: np.ndarray, plans: list[GatherPlan]) -> np.ndarray:
+    """The fast tables' passes on a NumPy array, innermost axis first as ``resample``'s (the same products added
+    in the same order), each tap gathered into one reused buffer and scaled and added in place: fresh
+    temporaries of a large array cost page faults that took as long as the arithmetic."""
+    for axis in reversed(range(v.ndim)):
+        plan = plans[axis]
+        if plan.phases is not None:  # periodic taps (shift, integer zooms): the kernels' strided slices
+            v = resample(v, [axis], [plan])
+            continue
+        shape = tuple(-1 if e == axis else 1 for e in range(v.ndim))
+        out = np.take(v, plan.index[0], axis=axis)
+        if plan.weight is not None:
+            w = plan.weight.astype(v.dtype, copy=False)
+            np.multiply(out, w[0].reshape(shape), out=out)
+            tmp = np.empty_like(out)
+            for t in range(1, plan.taps):
+                np.take(v, plan.index[t], axis=axis, out=tmp)
+                np.multiply(tmp, w[t].reshape(shape), out=tmp)
+                np.add(out, tmp, out=out)
+        v = out
+    return v
+
+
 def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: str, cval: float,
                        prefilter: bool, out: str, check_finite: bool) -> Any:
     nd = x.ndim
@@ -253,7 +303,11 @@ def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: 
     # the prefilter over the whole input, then the per-axis taps (composing the prefilter into the taps read
     # fewer cells but took 2 to 7 times longer than these matmuls and short tables, measured on zoom and shift)
     coef = _coef(xp, x, list(range(nd)), order, mode, cval, prefilter)
-    y = resample(coef, list(range(nd)), [ax.plan for ax in axes_])
+    fast = mode != "grid-constant" or (check_finite and _faces_finite(xp, coef))
+    if fast and type(coef) is np.ndarray:
+        y = _numpy_passes(coef, [ax.fast for ax in axes_])
+    else:
+        y = resample(coef, list(range(nd)), [ax.fast if fast else ax.plan for ax in axes_])
     work = coef.dtype
     if mode == "grid-constant" and cval != 0.0:
         # the taps outside the line read cval: cval times (all weights' product - the read taps' product)
@@ -263,7 +317,7 @@ def _separable_forward(xp: Any, x: Any, key: tuple[Any, ...], order: int, mode: 
             tot = tot * _broadcast(xp, axes_[d].total, d, nd, y)
             ins = ins * _broadcast(xp, axes_[d].inside, d, nd, y)
         y = y + xp.astype(cval * (tot - ins), work)
-    nan_any = [ax.zeros is not None for ax in axes_]
+    nan_any = [ax.zeros is not None and not fast for ax in axes_]
     if any(nan_any) and (not check_finite or not bool(xp.all(xp.isfinite(coef)))):
         # zero-weight taps SciPy reads: a non-finite coefficient there makes the point NaN
         flag = xp.astype(~xp.isfinite(coef), work)
