@@ -31,6 +31,7 @@ from types import ModuleType
 PEERS = {
     "onnxruntime": "ort",
     "onnx_reference": "onnx_reference",
+    "onnxruntime-1.24": "ort_124",  # an older release: bugs a later one fixed
     "jax": "jax_lax",
     "flax": "flax_linen",
     "keras": "keras_jax",
