@@ -188,6 +188,7 @@ def write_matrix(results: Path, out: Path) -> None:
             cells.append(f"{n['pass']} / {fail} / {n['inexpressible']}")
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     lines += _paths_section([p for p in peers if p.get("path")], analysed)
+    lines += _known_bugs_section(peers)
     for p in peers:
         lines += _peer_section(p, analysed[p["peer"]])
     lines += _own_section(own)
@@ -266,6 +267,33 @@ def _paths_section(paths: list[dict[str, Any]], analysed: dict[str, dict[str, An
         found = sum(1 for f in analysed[p["peer"]]["findings"] if f["failing"])
         lines.append(f"| {p['peer']} | `{p['path']}` | {p['version']} | {n['pass'] + n['fail']} | {n['pass']} | "
                      f"{n['fail']} | {p['seconds']:.0f} s | {found} |")
+    return lines
+
+
+def _known_bugs_section(peers: list[dict[str, Any]]) -> list[str]:
+    """Per known bug class (``poolspec.conformance.known_bugs``), how many of its cases each peer fails: a
+    failure there reproduces the class's rule, though a case can also fail for a rule of the peer's own (the
+    findings say which)."""
+    from poolspec.conformance import known_bugs
+
+    hit = {p["peer"]: {b.id: n for b, n in known_bugs.hits(c["id"] for c in p["cases"] if c["status"] == "fail")}
+           for p in peers}
+    shown = [p for p in peers if hit[p["peer"]]]
+    if not shown:
+        return []
+    lines = ["", "## Known bug classes hit", "",
+             "Per known bug class (conformance/README.md, *Known bug classes*): the class's cases each peer fails,",
+             "of those it ran. A case can fail for a rule of the peer's own as well: the peer's findings say which.",
+             "", "| class | upstream | " + " | ".join(p["peer"] for p in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]
+    for bug in known_bugs.classes():
+        cells = []
+        for p in shown:
+            ran = {c["id"] for c in p["cases"] if c["status"] in ("pass", "fail")}
+            total = len(known_bugs.cases_among(bug, ran))
+            n = hit[p["peer"]].get(bug.id, 0)
+            cells.append(f"**{n} / {total}**" if n else (f"0 / {total}" if total else "—"))
+        lines.append(f"| `{bug.id}` | {', '.join(_link(u) for u in bug.upstream)} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -40,7 +40,8 @@ def _pool(x: Any, n: int, kernel_size: Any, stride: Any, padding: Any, ceil_mode
 
 
 def _avg(x: Any, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-         count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+         count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> Any:
+    require(set(ntuple(dilation, n)) == {1}, "dilation: flax.linen.avg_pool has no window dilation")
     import jax.numpy as jnp
 
     require(divisor_override is None, "divisor_override: flax's avg_pool divides by the window count")

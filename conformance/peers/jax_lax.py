@@ -42,7 +42,8 @@ def _window(x: Any, n: int, kernel_size: Any, stride: Any, padding: Any, dilatio
 
 
 def _avg(x: Any, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-         count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+         count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> Any:
+    require(set(ntuple(dilation, n)) == {1}, "dilation: poolspec's extension, not mapped onto window_dilation")
     import jax.numpy as jnp
     import numpy as np
     from jax import lax

@@ -55,7 +55,8 @@ def _geometry(x: Any, n: int, kernel_size: Any, stride: Any, padding: Any, ceil_
 
 
 def _avg(x: Any, n: int, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-         count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+         count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> Any:
+    require(set(ntuple(dilation, n)) == {1}, "dilation: keras.ops.average_pool has no dilation")
     import jax.numpy as jnp
 
     keras = _keras()

@@ -44,7 +44,8 @@ def _blocks(n: int, x: np.ndarray, kernel_size: Any, stride: Any, padding: Any, 
 
 
 def _avg_pool(n: int, x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-              count_include_pad: bool = True, divisor_override: Any = None) -> np.ndarray:
+              count_include_pad: bool = True, divisor_override: Any = None, dilation: Any = 1) -> np.ndarray:
+    require(set(ntuple(dilation, n)) == {1}, "dilation: block_reduce's blocks are dense: no dilation")
     from skimage.measure import block_reduce
 
     xc, block = _blocks(n, x, kernel_size, stride, padding, ceil_mode)

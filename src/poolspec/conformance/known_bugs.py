@@ -61,6 +61,12 @@ def hits(failed: Iterable[str]) -> list[tuple[KnownBug, int]]:
     return [(c, count[c.id]) for c in classes() if c.id in count]
 
 
+def cases_among(bug: KnownBug, names: Iterable[str]) -> list[str]:
+    """Which of ``names`` (case keys or stored case names) are cases of ``bug``."""
+    keys, mine = _keys_by_name(), set(bug.cases)
+    return [n for n in names if keys.get(n, n) in mine]
+
+
 def section(failed: Iterable[str]) -> list[str]:
     """The report's lines naming the known bug classes a run hit (none if it hit none)."""
     found = hits(failed)
