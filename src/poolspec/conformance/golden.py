@@ -47,6 +47,21 @@ class Golden:
         return {key: store[f"{self.name}/{key}"] for key in self.files}
 
 
+def case_id(case: Golden, phase: str) -> str:
+    """The stable test id of one phase of a case: ``<op>-g012-float64-forward`` (grid case 12 in float64),
+    ``<op>-r003-float64-backward`` (random), ``<op>-g002-float32-double-backward``, ``<op>-e001-float64-forward``
+    (a call that must raise)."""
+    kind = case.name[len(case.op) + 1:]
+    if kind.startswith(case.dtype + "-"):
+        kind = "g" + kind[len(case.dtype) + 1:]
+    return f"{case.op}-{kind}-{case.dtype}-{phase}"
+
+
+def case_key(case: Golden) -> str:
+    """A case's id without its phase (``avg_pool2d-g018-float32``): how the CLI names a case."""
+    return case_id(case, "forward").removesuffix("-forward")
+
+
 def store_name(op: str, arguments: dict[str, Any]) -> str:
     """The file holding a case's arrays: one per op, and one per mode where the family's record splits its
     store (interpolate's: files stay small)."""

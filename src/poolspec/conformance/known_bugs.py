@@ -45,7 +45,7 @@ def _by_case() -> dict[str, tuple[str, ...]]:
 @lru_cache(maxsize=1)
 def _keys_by_name() -> dict[str, str]:
     from . import golden
-    from .runner import case_key
+    from .golden import case_key
 
     return {c.name: case_key(c) for c in golden.cases()}
 

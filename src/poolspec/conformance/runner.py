@@ -24,6 +24,8 @@ import numpy as np
 from . import golden, known_bugs
 from .backends import Backend
 from .families import Family, family, grad_name
+from .golden import case_id as case_id  # the ids' home is golden (known_bugs names cases too)
+from .golden import case_key as case_key
 
 PHASES = ("forward", "backward", "double-backward")
 
@@ -31,21 +33,6 @@ PHASES = ("forward", "backward", "double-backward")
 class NotExpressible(Exception):
     """Raised by an implementation (a peer adapter) for a call its API cannot express with the same semantics:
     the case counts as "not expressible", neither passed nor failed."""
-
-
-def case_id(case: golden.Golden, phase: str) -> str:
-    """The stable test id of one phase of a case: ``<op>-g012-float64-forward`` (grid case 12 in float64),
-    ``<op>-r003-float64-backward`` (random), ``<op>-g002-float32-double-backward``, ``<op>-e001-float64-forward``
-    (a call that must raise)."""
-    kind = case.name[len(case.op) + 1:]
-    if kind.startswith(case.dtype + "-"):
-        kind = "g" + kind[len(case.dtype) + 1:]
-    return f"{case.op}-{kind}-{case.dtype}-{phase}"
-
-
-def case_key(case: golden.Golden) -> str:
-    """A case's id without its phase (``avg_pool2d-g018-float32``): how the CLI names a case."""
-    return case_id(case, "forward").removesuffix("-forward")
 
 
 def case_phases(case: golden.Golden) -> tuple[str, ...]:
