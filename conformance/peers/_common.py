@@ -59,3 +59,17 @@ def per_rank(avg: Any = None, max: Any = None, adaptive_avg: Any = None,  # noqa
             op.__name__ = op.__qualname__ = f"{name}{n}d"
             made[op.__name__] = op
     return made
+
+
+def dense_average(fwd: Any, bwd: Any) -> tuple[Any, Any]:
+    """An average pool and its backward with torch's explicit signature less ``dilation`` (poolspec's extension):
+    the runner then counts dilated cases as not expressible, for a peer whose average has no dilation."""
+    def forward(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+        return fwd(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    def backward(g: Any, x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+        return bwd(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+    return forward, backward

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import ceil_adds_window, ntuple, require
+from ._common import ceil_adds_window, dense_average, ntuple, require
 
 NAME = "mlx"
 BACKEND = "numpy"
@@ -94,18 +94,7 @@ def _pair(make: Callable[..., Call], n: int, indexed: bool) -> tuple[Call, Call]
 
 
 def _avg_fns(n: int) -> tuple[Call, Call]:
-    fwd, bwd = _pair(_avg_call, n, False)
-
-    # explicit signatures without ``dilation``: the runner then counts dilated averages as not expressible
-    def forward(x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                count_include_pad: bool = True, divisor_override: Any = None) -> Any:
-        return fwd(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    def backward(g: np.ndarray, x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Any = None) -> Any:
-        return bwd(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    return forward, backward
+    return dense_average(*_pair(_avg_call, n, False))
 
 
 avg_pool1d, avg_pool1d_backward = _avg_fns(1)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import NotExpressible, ntuple, require
+from ._common import NotExpressible, dense_average, ntuple, require
 
 NAME = "paddle"
 BACKEND = "numpy"
@@ -194,17 +194,7 @@ for _n in (1, 2, 3):
 
 
 def _avg_fns(n: int) -> tuple[Call, Call]:
-    fwd, bwd = _pair(_avg, n)
-
-    def forward(x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                count_include_pad: bool = True, divisor_override: Any = None) -> Any:
-        return fwd(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    def backward(g: np.ndarray, x: np.ndarray, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Any = None) -> Any:
-        return bwd(g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-
-    return forward, backward
+    return dense_average(*_pair(_avg, n))
 
 
 # the average pools with explicit signatures: no ``dilation`` parameter, so the runner counts dilated cases as
