@@ -152,6 +152,24 @@ def test_map_coordinates_specials(backend):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
 
 
+def test_map_coordinates_period_multiples(backend):
+    """Coordinates at, beside and half way between whole multiples of each mode's period, near and far (to
+    1e9 periods): the folds' quotients are exact there (XLA's division by a reciprocal once made JAX's reflect read
+    cval at 2 * n * k and wrap read the last cell for the first)."""
+    rng = np.random.default_rng(12)
+    for n in (7, 12, 237):
+        x = rng.standard_normal(n)
+        for mode in MODES:
+            period = {"reflect": 2 * n, "grid-mirror": 2 * n, "mirror": 2 * n - 2, "wrap": n - 1}.get(mode, n)
+            k = np.concatenate([np.arange(-40, 41), rng.integers(-10**9, 10**9, 40)]).astype(np.float64) * period
+            c = np.concatenate([k, k + 0.5, k - 1, k + 1, k + period / 2])[None]
+            for order in _turns(backend, (0, 1, 3), n, keep=1):
+                want = ndi.map_coordinates(x, c, order=order, mode=mode, cval=0.5)
+                got = spline.map_coordinates(backend.asarray(x), backend.asarray(c), order=order, mode=mode,
+                                             cval=0.5)
+                _check(backend, want, got, 4.0)
+
+
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "int32", "float32"])
 def test_map_coordinates_output_dtypes(dtype, backend):
     """The default output is the input's dtype; integers round half up (unsigned, negatives to 0) or half away

@@ -374,6 +374,18 @@ def spline_filter(input: Any, order: int = 3, output: Any = np.float64, mode: st
 # --------------------------------------------------------------------------------------- interpolation
 
 
+def _quotient(xp: Any, a: Any, p: float) -> Any:
+    """``floor(a / p)`` for ``a >= 0``: SciPy's quotient. XLA divides by a reciprocal, not correctly rounded, so on
+    JAX the quotient can be one below at an exact multiple, where reflect's fold then gives -1 (cval at
+    ``2 * n * k``) and wrap's the last cell instead of the first; the exact remainder puts it back. (mirror's and
+    grid-wrap's folds land within rounding of SciPy's coordinate either way.)"""
+    q = xp.floor(a / p)
+    if is_jax_array(a):
+        r = a - p * q
+        q = xp.where(r >= p, q + 1.0, xp.where(r < 0, q - 1.0, q))
+    return q
+
+
 def _map_coordinate(xp: Any, x: Any, length: int, mode: str) -> Any:
     # ni_interpolation.c map_coordinate, elementwise; the C (npy_intp) casts are float truncations here (equal for
     # finite values below 2**53)
@@ -394,7 +406,7 @@ def _map_coordinate(xp: Any, x: Any, length: int, mode: str) -> Any:
         return xp.where(lo, v, xp.where(hi, u, x))
     if mode == "reflect":
         p = 2 * n
-        q = p * xp.floor(xp.abs(x) / p)
+        q = p * _quotient(xp, xp.abs(x), p)
         v = xp.where(x < -p, q + x, x)
         v = xp.where(v < -n, v + p, xp.where(v > -1e-15, xp.full_like(v, 1e-15), -v) - 1)
         u = x - q
@@ -402,7 +414,7 @@ def _map_coordinate(xp: Any, x: Any, length: int, mode: str) -> Any:
         return xp.where(lo, v, xp.where(hi, u, x))
     if mode == "wrap":
         s = n - 1
-        q = xp.floor(xp.abs(x) / s)
+        q = _quotient(xp, xp.abs(x), s)
         return xp.where(lo, x + s * (q + 1), xp.where(hi, x - s * q, x))
     if mode == "grid-wrap":
         q = xp.floor(xp.clip(xp.where(lo, -1 - x, x) / n, 0.0, None))
@@ -616,37 +628,56 @@ def _axis_coordinate(xp: Any, cc: Any, spec: _Spec, n: int) -> tuple[Any, Any, A
     return xp.where(finite, cc, xp.full_like(cc, -2.0 if o == 0 else 0.0)), None, ~finite if o > 0 else None
 
 
+def _index(xp: Any, cell: Any, idt: Any) -> Any:
+    # through int32 where the index is unsigned: x86 has a vector float -> int32 conversion, none to uint32
+    return xp.astype(xp.astype(cell, xp.int32), idt) if idt == xp.uint32 else xp.astype(cell, idt)
+
+
 def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) -> Any:
-    """The cell (times ``stride``) that tap position ``tap`` (float) reads: ``_table``'s rule by arithmetic."""
+    """The cell (times ``stride``) that tap position ``tap`` reads: ``_table``'s rule by arithmetic, on int32 taps
+    (clipped into int32's range) where one fold is the whole mapping, else on float taps."""
     imode = _MAP.get(spec.mode, spec.mode)
+    spline_mode = {"constant": "mirror", "wrap": "mirror"}.get(imode, imode)
     if _border(spec):
-        cell = xp.clip(tap + 1.0, 0.0, float(n + 1))
+        cell = xp.clip(tap + 1, 0, n + 1)
     elif imode == "nearest":
-        cell = xp.clip(tap, 0.0, float(n - 1))
+        cell = xp.clip(tap, 0, n - 1)
+    elif xp.isdtype(tap.dtype, "integral"):
+        # n >= 2 * order + 6: the mapped coordinates lie in (-1, n], so the taps overhang the line by at most
+        # order + 2 cells, and one fold (or one period) is the whole mapping there
+        if spline_mode == "mirror":
+            a = xp.abs(tap)
+            cell = xp.minimum(a, 2 * (n - 1) - a)
+        elif spline_mode == "reflect":
+            a = xp.where(tap < 0, -1 - tap, tap)
+            cell = xp.minimum(a, 2 * n - 1 - a)
+        elif n & (n - 1) == 0:  # grid-wrap with a power-of-two period (two's complement: the low bits)
+            cell = tap & (n - 1)
+        else:  # grid-wrap
+            cell = xp.where(tap < 0, tap + n, xp.where(tap >= n, tap - n, tap))
+        cell = xp.clip(cell, 0, n - 1)
     else:
-        spline_mode = {"constant": "mirror", "wrap": "mirror"}.get(imode, imode)
-        if n >= 2 * spec.order + 6:
-            # the mapped coordinates lie in (-1, n), so the taps overhang the line by at most order + 2 cells:
-            # one fold (or one period) is the whole mapping there
-            if spline_mode == "mirror":
-                cell = xp.where(tap < 0, -tap, xp.where(tap > n - 1, 2.0 * (n - 1) - tap, tap))
-            elif spline_mode == "reflect":
-                cell = xp.where(tap < 0, -tap - 1.0, xp.where(tap > n - 1, 2.0 * n - 1.0 - tap, tap))
-            else:  # grid-wrap
-                cell = xp.where(tap < 0, tap + n, xp.where(tap > n - 1, tap - n, tap))
-            cell = xp.clip(cell, 0.0, float(n - 1))
-        else:
-            cell = xp.clip(_map_coordinate(xp, tap, n, spline_mode), 0.0, float(n - 1))
-    return xp.astype(cell, idt) * stride
+        cell = xp.clip(_map_coordinate(xp, tap, n, spline_mode), 0.0, float(n - 1))
+    return _index(xp, cell, idt) * stride
 
 
 # the most taps per point that JAX takes one at a time (fused by XLA into one loop; beyond, one stacked gather)
 _JAX_TAPS = 64
 
 
+def _grid_wrap_reduced(xp: Any, x: Any, n: float) -> Any:
+    """grid-wrap's mapped coordinate up to a whole number of periods, which is all the taps' one fold needs (JAX):
+    its cell modulo ``n`` and its fraction are SciPy's bit for bit where ``|x| < 2**52``. ``x - n * q`` is exact for
+    any whole ``q`` whose result is no larger than ``x`` (an off-by-one ``q`` from the multiplication only moves
+    it by ``n``), and on ``(-n, 0)``, the one place where it is larger, it is SciPy's own ``x + n``."""
+    return x - n * xp.floor(x * (1.0 / n))
+
+
 def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     """``_sample_block`` as XLA fuses it best: each tap's cells by arithmetic and its own gather of the points,
-    weighted and summed (one loop over the points instead of stacked intermediates)."""
+    weighted and summed (one loop over the points instead of stacked intermediates). Every operation counts in
+    that loop (XLA runs it scalar for the gathers): one float-to-int conversion per axis, the taps' folds in int32,
+    grid-wrap's mapping as one multiply-floor, and no NaN masks where NaN weights already give SciPy's NaN."""
 
     xp = namespace(coords)
     o, nd, k = spec.order, len(spec.in_shape), spec.order + 1
@@ -658,10 +689,31 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     cells: list[list[Any]] = []
     weights: list[list[Any]] = []
     for d in range(nd):
-        cc, wh, isn = _axis_coordinate(xp, coords[d, ...], spec, lengths[d])
+        n, unmapped = lengths[d], spec.mode in ("nearest", "grid-constant")
+        if unmapped and o > 0:
+            # a non-finite coordinate gets NaN weights, so the point is NaN as in SciPy with no mask; its taps
+            # read from 0 (any cell would do)
+            cc = coords[d, ...] + float(spec.npad) if spec.npad else coords[d, ...]
+            wh = isn = None
+        elif spec.mode == "grid-wrap" and n >= 2 * o + 6:
+            cc, isn = _grid_wrap_reduced(xp, coords[d, ...], float(n)), None
+            wh = ~(cc > -1.0)  # NaN: an infinite coordinate
+            cc = xp.where(wh, xp.zeros_like(cc), cc)
+        else:
+            cc, wh, isn = _axis_coordinate(xp, coords[d, ...], spec, n)
         whole, nan = _either(whole, wh), _either(nan, isn)
-        start = (xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)) - float(o // 2)
-        cells.append([_tap_cells(xp, start + float(j), spec, lengths[d], strides[d], idt) for j in range(k)])
+        start = xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)
+        if unmapped and o > 0:
+            start = xp.where(xp.isfinite(start), start, xp.zeros_like(start))
+        if o > 1:
+            start = start - float(o // 2)
+        if _border(spec) or spec.mode == "nearest" or n >= 2 * o + 6:
+            # int32 taps: one conversion per axis, integer adds and clips per tap (the clip to +-(order + 3)
+            # beyond the line changes no cell: every tap past it reads the edge, the cval border or is folded)
+            first = xp.astype(xp.clip(start, -float(o + 3), float(n + o + 3)), xp.int32)
+            cells.append([_tap_cells(xp, first + j, spec, n, strides[d], idt) for j in range(k)])
+        else:
+            cells.append([_tap_cells(xp, start + float(j), spec, n, strides[d], idt) for j in range(k)])
         weights.append(_weights(xp, cc, o) if o > 0 else [])
     t = None
     for combo in itertools.product(range(k), repeat=nd):
@@ -789,8 +841,11 @@ def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
     xp = namespace(coords)
     nd = len(spec.in_shape)
     flat = xp.reshape(coords, (nd, spec.points))
-    step = max(1, _TAPS_PER_BLOCK // (spec.order + 1) ** nd)
-    if spec.points <= step:
+    taps = (spec.order + 1) ** nd
+    step = max(1, _TAPS_PER_BLOCK // taps)
+    # JAX's tap-at-a-time program is one fused loop with no per-tap intermediates: blocks would only add a
+    # concatenation (a copy of the output) and a loop per block
+    if spec.points <= step or (is_jax_array(coords) and taps <= _JAX_TAPS):
         return _sample_block(spec, coef, flat)
     return xp.concat([_sample_block(spec, coef, flat[:, i:min(i + step, spec.points)])
                       for i in range(0, spec.points, step)])
