@@ -10,8 +10,10 @@ sizes 3 and 31; spline_filter on 2048 x 2048, orders 2-5; map_coordinates on a 2
 ``poolspec.frontends.scipy.ndimage._geometry`` imports, zoom (2048^2 x 0.37, orders 0, 1, 3, 5), shift (2048^2,
 orders 1 and 3) and rotate (512^2, 30 degrees, order 3). Times are interleaved medians (SciPy, poolspec, SciPy, ...)
 after one warm call each; ratio = poolspec / SciPy. The thread count goes to OpenMP/OpenBLAS/MKL before NumPy
-loads (one thread: SciPy's ndimage is single-threaded). The JAX rows (64-bit mode on) compare jitted programs,
-orders 0 and 1, every mode the two share. ``--small``: every shape shrunk (checks the script).
+loads (one thread: SciPy's ndimage is single-threaded; XLA keeps its own pool: run under ``taskset -c 1`` for one
+core). The JAX rows (64-bit mode on) compare jitted programs, orders 0 and 1, every mode the two share. ``--only
+counts``: the array operations per call on torch (forward, forward + backward; the paths a GPU takes). ``--small``:
+every shape shrunk (checks the script).
 """
 
 from __future__ import annotations
@@ -195,8 +197,49 @@ def cupy_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[dict[s
     return rows
 
 
+def count_rows(rng: np.random.Generator, small: bool, repeat: int) -> list[dict[str, Any]]:
+    """Array operations per call (a speed figure of its own on a GPU: each is a kernel launch): the aten calls of
+    the forward and of forward + backward on torch (warm), on the paths a GPU takes (``as_on_a_gpu``)."""
+    try:
+        import torch
+    except ImportError as e:
+        print(f"count rows skipped: {e}", file=sys.stderr)
+        return []
+    from poolspec.bench_counts import as_on_a_gpu, count_torch
+
+    x, y = torch.tensor(rng.standard_normal((256, 256))), torch.tensor(rng.standard_normal((128, 128)))
+    c = torch.tensor(rng.uniform(-4, 131, (2, 20000)))
+    calls: list[tuple[str, str, tuple[Any, ...], dict[str, Any]]] = [
+        ("uniform_filter", "256^2 size 31", (x, 31), {}),
+        ("maximum_filter", "256^2 size 31", (x, 31), {}),
+        ("spline_filter", "256^2 order 3", (x, 3), {}),
+        ("map_coordinates", "128^2, 20,000 points, order 1", (y, c), {"order": 1}),
+        ("map_coordinates", "128^2, 20,000 points, order 3", (y, c), {"order": 3}),
+        ("zoom", "256^2 x0.37 order 3", (x, 0.37), {"order": 3}),
+        ("shift", "256^2 (3.3, -7.6) order 3", (x, (3.3, -7.6)), {"order": 3}),
+        ("rotate", "128^2 30 deg order 3", (y, 30.0), {"order": 3}),
+    ]
+    rows = []
+    for name, case, args, kw in calls:
+        fn = getattr(ours, name)
+
+        def both(fn: Any = fn, args: tuple[Any, ...] = args, kw: dict[str, Any] = kw) -> Any:
+            t = args[0].detach().requires_grad_(True)
+            out = fn(t, *args[1:], **kw)
+            return torch.autograd.grad(out, t, torch.ones_like(out))
+
+        with as_on_a_gpu():
+            fwd = count_torch(lambda fn=fn, args=args, kw=kw: fn(*args, **kw), warm=True)
+            fb = count_torch(both, warm=True)
+        rows.append({"group": "op counts", "case": f"{name} {case}", "forward": fwd[0], "forward_views": fwd[1],
+                     "forward_backward": fb[0], "forward_backward_views": fb[1]})
+        print(f"| op counts | {name} {case} | forward {fwd[0]} ({fwd[1]} views) | forward + backward {fb[0]} "
+              f"({fb[1]} views) | | |", flush=True)
+    return rows
+
+
 PARTS = {"filters": filter_rows, "spline_filter": spline_rows, "map_coordinates": map_rows,
-         "geometry": geometry_rows, "jax": jax_rows, "cupy": cupy_rows}
+         "geometry": geometry_rows, "jax": jax_rows, "cupy": cupy_rows, "counts": count_rows}
 
 
 def main() -> int:
@@ -217,7 +260,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|")
     rows: list[dict[str, Any]] = []
     for name, part in PARTS.items():
-        if (not a.only and name != "cupy") or (a.only and name in a.only):
+        if (not a.only and name not in ("cupy", "counts")) or (a.only and name in a.only):
             rows += part(rng, a.small, a.repeat)
     if a.json:
         a.json.write_text(json.dumps({"threads": a.threads, "repeat": a.repeat, "small": a.small, "rows": rows},
