@@ -122,7 +122,7 @@ def merge(library: str, module: object, functions: dict, examples: dict, seed: i
     kept = {k: v for k, v in old["functions"].items() if k not in functions}
     runs = {**old.get("dedicated_runs", {})}
     how = ("NumPy, JAX and torch in turn" if jax_every <= 1 else
-           f"JAX every {jax_every}th configuration, NumPy and torch in turn otherwise")
+           f"JAX on one configuration in {jax_every}, NumPy and torch in turn otherwise")
     for f in functions:
         runs[f] = {"seed": seed, "configs": per_function, "backends": how, "seconds": round(seconds[f], 1)}
     old_examples = {k: [e for e in v if not any(f"] {f}(" in e for f in functions)]

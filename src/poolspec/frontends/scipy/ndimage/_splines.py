@@ -651,8 +651,8 @@ def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) ->
         elif spline_mode == "reflect":
             a = xp.where(tap < 0, -1 - tap, tap)
             cell = xp.minimum(a, 2 * n - 1 - a)
-        elif n & (n - 1) == 0:  # grid-wrap with a power-of-two period (two's complement: the low bits)
-            cell = tap & (n - 1)
+        elif n & (n - 1) == 0:  # grid-wrap with a power-of-two period: the low bits (always in the line)
+            return _index(xp, tap & (n - 1), idt) * stride
         else:  # grid-wrap
             cell = xp.where(tap < 0, tap + n, xp.where(tap >= n, tap - n, tap))
         cell = xp.clip(cell, 0, n - 1)
