@@ -642,9 +642,7 @@ def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) ->
         cell = xp.clip(tap + 1, 0, n + 1)
     elif imode == "nearest":
         cell = xp.clip(tap, 0, n - 1)
-    elif xp.isdtype(tap.dtype, "integral"):
-        # n >= 2 * order + 6: the mapped coordinates lie in (-1, n], so the taps overhang the line by at most
-        # order + 2 cells, and one fold (or one period) is the whole mapping there
+    elif xp.isdtype(tap.dtype, "integral"):  # int taps come only where _one_fold holds
         if spline_mode == "mirror":
             a = xp.abs(tap)
             cell = xp.minimum(a, 2 * (n - 1) - a)
@@ -663,6 +661,17 @@ def _tap_cells(xp: Any, tap: Any, spec: _Spec, n: int, stride: int, idt: Any) ->
 
 # the most taps per point that JAX takes one at a time (fused by XLA into one loop; beyond, one stacked gather)
 _JAX_TAPS = 64
+
+
+def _tap_at_a_time(spec: _Spec, coords: Any) -> bool:
+    """Whether the points are sampled by ``_sample_taps``: one fused XLA loop, all points at once."""
+    return is_jax_array(coords) and (spec.order + 1) ** len(spec.in_shape) <= _JAX_TAPS
+
+
+def _one_fold(spec: _Spec, n: int) -> bool:
+    """Whether one fold (or one period) is a mapped coordinate's whole tap mapping on a line of ``n`` cells: the
+    mapped coordinates lie in (-1, n], so the taps overhang the line by at most order + 2 cells."""
+    return n >= 2 * spec.order + 6
 
 
 def _grid_wrap_reduced(xp: Any, x: Any, n: float) -> Any:
@@ -689,13 +698,14 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
     cells: list[list[Any]] = []
     weights: list[list[Any]] = []
     for d in range(nd):
-        n, unmapped = lengths[d], spec.mode in ("nearest", "grid-constant")
-        if unmapped and o > 0:
+        n = lengths[d]
+        nan_weights = o > 0 and spec.mode in ("nearest", "grid-constant")
+        if nan_weights:
             # a non-finite coordinate gets NaN weights, so the point is NaN as in SciPy with no mask; its taps
             # read from 0 (any cell would do)
             cc = coords[d, ...] + float(spec.npad) if spec.npad else coords[d, ...]
             wh = isn = None
-        elif spec.mode == "grid-wrap" and n >= 2 * o + 6:
+        elif spec.mode == "grid-wrap" and _one_fold(spec, n):
             cc, isn = _grid_wrap_reduced(xp, coords[d, ...], float(n)), None
             wh = ~(cc > -1.0)  # NaN: an infinite coordinate
             cc = xp.where(wh, xp.zeros_like(cc), cc)
@@ -703,11 +713,11 @@ def _sample_taps(spec: _Spec, coef: Any, coords: Any) -> Any:
             cc, wh, isn = _axis_coordinate(xp, coords[d, ...], spec, n)
         whole, nan = _either(whole, wh), _either(nan, isn)
         start = xp.floor(cc) if o & 1 else xp.floor(cc + 0.5)
-        if unmapped and o > 0:
+        if nan_weights:
             start = xp.where(xp.isfinite(start), start, xp.zeros_like(start))
         if o > 1:
             start = start - float(o // 2)
-        if _border(spec) or spec.mode == "nearest" or n >= 2 * o + 6:
+        if _border(spec) or spec.mode == "nearest" or _one_fold(spec, n):
             # int32 taps: one conversion per axis, integer adds and clips per tap (the clip to +-(order + 3)
             # beyond the line changes no cell: every tap past it reads the edge, the cval border or is folded)
             first = xp.astype(xp.clip(start, -float(o + 3), float(n + o + 3)), xp.int32)
@@ -815,7 +825,7 @@ def _flat(xp: Any, coef: Any, spec: _Spec) -> Any:
 def _sample_block(spec: _Spec, coef: Any, coords: Any) -> Any:
     xp = namespace(coords)
     nd, k = len(spec.in_shape), spec.order + 1
-    if is_jax_array(coords) and k ** nd <= _JAX_TAPS:
+    if _tap_at_a_time(spec, coords):
         return _sample_taps(spec, coef, coords)
     work = coords.dtype
     lin, weights, whole, nan = _points(xp, coords, spec)
@@ -841,11 +851,10 @@ def _sample(spec: _Spec, coef: Any, coords: Any) -> Any:
     xp = namespace(coords)
     nd = len(spec.in_shape)
     flat = xp.reshape(coords, (nd, spec.points))
-    taps = (spec.order + 1) ** nd
-    step = max(1, _TAPS_PER_BLOCK // taps)
+    step = max(1, _TAPS_PER_BLOCK // (spec.order + 1) ** nd)
     # JAX's tap-at-a-time program is one fused loop with no per-tap intermediates: blocks would only add a
     # concatenation (a copy of the output) and a loop per block
-    if spec.points <= step or (is_jax_array(coords) and taps <= _JAX_TAPS):
+    if spec.points <= step or _tap_at_a_time(spec, coords):
         return _sample_block(spec, coef, flat)
     return xp.concat([_sample_block(spec, coef, flat[:, i:min(i + step, spec.points)])
                       for i in range(0, spec.points, step)])
